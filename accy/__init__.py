@@ -1,0 +1,1 @@
+"""accy: tensor programs to CUDA with an explicit memory plan."""

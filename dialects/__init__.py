@@ -1,0 +1,1 @@
+"""Dialect definitions of accy (installed as ``accy.dialects``)."""

@@ -1,0 +1,1 @@
+"""Analyses and transforms of accy (installed as ``accy.passes``)."""
