@@ -1,0 +1,281 @@
+"""Build accy programs from Python, mirroring the seed's `semantic.Builder`.
+
+    b = accy.Builder()
+    f32_4 = b.tensor("f32", [4])
+    fb = b.begin_function("memory_add4", [f32_4, f32_4], [f32_4])
+    fb.return_([fb.add(fb.parameter(0), fb.parameter(1))])
+    fb.finish()
+    module = b.finish()
+
+Ops are created directly (no text is parsed), so large programs build quickly; result
+types are inferred where the op determines them. `set_location(file, line, col)` applies
+to every op built after it. `Builder.finish()` verifies the module and raises an
+`AccyVerifyError` at the location of the first op that breaks its rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from accy import dtypes
+from accy.diagnostics import AccyError
+from accy.dialects import accy as ops
+from accy.source import verify
+
+
+def tensor_type(dtype: Any, dims: Sequence[int | None]) -> TensorType:
+    """A ranked tensor type; `-1` or `None` marks a dynamic dim."""
+    shape = [DYNAMIC_INDEX if d is None or d == -1 else int(d) for d in dims]
+    if any(d < 0 and d != DYNAMIC_INDEX for d in shape):
+        raise ValueError(f"negative dim in {list(dims)}")
+    return TensorType(dtypes.element_type(dtype), shape)
+
+
+class BlockBuilder:
+    """Appends accy ops to one block; shared by function bodies and loop bodies."""
+
+    def __init__(self, block: Block, location: LocationAttr):
+        self.block = block
+        self.location = location
+
+    def set_location(self, file: str, line: int, col: int) -> None:
+        """Give every op built from now on the location `file:line:col`."""
+        self.location = FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
+
+    def _append(self, op: Operation) -> Operation:
+        op.location = self.location
+        self.block.add_op(op)
+        return op
+
+    def _add(self, op: Operation) -> SSAValue:
+        """Append a single-result op and return its result."""
+        return self._append(op).results[0]
+
+    # Elementwise ------------------------------------------------------------------
+
+    def add(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.AddOp(lhs, rhs))
+
+    def subtract(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.SubtractOp(lhs, rhs))
+
+    def multiply(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.MultiplyOp(lhs, rhs))
+
+    mul = multiply
+
+    def divide(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.DivideOp(lhs, rhs))
+
+    def maximum(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.MaximumOp(lhs, rhs))
+
+    def minimum(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.MinimumOp(lhs, rhs))
+
+    def power(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.PowerOp(lhs, rhs))
+
+    def negate(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.NegateOp(x))
+
+    def abs(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.AbsOp(x))
+
+    def exponential(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.ExponentialOp(x))
+
+    def log(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.LogOp(x))
+
+    def tanh(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.TanhOp(x))
+
+    def sqrt(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.SqrtOp(x))
+
+    def rsqrt(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.RsqrtOp(x))
+
+    def logistic(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.LogisticOp(x))
+
+    def compare(self, direction: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.CompareOp(ops.ComparisonDirection(direction), lhs, rhs))
+
+    def select(self, pred: SSAValue, on_true: SSAValue, on_false: SSAValue) -> SSAValue:
+        return self._add(ops.SelectOp(pred, on_true, on_false))
+
+    def convert(self, x: SSAValue, dtype: Any) -> SSAValue:
+        assert isinstance(x.type, TensorType)
+        result = TensorType(dtypes.element_type(dtype), x.type.get_shape())
+        return self._add(ops.ConvertOp(x, result))
+
+    # Constants and data movement --------------------------------------------------
+
+    def constant(self, type: TensorType, values: Any) -> SSAValue:
+        """A constant of `type` from a scalar (splat), a nested list or an array."""
+        return self._add(ops.ConstantOp(dtypes.dense_attr(type, values)))
+
+    def broadcast_in_dim(
+        self, x: SSAValue, type: TensorType, dims: Sequence[int]
+    ) -> SSAValue:
+        return self._add(ops.BroadcastInDimOp(x, type, dims))
+
+    def reshape(self, x: SSAValue, type: TensorType) -> SSAValue:
+        return self._add(ops.ReshapeOp(x, type))
+
+    def transpose(self, x: SSAValue, permutation: Sequence[int]) -> SSAValue:
+        source = _tensor(x)
+        shape = [source.get_shape()[d] for d in permutation]
+        result = TensorType(source.get_element_type(), shape)
+        return self._add(ops.TransposeOp(x, permutation, result))
+
+    # Reductions, contractions, scans ----------------------------------------------
+
+    def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:
+        source = _tensor(x)
+        kept = [s for d, s in enumerate(source.get_shape()) if d not in dims]
+        result = TensorType(source.get_element_type(), kept)
+        return self._add(ops.ReduceOp(ops.CombinerKind(kind), x, dims, result))
+
+    def dot_general(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        batching: tuple[Sequence[int], Sequence[int]] = ((), ()),
+        contracting: tuple[Sequence[int], Sequence[int]],
+    ) -> SSAValue:
+        """A contraction; the result is batch dims, lhs free dims, rhs free dims."""
+        left, right = _tensor(lhs).get_shape(), _tensor(rhs).get_shape()
+        (lb, rb), (lc, rc) = batching, contracting
+        shape = (
+            [left[d] for d in lb]
+            + [s for d, s in enumerate(left) if d not in lb and d not in lc]
+            + [s for d, s in enumerate(right) if d not in rb and d not in rc]
+        )
+        result = TensorType(_tensor(lhs).get_element_type(), shape)
+        op = ops.DotGeneralOp(
+            lhs, rhs, batching=batching, contracting=contracting, result_type=result
+        )
+        return self._add(op)
+
+    def scan(self, kind: str, x: SSAValue, scratch: SSAValue, dim: int) -> SSAValue:
+        return self._add(ops.ScanOp(ops.CombinerKind(kind), x, scratch, dim))
+
+    def iterate(
+        self,
+        trip_count: int,
+        inits: Sequence[SSAValue],
+        body: Callable[..., Sequence[SSAValue]],
+    ) -> tuple[SSAValue, ...]:
+        """A counted loop: `body(builder, *carried)` returns the next carried values."""
+        block = Block(arg_types=[v.type for v in inits])
+        inner = BlockBuilder(block, self.location)
+        yielded = body(inner, *block.args)
+        inner._append(ops.YieldOp(list(yielded)))
+        op = self._append(ops.IterateOp(trip_count, inits, Region(block)))
+        return tuple(op.results)
+
+
+class FunctionBuilder(BlockBuilder):
+    """Builds one `func.func`; `finish()` closes it (after `return_`)."""
+
+    def __init__(self, owner: Builder, function: func.FuncOp, results: Sequence[Attribute]):
+        super().__init__(function.body.block, owner.location)
+        self.owner = owner
+        self.function = function
+        self.results = list(results)
+        self.returned = False
+
+    def parameter(self, index: int) -> SSAValue:
+        args = self.function.body.block.args
+        if not 0 <= index < len(args):
+            raise IndexError(
+                f"function @{self.function.sym_name.data} has {len(args)} parameters, "
+                f"no parameter {index}"
+            )
+        return args[index]
+
+    def return_(self, values: Sequence[SSAValue]) -> None:
+        types = [v.type for v in values]
+        if types != self.results:
+            raise AccyError(
+                f"function @{self.function.sym_name.data} returns "
+                f"({', '.join(map(str, types))}) but declares "
+                f"({', '.join(map(str, self.results))})",
+                self.location,
+            )
+        self._append(func.ReturnOp(*values))
+        self.returned = True
+
+    def finish(self) -> None:
+        if not self.returned:
+            raise AccyError(
+                f"function @{self.function.sym_name.data} has no return", self.location
+            )
+        self.owner._close(self)
+
+
+class Builder:
+    """Builds a module of accy functions, one open function at a time."""
+
+    def __init__(self) -> None:
+        self.module = ModuleOp([])
+        self.location: LocationAttr = UnknownLoc()
+        self._open: FunctionBuilder | None = None
+
+    @staticmethod
+    def tensor(dtype: Any, dims: Sequence[int | None]) -> TensorType:
+        return tensor_type(dtype, dims)
+
+    def set_location(self, file: str, line: int, col: int) -> None:
+        self.location = FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
+
+    def begin_function(
+        self, name: str, params: Sequence[TensorType], results: Sequence[TensorType]
+    ) -> FunctionBuilder:
+        if self._open is not None:
+            raise AccyError(
+                f"function @{self._open.function.sym_name.data} is still open; "
+                "finish it before beginning another"
+            )
+        function = func.FuncOp(name, (list(params), list(results)))
+        function.location = self.location
+        self.module.body.block.add_op(function)
+        self._open = FunctionBuilder(self, function, results)
+        return self._open
+
+    def _close(self, function: FunctionBuilder) -> None:
+        assert self._open is function
+        self._open = None
+
+    def finish(self) -> ModuleOp:
+        """The verified module."""
+        if self._open is not None:
+            raise AccyError(
+                f"function @{self._open.function.sym_name.data} is not finished"
+            )
+        verify(self.module)
+        return self.module
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    if not isinstance(value.type, TensorType):
+        raise TypeError(f"expected a tensor value, got {value.type}")
+    return value.type

@@ -1,0 +1,49 @@
+"""Errors that accy reports to users: a message and, where known, a source location.
+
+The CLI prints them as `file:line:col: error: message` and exits with status 1; the Python
+API raises them. A location is an MLIR location attribute (`FileLineColLoc` when accy knows
+the file position) or None.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, LocationAttr, NameLoc, UnknownLoc
+
+
+def format_location(location: LocationAttr | None) -> str | None:
+    """`file:line:col` for a file location (looking through a name location), else None."""
+    if isinstance(location, NameLoc):
+        location = location.child_loc
+    if isinstance(location, FileLineColLoc):
+        return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+    return None
+
+
+class AccyError(Exception):
+    """A user-facing error: a message, a location, and a severity word for printing."""
+
+    def __init__(self, message: str, location: LocationAttr | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = None if isinstance(location, UnknownLoc) else location
+
+    def diagnostic(self) -> str:
+        """The error in the compiler-diagnostic form users and FileCheck read."""
+        where = format_location(self.location)
+        prefix = f"{where}: " if where else ""
+        return f"{prefix}error: {self.message}"
+
+    def __str__(self) -> str:
+        return self.diagnostic()
+
+
+class AccyParseError(AccyError):
+    """Text that is not a valid accy program (syntax)."""
+
+
+class AccyVerifyError(AccyError):
+    """A program whose ops break their shape and type rules."""
+
+
+class AccyInputError(AccyError):
+    """An argument passed to a function does not match its signature."""

@@ -1,0 +1,109 @@
+"""Element types: names, MLIR types, numpy dtypes and raw bytes of constants.
+
+accy computes with `f32`, `f16`, `bf16`, `i1`, `i32` and `i64`. numpy has no bfloat16, so
+`ml_dtypes.bfloat16` stands in for it. xDSL stores dense constants as raw little-endian
+bytes, with `i1` as one byte per element (`0xff` for true).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "f32": Float32Type(),
+    "f16": Float16Type(),
+    "bf16": BFloat16Type(),
+    "i1": IntegerType(1),
+    "i32": IntegerType(32),
+    "i64": IntegerType(64),
+}
+
+NUMPY_DTYPES: dict[str, np.dtype[Any]] = {
+    "f32": np.dtype(np.float32),
+    "f16": np.dtype(np.float16),
+    "bf16": np.dtype(ml_dtypes.bfloat16),
+    "i1": np.dtype(np.bool_),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+}
+
+_NAME_OF_DTYPE = {dtype: name for name, dtype in NUMPY_DTYPES.items()}
+
+
+def element_type(spec: str | Attribute | np.dtype[Any] | type) -> Attribute:
+    """The MLIR element type for a name (`"f32"`), a numpy dtype, or an element type."""
+    if isinstance(spec, Attribute):
+        element_name(spec)  # raises for types accy does not compute with
+        return spec
+    if isinstance(spec, str) and spec in ELEMENT_TYPES:
+        return ELEMENT_TYPES[spec]
+    try:
+        return ELEMENT_TYPES[_NAME_OF_DTYPE[np.dtype(spec)]]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unsupported element type {spec!r}; accy supports "
+            + ", ".join(ELEMENT_TYPES)
+        ) from None
+
+
+def element_name(element: Attribute) -> str:
+    for name, candidate in ELEMENT_TYPES.items():
+        if candidate == element:
+            return name
+    raise ValueError(f"unsupported element type {element}")
+
+
+def numpy_dtype(element: Attribute) -> np.dtype[Any]:
+    """The numpy dtype that holds values of an accy element type."""
+    return NUMPY_DTYPES[element_name(element)]
+
+
+def byte_width(element: Attribute) -> int:
+    """Bytes per element in device memory (`i1` takes one byte)."""
+    return numpy_dtype(element).itemsize
+
+
+def dense_attr(tensor_type: TensorType, values: Any) -> DenseIntOrFPElementsAttr:
+    """A dense constant of `tensor_type` from values (a scalar splat or matching shape)."""
+    dtype = numpy_dtype(tensor_type.get_element_type())
+    array = np.asarray(values).astype(dtype, copy=False)
+    shape = tuple(tensor_type.get_shape())
+    if array.shape != shape:
+        if array.size != 1:
+            raise ValueError(
+                f"constant of {array.size} values does not fill {tensor_type}"
+            )
+        array = np.broadcast_to(array.reshape(()), shape)
+    raw = np.ascontiguousarray(array)
+    if dtype == np.bool_:
+        raw = raw.view(np.uint8) * np.uint8(0xFF)
+    little_endian = raw.astype(raw.dtype.newbyteorder("<"), copy=False)
+    return DenseIntOrFPElementsAttr(tensor_type, BytesAttr(little_endian.tobytes()))
+
+
+def dense_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The values of a dense constant as a numpy array of its shape (a fresh copy)."""
+    element = attr.get_element_type()
+    dtype = numpy_dtype(element)
+    storage = np.uint8 if dtype == np.bool_ else dtype.newbyteorder("<")
+    flat = np.frombuffer(attr.data.data, dtype=storage)
+    if dtype == np.bool_:
+        flat = flat != 0
+    shape = tuple(attr.get_shape())
+    count = int(np.prod(shape, dtype=np.int64))
+    if flat.size == 1 and count != 1:
+        return np.full(shape, flat[0], dtype=dtype)
+    return flat.astype(dtype).reshape(shape)

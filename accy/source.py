@@ -1,0 +1,119 @@
+"""Reading accy programs: the context of dialects accy knows, parsing with locations, and
+verification that reports the location of the first op that fails.
+
+Ops parsed from text without an explicit `loc(...)` get a `FileLineColLoc` of where their
+text starts, so every later diagnostic (verifier, planner) can point at the source.
+"""
+
+from __future__ import annotations
+
+import bisect
+from pathlib import Path
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, func, gpu, llvm, math, memref, scf
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.ir import Operation
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from accy.diagnostics import AccyParseError, AccyVerifyError
+from accy.dialects.accy import Accy
+
+UPSTREAM_DIALECTS = (
+    builtin.Builtin,
+    func.Func,
+    arith.Arith,
+    math.Math,
+    memref.MemRef,
+    scf.Scf,
+    gpu.GPU,
+    llvm.LLVM,
+)
+"""The upstream dialects accy programs and their lowerings use."""
+
+
+def make_context() -> Context:
+    """A context with the accy dialect and the upstream dialects of its lowerings."""
+    ctx = Context()
+    for dialect in (*UPSTREAM_DIALECTS, Accy):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """An xDSL parser that gives each op without `loc(...)` the file position of its text."""
+
+    def __init__(self, ctx: Context, text: str, filename: str, line_offset: int = 0):
+        super().__init__(ctx, text, filename)
+        self._filename = StringAttr(filename)
+        self._line_offset = line_offset
+        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def location_of(self, position: int) -> FileLineColLoc:
+        line = bisect.bisect_right(self._line_starts, position)
+        column = position - self._line_starts[line - 1] + 1
+        return FileLineColLoc(
+            self._filename, IntAttr(line + self._line_offset), IntAttr(column)
+        )
+
+    def parse_operation(self) -> Operation:
+        start = self.pos
+        op = super().parse_operation()
+        if isinstance(op.location, UnknownLoc):
+            op.location = self.location_of(start)
+        return op
+
+
+def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
+    """An xDSL parse error as a located accy error."""
+    location = error.span.get_location()
+    return AccyParseError(
+        error.msg,
+        FileLineColLoc(
+            StringAttr(location.file or "<input>"),
+            IntAttr(location.line + line_offset),
+            IntAttr(location.col),
+        ),
+    )
+
+
+def parse(
+    source: str | Path,
+    *,
+    filename: str | None = None,
+    ctx: Context | None = None,
+    line_offset: int = 0,
+) -> ModuleOp:
+    """Parse and verify an accy program from text or from a path to a `.mlir` file.
+
+    Raises `AccyParseError` or `AccyVerifyError` carrying the location of the problem.
+    """
+    if isinstance(source, Path) or (
+        "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
+    ):
+        path = Path(source)
+        text, filename = path.read_text(), filename or str(path)
+    else:
+        text = str(source)
+    parser = LocatingParser(ctx or make_context(), text, filename or "<input>", line_offset)
+    try:
+        module = parser.parse_module()
+    except ParseError as error:
+        raise parse_error(error, line_offset) from None
+    verify(module)
+    return module
+
+
+def _verify_message(error: Exception) -> str:
+    message = str(error.args[0]) if error.args else str(error)
+    return message.removeprefix("Operation does not verify: ").strip()
+
+
+def verify(module: Operation) -> None:
+    """Verify every op, innermost first, raising `AccyVerifyError` at the first failure."""
+    for op in module.walk(reverse=False, region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as error:
+            raise AccyVerifyError(_verify_message(error), op.location) from None

@@ -1,0 +1,976 @@
+"""The accy dialect: tensor programs named after StableHLO.
+
+Every op works on ranked tensors whose element type is one of `f32`, `f16`, `bf16`,
+`i1`, `i32` or `i64`; dims are static or dynamic (`?`). Functions are `func.func` with
+`func.return`. The custom syntax of each op is part of the product (users and tests write
+it); every op also round-trips in MLIR's generic form.
+
+Shape rules are checked by each op's verifier with a message that names the op, what was
+expected and what was found. A dynamic dim is compatible with any size.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    IntegerAttr,
+    IntAttrConstraint,
+    IntegerType,
+    Signedness,
+    SignednessAttr,
+    TensorType,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    AnyOf,
+    EqAttrConstraint,
+    IntSetConstraint,
+    IRDLOperation,
+    ParamAttrConstraint,
+    VarConstraint,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasParent,
+    IsTerminator,
+    NoMemoryEffect,
+    Pure,
+    SingleBlockImplicitTerminator,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+# ---------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------
+
+ElementType = AnyOf(
+    [
+        EqAttrConstraint(Float32Type()),
+        EqAttrConstraint(Float16Type()),
+        EqAttrConstraint(BFloat16Type()),
+        ParamAttrConstraint(
+            IntegerType,
+            (
+                IntAttrConstraint(IntSetConstraint(frozenset((1, 32, 64)))),
+                EqAttrConstraint(SignednessAttr(Signedness.SIGNLESS)),
+            ),
+        ),
+    ]
+)
+"""The element types accy computes with."""
+
+AccyTensor = TensorType.constr(ElementType)
+"""A ranked tensor of an accy element type."""
+
+FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
+
+
+def is_float(element_type: Attribute) -> bool:
+    return isinstance(element_type, FLOAT_TYPES)
+
+
+def is_bool(element_type: Attribute) -> bool:
+    return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def format_dim(dim: int) -> str:
+    return "?" if dim == DYNAMIC_INDEX else str(dim)
+
+
+def dims_compatible(left: int, right: int) -> bool:
+    """Two dims agree when they are equal or either is dynamic."""
+    return left == right or DYNAMIC_INDEX in (left, right)
+
+
+def shapes_compatible(left: Sequence[int], right: Sequence[int]) -> bool:
+    return len(left) == len(right) and all(map(dims_compatible, left, right))
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(format_dim(d) for d in shape) + "]"
+
+
+# ---------------------------------------------------------------------------------------
+# Enum attributes
+# ---------------------------------------------------------------------------------------
+
+
+class ComparisonDirection(StrEnum):
+    EQ = "EQ"
+    NE = "NE"
+    LT = "LT"
+    LE = "LE"
+    GT = "GT"
+    GE = "GE"
+
+
+@irdl_attr_definition
+class ComparisonDirectionAttr(
+    EnumAttribute[ComparisonDirection], SpacedOpaqueSyntaxAttribute
+):
+    """The predicate of `accy.compare`, printed bare (`LT`) in the custom syntax."""
+
+    name = "accy.comparison_direction"
+
+
+class CombinerKind(StrEnum):
+    """How `accy.reduce` and `accy.scan` combine two elements."""
+
+    ADD = "add"
+    MAX = "max"
+    MIN = "min"
+    MUL = "mul"
+
+
+@irdl_attr_definition
+class CombinerKindAttr(EnumAttribute[CombinerKind], SpacedOpaqueSyntaxAttribute):
+    name = "accy.combiner"
+
+
+# ---------------------------------------------------------------------------------------
+# Custom directives: dim lists as `[1, 0]` and dim pairs as `[0] x [0]`
+# ---------------------------------------------------------------------------------------
+
+
+def _parse_dim_list(parser: Parser) -> DenseArrayBase:
+    values = parser.parse_comma_separated_list(
+        Parser.Delimiter.SQUARE, parser.parse_integer
+    )
+    return DenseArrayBase.from_list(i64, values)
+
+
+def _print_dim_list(printer: Printer, dims: Attribute) -> None:
+    assert isinstance(dims, DenseArrayBase)
+    printer.print_string("[" + ", ".join(str(d) for d in dims.get_values()) + "]")
+
+
+@irdl_custom_directive
+class DimList(CustomDirective):
+    """`[d0, d1, ...]`: a list of dimension numbers stored as `array<i64: ...>`."""
+
+    dims: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> bool:
+        self.dims.set(state, _parse_dim_list(parser))
+        return True
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        _print_dim_list(printer, self.dims.get(op))
+        state.should_emit_space = True
+        state.last_was_punctuation = False
+
+
+@irdl_custom_directive
+class DimPair(CustomDirective):
+    """`[l0, ...] x [r0, ...]`: matching dimension lists of the two dot operands."""
+
+    lhs: AttributeVariable
+    rhs: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> bool:
+        self.lhs.set(state, _parse_dim_list(parser))
+        parser.parse_keyword("x")
+        self.rhs.set(state, _parse_dim_list(parser))
+        return True
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        _print_dim_list(printer, self.lhs.get(op))
+        printer.print_string(" x ")
+        _print_dim_list(printer, self.rhs.get(op))
+        state.should_emit_space = True
+        state.last_was_punctuation = False
+
+
+def _dims_of(attr: DenseArrayBase) -> tuple[int, ...]:
+    return tuple(int(v) for v in attr.get_values())
+
+
+# ---------------------------------------------------------------------------------------
+# Base classes
+# ---------------------------------------------------------------------------------------
+
+
+class AccyOperation(IRDLOperation, abc.ABC):
+    """An accy op; `error` raises a VerifyException whose text names the op."""
+
+    def error(self, message: str) -> VerifyException:
+        return VerifyException(f"'{self.name}' op {message}")
+
+
+class ElementwiseBinaryOperation(AccyOperation, abc.ABC):
+    """`%r = accy.OP %lhs, %rhs : T` with both operands and the result of type T."""
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type])
+
+    def verify_(self) -> None:
+        element = self.result.type.get_element_type()
+        if is_bool(element):
+            raise self.error("does not compute on i1 tensors")
+
+
+class ElementwiseUnaryOperation(AccyOperation, abc.ABC):
+    """`%r = accy.OP %operand : T` with the operand and the result of type T."""
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+    FLOAT_ONLY: ClassVar[bool] = False
+
+    operand = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand attr-dict `:` type($result)"
+
+    def __init__(self, operand: SSAValue):
+        super().__init__(operands=[operand], result_types=[operand.type])
+
+    def verify_(self) -> None:
+        element = self.result.type.get_element_type()
+        if is_bool(element) or (self.FLOAT_ONLY and not is_float(element)):
+            kind = "floating-point" if self.FLOAT_ONLY else "numeric"
+            raise self.error(f"expects a {kind} element type, got {element}")
+
+
+class FloatUnaryOperation(ElementwiseUnaryOperation, abc.ABC):
+    FLOAT_ONLY: ClassVar[bool] = True
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise ops
+# ---------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOperation):
+    name = "accy.add"
+
+
+@irdl_op_definition
+class SubtractOp(ElementwiseBinaryOperation):
+    name = "accy.subtract"
+
+
+@irdl_op_definition
+class MultiplyOp(ElementwiseBinaryOperation):
+    name = "accy.multiply"
+
+
+@irdl_op_definition
+class DivideOp(ElementwiseBinaryOperation):
+    name = "accy.divide"
+
+
+@irdl_op_definition
+class MaximumOp(ElementwiseBinaryOperation):
+    name = "accy.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(ElementwiseBinaryOperation):
+    name = "accy.minimum"
+
+
+@irdl_op_definition
+class PowerOp(ElementwiseBinaryOperation):
+    name = "accy.power"
+
+
+@irdl_op_definition
+class NegateOp(ElementwiseUnaryOperation):
+    name = "accy.negate"
+
+
+@irdl_op_definition
+class AbsOp(ElementwiseUnaryOperation):
+    name = "accy.abs"
+
+
+@irdl_op_definition
+class ExponentialOp(FloatUnaryOperation):
+    name = "accy.exponential"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOperation):
+    name = "accy.log"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOperation):
+    name = "accy.tanh"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOperation):
+    name = "accy.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(FloatUnaryOperation):
+    name = "accy.rsqrt"
+
+
+@irdl_op_definition
+class LogisticOp(FloatUnaryOperation):
+    name = "accy.logistic"
+
+
+@irdl_op_definition
+class CompareOp(AccyOperation):
+    """`%r = accy.compare LT, %a, %b : (T, T) -> tensor<...xi1>`."""
+
+    name = "accy.compare"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    direction = prop_def(ComparisonDirectionAttr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$direction `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, direction: ComparisonDirection, lhs: SSAValue, rhs: SSAValue):
+        assert isinstance(lhs.type, TensorType)
+        result = TensorType(IntegerType(1), lhs.type.get_shape())
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[result],
+            properties={"direction": ComparisonDirectionAttr(direction)},
+        )
+
+    def verify_(self) -> None:
+        result = self.result.type
+        if not is_bool(result.get_element_type()):
+            raise self.error(f"result must have element type i1, got {result}")
+        if not shapes_compatible(result.get_shape(), self.lhs.type.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from operand "
+                f"shape {format_shape(self.lhs.type.get_shape())}"
+            )
+
+
+@irdl_op_definition
+class SelectOp(AccyOperation):
+    """`%r = accy.select %pred, %on_true, %on_false : tensor<...xi1>, T`."""
+
+    name = "accy.select"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    pred = operand_def(AccyTensor)
+    on_true = operand_def(T)
+    on_false = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)"
+    )
+
+    def __init__(self, pred: SSAValue, on_true: SSAValue, on_false: SSAValue):
+        super().__init__(operands=[pred, on_true, on_false], result_types=[on_true.type])
+
+    def verify_(self) -> None:
+        pred = self.pred.type
+        if not is_bool(pred.get_element_type()):
+            raise self.error(f"predicate must have element type i1, got {pred}")
+        if not shapes_compatible(pred.get_shape(), self.result.type.get_shape()):
+            raise self.error(
+                f"predicate shape {format_shape(pred.get_shape())} differs from result "
+                f"shape {format_shape(self.result.type.get_shape())}"
+            )
+
+
+@irdl_op_definition
+class ConvertOp(AccyOperation):
+    """`%r = accy.convert %x : (tensor<4xf32>) -> tensor<4xi32>`: same shape, new element type."""
+
+    name = "accy.convert"
+
+    operand = operand_def(AccyTensor)
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, operand: SSAValue, result_type: TensorType):
+        super().__init__(operands=[operand], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, result = self.operand.type.get_shape(), self.result.type.get_shape()
+        if not shapes_compatible(source, result):
+            raise self.error(
+                f"result shape {format_shape(result)} differs from operand shape "
+                f"{format_shape(source)}"
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# Constants and data movement
+# ---------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ConstantOp(AccyOperation):
+    """`%c = accy.constant dense<[1.0, 2.0]> : tensor<2xf32>`."""
+
+    name = "accy.constant"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    value = prop_def(ParamAttrConstraint(DenseIntOrFPElementsAttr, (T, AnyAttr())))
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$value attr-dict"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(result_types=[value.type], properties={"value": value})
+
+    def verify_(self) -> None:
+        if not self.result.type.has_static_shape():
+            raise self.error("result must have a static shape")
+
+
+@irdl_op_definition
+class BroadcastInDimOp(AccyOperation):
+    """`%r = accy.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>`.
+
+    Operand dim `i` maps to result dim `dims[i]`; it has the same size there or size 1.
+    """
+
+    name = "accy.broadcast_in_dim"
+
+    operand = operand_def(AccyTensor)
+    broadcast_dimensions = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `,` `dims` `=` custom<DimList>($broadcast_dimensions) attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(self, operand: SSAValue, result_type: TensorType, dims: Sequence[int]):
+        super().__init__(
+            operands=[operand],
+            result_types=[result_type],
+            properties={"broadcast_dimensions": DenseArrayBase.from_list(i64, dims)},
+        )
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        dims = _dims_of(self.broadcast_dimensions)
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+        if len(dims) != source.get_num_dims():
+            raise self.error(
+                f"has {len(dims)} broadcast dims for an operand of rank "
+                f"{source.get_num_dims()}"
+            )
+        if len(set(dims)) != len(dims):
+            raise self.error(f"broadcast dims {list(dims)} repeat a dim")
+        for index, (dim, size) in enumerate(zip(dims, source.get_shape())):
+            if not 0 <= dim < result.get_num_dims():
+                raise self.error(
+                    f"broadcast dim {dim} is out of range for a result of rank "
+                    f"{result.get_num_dims()}"
+                )
+            target = result.get_shape()[dim]
+            if size != 1 and not dims_compatible(size, target):
+                raise self.error(
+                    f"operand dim {index} of size {format_dim(size)} cannot broadcast to "
+                    f"result dim {dim} of size {format_dim(target)}"
+                )
+
+
+@irdl_op_definition
+class ReshapeOp(AccyOperation):
+    """`%r = accy.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>`: same elements, new shape."""
+
+    name = "accy.reshape"
+
+    operand = operand_def(AccyTensor)
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, operand: SSAValue, result_type: TensorType):
+        super().__init__(operands=[operand], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+        if source.has_static_shape() and result.has_static_shape():
+            count = source.element_count()
+            if count != result.element_count():
+                raise self.error(
+                    f"cannot reshape {count} elements {format_shape(source.get_shape())} "
+                    f"into {result.element_count()} elements "
+                    f"{format_shape(result.get_shape())}"
+                )
+
+
+@irdl_op_definition
+class TransposeOp(AccyOperation):
+    """`%r = accy.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>`.
+
+    Result dim `i` is operand dim `dims[i]`.
+    """
+
+    name = "accy.transpose"
+
+    operand = operand_def(AccyTensor)
+    permutation = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `,` `dims` `=` custom<DimList>($permutation) attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, operand: SSAValue, permutation: Sequence[int], result_type: TensorType
+    ):
+        super().__init__(
+            operands=[operand],
+            result_types=[result_type],
+            properties={"permutation": DenseArrayBase.from_list(i64, permutation)},
+        )
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        permutation = _dims_of(self.permutation)
+        if sorted(permutation) != list(range(source.get_num_dims())):
+            raise self.error(
+                f"dims {list(permutation)} are not a permutation of the operand's "
+                f"{source.get_num_dims()} dims"
+            )
+        expected = [source.get_shape()[d] for d in permutation]
+        if not shapes_compatible(expected, result.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from the "
+                f"permuted shape {format_shape(expected)}"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions, contractions, scans
+# ---------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ReduceOp(AccyOperation):
+    """`%r = accy.reduce add %x, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>`.
+
+    The result keeps the operand dims that are not reduced, in order.
+    """
+
+    name = "accy.reduce"
+
+    kind = prop_def(CombinerKindAttr)
+    operand = operand_def(AccyTensor)
+    dimensions = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$kind $operand `,` `dims` `=` custom<DimList>($dimensions) attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        kind: CombinerKind,
+        operand: SSAValue,
+        dims: Sequence[int],
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[operand],
+            result_types=[result_type],
+            properties={
+                "kind": CombinerKindAttr(kind),
+                "dimensions": DenseArrayBase.from_list(i64, dims),
+            },
+        )
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        dims = _dims_of(self.dimensions)
+        rank = source.get_num_dims()
+        if len(set(dims)) != len(dims) or not all(0 <= d < rank for d in dims):
+            raise self.error(
+                f"dims {list(dims)} must be distinct dims of the operand's {rank} dims"
+            )
+        kept = [s for d, s in enumerate(source.get_shape()) if d not in dims]
+        if not shapes_compatible(kept, result.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from the "
+                f"kept shape {format_shape(kept)}"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+
+
+@irdl_op_definition
+class DotGeneralOp(AccyOperation):
+    """`%r = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : ...`.
+
+    The result shape is the batch dims, then the lhs free dims, then the rhs free dims.
+    """
+
+    name = "accy.dot_general"
+
+    T: ClassVar = VarConstraint("T", ElementType)
+
+    lhs = operand_def(TensorType.constr(T))
+    rhs = operand_def(TensorType.constr(T))
+    lhs_batching_dimensions = prop_def(DenseArrayBase.constr(i64))
+    rhs_batching_dimensions = prop_def(DenseArrayBase.constr(i64))
+    lhs_contracting_dimensions = prop_def(DenseArrayBase.constr(i64))
+    rhs_contracting_dimensions = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(TensorType.constr(T))
+
+    traits = traits_def(Pure())
+    custom_directives = (DimPair,)
+
+    assembly_format = (
+        "$lhs `,` $rhs `,` "
+        "`batching_dims` `=` custom<DimPair>($lhs_batching_dimensions, $rhs_batching_dimensions) `,` "
+        "`contracting_dims` `=` custom<DimPair>($lhs_contracting_dimensions, $rhs_contracting_dimensions) "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        batching: tuple[Sequence[int], Sequence[int]],
+        contracting: tuple[Sequence[int], Sequence[int]],
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[result_type],
+            properties={
+                "lhs_batching_dimensions": DenseArrayBase.from_list(i64, batching[0]),
+                "rhs_batching_dimensions": DenseArrayBase.from_list(i64, batching[1]),
+                "lhs_contracting_dimensions": DenseArrayBase.from_list(
+                    i64, contracting[0]
+                ),
+                "rhs_contracting_dimensions": DenseArrayBase.from_list(
+                    i64, contracting[1]
+                ),
+            },
+        )
+
+    @property
+    def batching(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return _dims_of(self.lhs_batching_dimensions), _dims_of(
+            self.rhs_batching_dimensions
+        )
+
+    @property
+    def contracting(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return _dims_of(self.lhs_contracting_dimensions), _dims_of(
+            self.rhs_contracting_dimensions
+        )
+
+    def expected_shape(self) -> list[int]:
+        lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
+        (lb, rb), (lc, rc) = self.batching, self.contracting
+        lhs_free = [d for d in range(len(lhs)) if d not in lb and d not in lc]
+        rhs_free = [d for d in range(len(rhs)) if d not in rb and d not in rc]
+        return (
+            [lhs[d] for d in lb] + [lhs[d] for d in lhs_free] + [rhs[d] for d in rhs_free]
+        )
+
+    def verify_(self) -> None:
+        lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
+        for side, (left, right) in (
+            ("batching", self.batching),
+            ("contracting", self.contracting),
+        ):
+            if len(left) != len(right):
+                raise self.error(
+                    f"{side} dims {list(left)} x {list(right)} differ in length"
+                )
+            for l_dim, r_dim in zip(left, right):
+                if not (0 <= l_dim < len(lhs) and 0 <= r_dim < len(rhs)):
+                    raise self.error(
+                        f"{side} dims {list(left)} x {list(right)} are out of range"
+                    )
+                if not dims_compatible(lhs[l_dim], rhs[r_dim]):
+                    raise self.error(
+                        f"{side} dim sizes differ: lhs dim {l_dim} is "
+                        f"{format_dim(lhs[l_dim])}, rhs dim {r_dim} is "
+                        f"{format_dim(rhs[r_dim])}"
+                    )
+        for operand, dims in (("lhs", self.batching[0] + self.contracting[0]),
+                              ("rhs", self.batching[1] + self.contracting[1])):
+            if len(set(dims)) != len(dims):
+                raise self.error(f"{operand} batching and contracting dims overlap")
+        expected = self.expected_shape()
+        if not shapes_compatible(expected, self.result.type.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(self.result.type.get_shape())} differs from "
+                f"the expected {format_shape(expected)}"
+            )
+
+
+@irdl_op_definition
+class ScanOp(AccyOperation):
+    """`%r = accy.scan add %x, %scratch, dim = 1 : tensor<2x3xf32>`: an inclusive scan.
+
+    The result is written into the buffer of `%scratch` (operand #1), which the memory
+    plan treats as the scan's output storage.
+    """
+
+    name = "accy.scan"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    kind = prop_def(CombinerKindAttr)
+    operand = operand_def(T)
+    scratch = operand_def(T)
+    dimension = prop_def(IntegerAttr.constr(type=i64))
+    result = result_def(T)
+
+    assembly_format = (
+        "$kind $operand `,` $scratch `,` `dim` `=` $dimension attr-dict `:` type($result)"
+    )
+
+    def __init__(
+        self, kind: CombinerKind, operand: SSAValue, scratch: SSAValue, dim: int
+    ):
+        super().__init__(
+            operands=[operand, scratch],
+            result_types=[operand.type],
+            properties={
+                "kind": CombinerKindAttr(kind),
+                "dimension": IntegerAttr(dim, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        rank = self.operand.type.get_num_dims()
+        if not 0 <= self.dimension.value.data < rank:
+            raise self.error(
+                f"dim {self.dimension.value.data} is out of range for rank {rank}"
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# Counted loops
+# ---------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(AccyOperation):
+    """`accy.yield %a, %b : T0, T1`: the values carried to the next iteration."""
+
+    name = "accy.yield"
+
+    values = var_operand_def(AccyTensor)
+
+    traits = lazy_traits_def(
+        lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp))
+    )
+
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class IterateOp(AccyOperation):
+    """A counted loop: `%r:2 = accy.iterate 5 iter_args(%p = %a, %q = %b) : T0, T1 { ... }`.
+
+    The body runs `trip_count` times; block argument `i` holds carried value `i`, the
+    `accy.yield` gives the next values, and the results are the values after the last
+    iteration (the initial values when the trip count is 0).
+    """
+
+    name = "accy.iterate"
+
+    trip_count = prop_def(IntegerAttr.constr(type=i64))
+    inits = var_operand_def(AccyTensor)
+    body = region_def("single_block")
+    res = var_result_def(AccyTensor)
+
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
+
+    def __init__(self, trip_count: int, inits: Sequence[SSAValue], body: Region):
+        super().__init__(
+            operands=[inits],
+            result_types=[[v.type for v in inits]],
+            properties={"trip_count": IntegerAttr(trip_count, i64)},
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        if self.trip_count.value.data < 0:
+            raise self.error(f"trip count {self.trip_count.value.data} is negative")
+        init_types = [v.type for v in self.inits]
+        arg_types = [a.type for a in self.body.block.args]
+        result_types = [r.type for r in self.res]
+        if not init_types == arg_types == result_types:
+            raise self.error(
+                "iter_args, block arguments and results must have the same types"
+            )
+        terminator = self.body.block.last_op
+        if isinstance(terminator, YieldOp):
+            yielded = [v.type for v in terminator.values]
+            if yielded != result_types:
+                raise self.error(
+                    f"yields {len(yielded)} values of types "
+                    f"({', '.join(map(str, yielded))}) but carries "
+                    f"({', '.join(map(str, result_types))})"
+                )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.trip_count.value.data} iter_args(")
+        printer.print_list(
+            zip(self.body.block.args, self.inits),
+            lambda pair: (
+                printer.print_ssa_value(pair[0]),
+                printer.print_string(" = "),
+                printer.print_ssa_value(pair[1]),
+            ),
+        )
+        printer.print_string(") : ")
+        printer.print_list((v.type for v in self.inits), printer.print_attribute)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> IterateOp:
+        trip_count = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_keyword("iter_args")
+        pos = parser.pos
+
+        def parse_assignment() -> tuple[Parser.UnresolvedArgument, object]:
+            argument = parser.parse_argument(expect_type=False)
+            parser.parse_punctuation("=")
+            return argument, parser.parse_unresolved_operand()
+
+        pairs = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parse_assignment
+        )
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.NONE, parser.parse_type
+        )
+        if len(types) != len(pairs):
+            parser.raise_error(
+                f"expected {len(pairs)} types for the iter_args, got {len(types)}", pos
+            )
+        inits = parser.resolve_operands([p[1] for p in pairs], types, pos)
+        arguments = [p[0].resolve(t) for p, t in zip(pairs, types)]
+        body = parser.parse_region(arguments)
+        op = cls(trip_count, inits, body)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
+
+
+Accy = Dialect(
+    "accy",
+    [
+        AddOp,
+        SubtractOp,
+        MultiplyOp,
+        DivideOp,
+        MaximumOp,
+        MinimumOp,
+        PowerOp,
+        NegateOp,
+        AbsOp,
+        ExponentialOp,
+        LogOp,
+        TanhOp,
+        SqrtOp,
+        RsqrtOp,
+        LogisticOp,
+        CompareOp,
+        SelectOp,
+        ConvertOp,
+        ConstantOp,
+        BroadcastInDimOp,
+        ReshapeOp,
+        TransposeOp,
+        ReduceOp,
+        DotGeneralOp,
+        ScanOp,
+        IterateOp,
+        YieldOp,
+    ],
+    [ComparisonDirectionAttr, CombinerKindAttr],
+)
