@@ -11,10 +11,21 @@ from accy.diagnostics import (
     AccyParseError,
     AccyVerifyError,
 )
+from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted
+from accy.passes.memory import Aliased, KernelWritten, MissingOutputWriter
+from accy.preparation import Preparation, prepare
 from accy.source import make_context, parse, verify
 
 __all__ = [
     "AccyError",
+    "Aliased",
+    "Budget",
+    "KernelWritten",
+    "MissingOutputWriter",
+    "Outcome",
+    "Preparation",
+    "WorkBudgetExhausted",
+    "prepare",
     "AccyInputError",
     "AccyParseError",
     "AccyVerifyError",

@@ -1,7 +1,7 @@
-"""Every pass accy registers in `accy-opt`, by name, imported lazily.
+"""Every pass accy registers in `accy-opt`, by name.
 
-Each entry maps a pass name to a factory returning the pass class, so that `accy-opt`
-imports only the passes a pipeline uses.
+Each entry maps a pass name to a factory returning the pass class, the form xDSL's
+`PassPipeline` expects.
 """
 
 from __future__ import annotations
@@ -13,4 +13,6 @@ from xdsl.passes import ModulePass
 
 def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name → factory of the pass class."""
-    return {}
+    from accy.passes.plan_passes import PLAN_PASSES
+
+    return {p.name: (lambda p=p: p) for p in PLAN_PASSES}

@@ -8,6 +8,7 @@ diagnostic on stdout and exits with 0, for FileCheck tests of invalid input.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from typing import IO
@@ -19,7 +20,10 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from accy.diagnostics import AccyError
 from accy.dialects.accy import Accy
+from accy.passes.analysis import AnalysisManager, Budget, WorkBudgetExhausted
+from accy.passes.plan_passes import attach_analysis_manager
 from accy.passes.registry import accy_passes
+from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
 
 
@@ -29,6 +33,23 @@ class AccyOptMain(xDSLOptMain):
     def register_all_dialects(self) -> None:
         for dialect in (*UPSTREAM_DIALECTS, Accy):
             self.ctx.load_dialect(dialect)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--accy-max-work",
+            type=int,
+            metavar="N",
+            help="structural visits the planning analyses may make; an analysis whose "
+            "estimate does not fit is refused before it runs",
+        )
+        arg_parser.add_argument(
+            "--accy-report",
+            action="append",
+            default=[],
+            choices=sorted(REPORTS),
+            help="print a plan report to stderr after the passes (repeatable)",
+        )
 
     def register_all_passes(self) -> None:
         for name, factory in accy_passes().items():
@@ -65,6 +86,16 @@ class AccyOptMain(xDSLOptMain):
             )
         except (ValueError, TypeError, ArgSpecParseError) as error:
             raise AccyError(f"invalid pass pipeline '{self.args.passes}': {error}") from None
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work))
+        attach_analysis_manager(prog, manager)
+        try:
+            super().apply_passes(prog)
+            for report in self.args.accy_report:
+                print(REPORTS[report](prog, manager), file=sys.stderr)
+        except WorkBudgetExhausted as error:
+            raise AccyError(str(error)) from None
 
     def run(self) -> None:
         chunks, _ = self.prepare_input()

@@ -1,0 +1,67 @@
+"""``accy-pack``: pack a MiniMalloc CSV problem and report the arena against its lower bound.
+
+Alignment defaults to 1 byte: MiniMalloc problems give exact byte sizes and expect unaligned
+offsets. Every user error (missing or malformed file, unmet capacity) is one ``error:`` line
+on stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from accy.passes.arena import pack, read_problem, write_solution
+from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="accy-pack", description=__doc__.splitlines()[0])
+    parser.add_argument("problem", help="MiniMalloc CSV: id,lower,upper,size (upper exclusive)")
+    parser.add_argument("--capacity", type=int, help="fail unless the arena fits in N bytes")
+    parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
+    parser.add_argument(
+        "--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="improvement search time"
+    )
+    parser.add_argument("-o", "--output", help="write the solution CSV (with offsets) here")
+    return parser
+
+
+def _report(result: PackResult) -> str:
+    placement = result.placement
+    lines = [
+        f"arena size:  {placement.size} bytes ({placement.packer})",
+        f"lower bound: {placement.lower_bound} bytes (max live bytes)",
+        f"ratio:       {placement.ratio:.4f}",
+    ]
+    lines.append("per packer:")
+    lines += [f"  {name:<18} {size}" for name, size in result.packer_sizes.items()]
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.alignment < 1:
+        raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
+    intervals = read_problem(args.problem)
+    result = pack(intervals, alignment=args.alignment, budget_ms=args.budget_ms)
+    print(_report(result))
+    size = result.placement.size
+    if args.capacity is not None and size > args.capacity:
+        raise ValueError(f"arena needs {size} bytes, capacity is {args.capacity}")
+    if args.output:
+        write_solution(args.output, intervals, result.placement)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of ``accy-pack``; exits 1 with an ``error:`` line on a user error."""
+    args = _parser().parse_args(argv)
+    try:
+        status = _run(args)
+    except OSError as error:
+        print(f"error: {error.filename}: {error.strerror}", file=sys.stderr)
+        status = 1
+    except ValueError as error:  # includes MiniMallocFormatError (FILE:LINE: message)
+        print(f"error: {error}", file=sys.stderr)
+        status = 1
+    sys.exit(status)

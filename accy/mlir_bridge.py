@@ -1,0 +1,918 @@
+"""The one module of accy that imports the upstream MLIR Python bindings.
+
+Everything else in accy produces upstream MLIR *text* (func/arith/math/memref/scf/
+vector/gpu/llvm) and goes through the small API below. The bindings are imported
+lazily, inside functions, so ``import accy`` works without them.
+
+Two PyPI distributions supply the bindings (see DESIGN.md, "Toolchain facts"):
+
+* host code: ``torch-mlir`` (module ``torch_mlir``): parse/verify, CPU and CUDA host
+  lowering to the LLVM dialect, the ExecutionEngine (JIT) and object dumps;
+* kernels: ``numba-cuda-mlir`` (module ``numba_cuda_mlir._mlir``): the NVPTX backend,
+  ``gpu.module`` -> ``gpu.binary`` holding PTX.
+
+Both load in one Python process, in either order (numba-cuda-mlir preloads its LLVM
+with ``RTLD_DEEPBIND``), so no subprocess is needed. ``ACCY_MLIR_HOST_BINDINGS`` and
+``ACCY_MLIR_NVPTX_BINDINGS`` name another package (e.g. a real upstream ``mlir``)
+whose ``ir``/``passmanager`` (and ``execution_engine`` for the host) to use instead.
+
+Public API
+----------
+``verify_upstream``, ``lower_to_llvm``, ``compile_kernels_to_ptx``, ``extract_ptx``,
+``find_libdevice``, ``JitModule``, ``dump_object``, ``memref_descriptor``,
+``memref_arg``, ``function_signatures``, the pipeline constants, the errors
+``MlirUnavailableError``, ``UpstreamMlirError``, ``LibdeviceNotFoundError``.
+
+Command line (debugging aid)::
+
+    python -m accy.mlir_bridge verify FILE
+    python -m accy.mlir_bridge lower FILE [--target cpu|cuda]
+    python -m accy.mlir_bridge ptx FILE [--chip sm_90] [--opt 3] [--extract]
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = [
+    "MlirUnavailableError",
+    "UpstreamMlirError",
+    "LibdeviceNotFoundError",
+    "CPU_PIPELINE",
+    "CUDA_HOST_PIPELINE",
+    "KERNEL_PIPELINE",
+    "MGPU_RUNTIME_SYMBOLS",
+    "ORC_INIT_STUB_C",
+    "verify_upstream",
+    "lower_to_llvm",
+    "compile_kernels_to_ptx",
+    "extract_ptx",
+    "find_libdevice",
+    "JitModule",
+    "ArgSpec",
+    "function_signatures",
+    "memref_descriptor",
+    "memref_arg",
+    "dump_object",
+]
+
+Target = Literal["cpu", "cuda"]
+
+# --------------------------------------------------------------------------- errors
+
+
+class MlirUnavailableError(ImportError):
+    """The MLIR bindings needed for an operation are not installed."""
+
+
+class UpstreamMlirError(RuntimeError):
+    """MLIR rejected the input: parse, verification, pass or JIT failure.
+
+    ``diagnostics`` holds MLIR's own diagnostic text (``loc: error: message`` lines).
+    """
+
+    def __init__(self, stage: str, diagnostics: str):
+        self.stage = stage
+        self.diagnostics = diagnostics.strip()
+        super().__init__(f"{stage} failed:\n{self.diagnostics}" if self.diagnostics else f"{stage} failed")
+
+
+class LibdeviceNotFoundError(FileNotFoundError):
+    """libdevice.10.bc is needed (kernels call ``__nv_*`` math) but was not found."""
+
+
+# ------------------------------------------------------------------------ pipelines
+
+#: CPU: memref/scf/affine/vector/math/arith/cf/func -> LLVM dialect.
+#: Order matters: ``convert-math-to-libm`` scalarises vector math into
+#: ``vector.extract/insert`` and so runs before ``convert-vector-to-llvm``;
+#: ``convert-math-to-llvm`` runs first so exp/log/tanh/... become LLVM intrinsics and
+#: only the rest (erf, atan2, ...) become libm calls (resolved from the process).
+CPU_PIPELINE = (
+    "builtin.module("
+    "lower-affine, convert-vector-to-scf, convert-scf-to-cf, arith-expand, "
+    "expand-strided-metadata, convert-math-to-llvm, convert-math-to-libm, "
+    "convert-vector-to-llvm, finalize-memref-to-llvm, convert-arith-to-llvm, "
+    "convert-index-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
+    "reconcile-unrealized-casts)"
+)
+
+#: CUDA host code (gpu.alloc/gpu.memcpy/gpu.launch_func/gpu.dealloc in host
+#: functions, kernels already compiled to ``gpu.binary``). Synchronous gpu ops need
+#: ``gpu-async-region`` first; ``gpu-to-llvm`` must see memref types, so it runs
+#: before ``finalize-memref-to-llvm``. ``gpu.binary``/``gpu.launch_func`` survive and
+#: are turned into mgpuModuleLoad*/mgpuLaunchKernel calls by LLVM translation.
+CUDA_HOST_PIPELINE = (
+    "builtin.module("
+    "func.func(gpu-async-region), "
+    "lower-affine, convert-vector-to-scf, convert-scf-to-cf, arith-expand, "
+    "expand-strided-metadata, gpu-to-llvm, convert-math-to-llvm, convert-math-to-libm, "
+    "convert-vector-to-llvm, finalize-memref-to-llvm, convert-arith-to-llvm, "
+    "convert-index-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
+    "reconcile-unrealized-casts)"
+)
+
+#: Kernels (numba-cuda-mlir bindings). ``{target}`` is filled with the
+#: nvvm-attach-target options. scf/affine inside gpu.func must be lowered before
+#: convert-gpu-to-nvvm (otherwise translation fails on scf.if).
+KERNEL_PIPELINE = (
+    "builtin.module("
+    "nvvm-attach-target{{{target}}}, "
+    "gpu.module(lower-affine, convert-scf-to-cf, expand-strided-metadata, "
+    "convert-gpu-to-nvvm, reconcile-unrealized-casts), "
+    "gpu-module-to-binary{{format=isa}})"
+)
+
+#: The MLIR GPU runtime ABI (CudaRuntimeWrappers) functions that lowered host code or
+#: its LLVM translation may call. ``dump_object`` registers placeholders for them.
+MGPU_RUNTIME_SYMBOLS: tuple[str, ...] = (
+    "mgpuModuleLoad",
+    "mgpuModuleLoadJIT",
+    "mgpuModuleUnload",
+    "mgpuModuleGetFunction",
+    "mgpuLaunchKernel",
+    "mgpuLaunchClusterKernel",
+    "mgpuStreamCreate",
+    "mgpuStreamDestroy",
+    "mgpuStreamSynchronize",
+    "mgpuStreamWaitEvent",
+    "mgpuEventCreate",
+    "mgpuEventDestroy",
+    "mgpuEventSynchronize",
+    "mgpuEventRecord",
+    "mgpuMemAlloc",
+    "mgpuMemFree",
+    "mgpuMemcpy",
+    "mgpuMemset16",
+    "mgpuMemset32",
+    "mgpuMemHostRegister",
+    "mgpuMemHostRegisterMemRef",
+    "mgpuMemHostUnregister",
+    "mgpuMemHostUnregisterMemRef",
+    "mgpuSetDefaultDevice",
+)
+
+#: C source to link next to a dumped CUDA host object (see ``dump_object``): the
+#: object has no ``.init_array``; its init/deinit functions load/unload the embedded
+#: kernels and must be called by the shared library's constructor/destructor.
+ORC_INIT_STUB_C = r"""
+extern void accy_orc_init(void) __asm__("__orc_init_func.LLVMDialectModule");
+extern void accy_orc_deinit(void) __asm__("__orc_deinit_func.LLVMDialectModule");
+__attribute__((constructor)) static void accy_module_ctor(void) { accy_orc_init(); }
+__attribute__((destructor)) static void accy_module_dtor(void) { accy_orc_deinit(); }
+"""
+
+# ------------------------------------------------------------------------- bindings
+
+_HOST_PIP = "pip install torch-mlir==20261001  (needs only numpy and packaging, not PyTorch)"
+_NVPTX_PIP = "pip install numba-cuda-mlir==0.6.0  (pulls cuda-bindings, cuda-core, cuda-pathfinder)"
+
+_lock = threading.Lock()
+_cache: dict[str, SimpleNamespace] = {}
+
+
+def _load(prefix: str, need_engine: bool) -> SimpleNamespace:
+    ns = SimpleNamespace()
+    ns.name = prefix
+    ns.ir = importlib.import_module(prefix + ".ir")
+    ns.passmanager = importlib.import_module(prefix + ".passmanager")
+    ns.execution_engine = importlib.import_module(prefix + ".execution_engine") if need_engine else None
+    return ns
+
+
+def _host() -> SimpleNamespace:
+    """Bindings with the ExecutionEngine (torch_mlir by default)."""
+    with _lock:
+        if "host" not in _cache:
+            prefix = os.environ.get("ACCY_MLIR_HOST_BINDINGS", "torch_mlir")
+            try:
+                _cache["host"] = _load(prefix, need_engine=True)
+            except ImportError as e:
+                raise MlirUnavailableError(
+                    f"the host MLIR bindings ({prefix!r}) are not importable ({e}); "
+                    f"install them with: {_HOST_PIP}"
+                ) from e
+        return _cache["host"]
+
+
+def _nvptx() -> SimpleNamespace:
+    """Bindings with the NVPTX backend (numba_cuda_mlir._mlir by default)."""
+    with _lock:
+        if "nvptx" not in _cache:
+            prefix = os.environ.get("ACCY_MLIR_NVPTX_BINDINGS", "numba_cuda_mlir._mlir")
+            try:
+                _cache["nvptx"] = _load(prefix, need_engine=False)
+            except ImportError as e:
+                raise MlirUnavailableError(
+                    f"the NVPTX-capable MLIR bindings ({prefix!r}) are not importable ({e}); "
+                    f"install them with: {_NVPTX_PIP}"
+                ) from e
+        return _cache["nvptx"]
+
+
+def _any_parser() -> SimpleNamespace:
+    try:
+        return _host()
+    except MlirUnavailableError as host_err:
+        try:
+            return _nvptx()
+        except MlirUnavailableError:
+            raise host_err from None
+
+
+class _Session:
+    """A fresh MLIR context that collects diagnostics instead of printing them."""
+
+    def __init__(self, b: SimpleNamespace):
+        self.b = b
+        self.ctx = b.ir.Context()
+        self.diags: list[str] = []
+        self._handler = self.ctx.attach_diagnostic_handler(self._on_diag)
+
+    def _on_diag(self, d: Any) -> bool:
+        self.diags.append(_format_diag(d))
+        return True
+
+    def take(self) -> str:
+        out, self.diags = "\n".join(self.diags), []
+        return out
+
+    def error(self, stage: str, exc: BaseException | None = None) -> UpstreamMlirError:
+        text = str(exc) if exc is not None else ""
+        extra = self.take()
+        if extra and extra not in text:
+            text = f"{text}\n{extra}" if text else extra
+        return UpstreamMlirError(stage, text)
+
+    def parse(self, text: str) -> Any:
+        try:
+            with self.ctx:
+                return self.b.ir.Module.parse(text)
+        except Exception as e:  # MLIRError
+            raise self.error("parsing upstream MLIR", e) from None
+
+    def run(self, module: Any, pipeline: str, stage: str) -> None:
+        try:
+            with self.ctx:
+                pm = self.b.passmanager.PassManager.parse(pipeline)
+                pm.run(module.operation)
+        except Exception as e:
+            raise self.error(stage, e) from None
+
+
+def _format_diag(d: Any) -> str:
+    sev = str(getattr(d, "severity", "")).rsplit(".", 1)[-1].lower() or "error"
+    line = f"{d.location}: {sev}: {d.message}"
+    for n in getattr(d, "notes", ()) or ():
+        line += "\n  " + _format_diag(n)
+    return line
+
+
+# --------------------------------------------------------------------------- verify
+
+
+def verify_upstream(text: str) -> None:
+    """Parse and verify upstream MLIR text; raise ``UpstreamMlirError`` with MLIR's
+    diagnostics. Unregistered dialects (e.g. ``accy.*``) are errors."""
+    s = _Session(_any_parser())
+    module = s.parse(text)
+    try:
+        with s.ctx:
+            module.operation.verify()
+    except Exception as e:
+        raise s.error("verifying upstream MLIR", e) from None
+
+
+# ---------------------------------------------------------------------------- lower
+
+
+def _add_c_interface(s: _Session, module: Any) -> None:
+    """Put ``llvm.emit_c_interface`` on every public, defined ``func.func``."""
+    ir = s.b.ir
+    with s.ctx:
+        unit = ir.UnitAttr.get()
+        for op in module.body.operations:
+            o = op.operation
+            if o.name != "func.func" or len(o.regions[0].blocks) == 0:
+                continue
+            attrs = o.attributes
+            if "sym_visibility" in attrs and str(attrs["sym_visibility"]).strip('"') != "public":
+                continue
+            attrs["llvm.emit_c_interface"] = unit
+
+
+_LLVM_OK_CPU = ("builtin.module",)
+_LLVM_OK_CUDA = _LLVM_OK_CPU + ("gpu.binary", "gpu.launch_func")
+
+
+def _check_lowered(s: _Session, module: Any, target: Target) -> None:
+    allowed = _LLVM_OK_CUDA if target == "cuda" else _LLVM_OK_CPU
+    bad: dict[str, str] = {}
+
+    def visit(op: Any) -> None:
+        name = op.name
+        if name == "gpu.module":
+            bad.setdefault(
+                name,
+                f"{op.location}: error: 'gpu.module' @{str(op.attributes['sym_name']).strip(chr(34))} "
+                "was not compiled; run compile_kernels_to_ptx first",
+            )
+            return
+        if not (name.startswith("llvm.") or name in allowed):
+            bad.setdefault(name, f"{op.location}: error: '{name}' was not lowered to the LLVM dialect")
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    visit(child.operation)
+
+    with s.ctx:
+        visit(module.operation)
+    if bad:
+        raise UpstreamMlirError(f"lowering to LLVM ({target})", "\n".join(bad.values()))
+
+
+def _lower(s: _Session, module: Any, target: Target, pipeline: str | None, c_interface: bool) -> None:
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"target must be 'cpu' or 'cuda', not {target!r}")
+    with s.ctx:
+        kernels = [
+            f"{op.operation.location}: error: 'gpu.module' @{str(op.operation.attributes['sym_name']).strip(chr(34))}"
+            " is not compiled; run compile_kernels_to_ptx first (it becomes a gpu.binary)"
+            for op in module.body.operations
+            if op.operation.name == "gpu.module"
+        ]
+    if kernels:
+        raise UpstreamMlirError(f"lowering to LLVM ({target})", "\n".join(kernels))
+    if c_interface:
+        _add_c_interface(s, module)
+    pipe = pipeline or (CPU_PIPELINE if target == "cpu" else CUDA_HOST_PIPELINE)
+    s.run(module, pipe, f"lowering to LLVM ({target})")
+    _check_lowered(s, module, target)
+
+
+def lower_to_llvm(
+    text: str,
+    *,
+    target: Target = "cpu",
+    pipeline: str | None = None,
+    c_interface: bool = True,
+) -> str:
+    """Lower upstream MLIR text to the LLVM dialect and return it as text.
+
+    ``target="cpu"`` runs ``CPU_PIPELINE``; ``target="cuda"`` runs
+    ``CUDA_HOST_PIPELINE`` on host code whose kernels are already ``gpu.binary``
+    (``compile_kernels_to_ptx``); a remaining ``gpu.module`` is an error. With
+    ``c_interface`` every public defined ``func.func`` gets ``llvm.emit_c_interface``
+    (so ``_mlir_ciface_<name>`` exists). Any op left outside the LLVM dialect is
+    reported as an ``UpstreamMlirError`` naming it and its location.
+    """
+    s = _Session(_host())
+    module = s.parse(text)
+    _lower(s, module, target, pipeline, c_interface)
+    with s.ctx:
+        return str(module)
+
+
+# ---------------------------------------------------------------------------- kernels
+
+_LIBDEVICE_NAME = "libdevice.10.bc"
+
+
+def find_libdevice(*, required: bool = True) -> Path | None:
+    """Locate ``libdevice.10.bc``: ``$ACCY_LIBDEVICE`` (a file), then
+    ``$CUDA_HOME``/``$CUDA_PATH``/``/usr/local/cuda`` ``nvvm/libdevice/``, then the
+    ``nvidia-cuda-nvcc`` wheel (``nvidia/cuda_nvcc/nvvm/libdevice`` or
+    ``nvidia/cu13/nvvm/libdevice``). Raises ``LibdeviceNotFoundError`` when absent and
+    ``required``, else returns None."""
+    cands: list[Path] = []
+    env = os.environ.get("ACCY_LIBDEVICE")
+    if env:
+        cands.append(Path(env))
+    for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
+        v = os.environ.get(var)
+        if v:
+            cands.append(Path(v) / "nvvm" / "libdevice" / _LIBDEVICE_NAME)
+    cands.append(Path("/usr/local/cuda/nvvm/libdevice") / _LIBDEVICE_NAME)
+    try:
+        import nvidia  # type: ignore[import-not-found]
+
+        for base in getattr(nvidia, "__path__", []):
+            for sub in ("cuda_nvcc", "cu13", "cu12"):
+                cands.append(Path(base) / sub / "nvvm" / "libdevice" / _LIBDEVICE_NAME)
+    except ImportError:
+        pass
+    for c in cands:
+        if c.is_file():
+            return c.resolve()
+    if required:
+        raise LibdeviceNotFoundError(
+            f"{_LIBDEVICE_NAME} not found (looked in: {', '.join(str(c) for c in cands)}); "
+            "install the CUDA toolkit, set CUDA_HOME or ACCY_LIBDEVICE, or "
+            "pip install nvidia-cuda-nvcc"
+        )
+    return None
+
+
+_OPT_CHARS = re.compile(r"^[A-Za-z0-9_./+\-]+$")
+
+
+def compile_kernels_to_ptx(
+    text: str,
+    *,
+    chip: str = "sm_90",
+    opt: int = 3,
+    libdevice: Path | str | None = None,
+    features: str | None = None,
+) -> str:
+    """Compile every ``gpu.module`` in ``text`` to a ``gpu.binary`` holding PTX.
+
+    Runs ``KERNEL_PIPELINE`` with ``nvvm-attach-target{chip=CHIP O=OPT l=LIBDEVICE}``
+    on the NVPTX-capable bindings and returns the whole module as text (host code
+    untouched; it parses in the host bindings). ``libdevice=None`` looks it up with
+    ``find_libdevice``; if it is missing and the PTX calls ``__nv_*`` functions,
+    ``LibdeviceNotFoundError`` is raised. No GPU is needed.
+    """
+    lib = Path(libdevice) if libdevice is not None else find_libdevice(required=False)
+    if lib is not None and not lib.is_file():
+        raise LibdeviceNotFoundError(f"libdevice {lib} does not exist")
+    opts = [f"chip={chip}", f"O={int(opt)}"]
+    if features:
+        opts.append(f"features={features}")
+    if lib is not None:
+        if not _OPT_CHARS.match(str(lib)):
+            raise ValueError(f"libdevice path {str(lib)!r} has characters a pass option cannot carry")
+        opts.append(f"l={lib}")
+    for v in (chip, features or ""):
+        if v and not _OPT_CHARS.match(v):
+            raise ValueError(f"bad nvvm-attach-target option {v!r}")
+    s = _Session(_nvptx())
+    module = s.parse(text)
+    s.run(module, KERNEL_PIPELINE.format(target=" ".join(opts)), f"compiling kernels to PTX ({chip})")
+    with s.ctx:
+        out = str(module)
+    if lib is None:
+        missing = sorted({m for ptx in extract_ptx(out).values() for m in re.findall(r"\b(__nv_\w+)", ptx)})
+        if missing:
+            find_libdevice(required=True)  # raises with the search list
+    return out
+
+
+_BINARY_RE = re.compile(r"gpu\.binary\s+@(\"(?:[^\"\\]|\\.)*\"|[\w$.]+)")
+_OBJ_RE = re.compile(r"#gpu\.object<\s*#(\w+)\.target<([^>]*)>")
+
+
+def _read_mlir_string(s: str, i: int) -> tuple[str, int]:
+    """Decode the MLIR string literal whose opening quote is at ``s[i]``."""
+    assert s[i] == '"'
+    out = bytearray()
+    i += 1
+    n = len(s)
+    while i < n:
+        c = s[i]
+        if c == '"':
+            return out.decode("utf-8", errors="replace"), i + 1
+        if c == "\\":
+            nxt = s[i + 1]
+            if nxt in "\\\"":
+                out += nxt.encode()
+                i += 2
+            elif nxt == "n":
+                out += b"\n"
+                i += 2
+            elif nxt == "t":
+                out += b"\t"
+                i += 2
+            else:
+                out.append(int(s[i + 1 : i + 3], 16))
+                i += 3
+        else:
+            j = i
+            while j < n and s[j] not in '"\\':
+                j += 1
+            out += s[i:j].encode("utf-8")
+            i = j
+    raise ValueError("unterminated MLIR string literal")
+
+
+def extract_ptx(text: str) -> dict[str, str]:
+    """Map each ``gpu.binary`` symbol name to its PTX (``format=isa`` objects).
+
+    Pure text scanning (no bindings needed) of the custom form that
+    ``compile_kernels_to_ptx`` prints. A binary with several objects yields
+    ``name`` for the first and ``name:chip`` for every object."""
+    result: dict[str, str] = {}
+    if '"gpu.binary"' in text:  # generic form: reprint in custom form first
+        s = _Session(_any_parser())
+        m = s.parse(text)
+        with s.ctx:
+            text = str(m)
+    for bm in _BINARY_RE.finditer(text):
+        name = bm.group(1).strip('"')
+        start = bm.end()
+        nxt = _BINARY_RE.search(text, start)
+        stop = nxt.start() if nxt else len(text)
+        pos = start
+        first = True
+        while True:
+            om = _OBJ_RE.search(text, pos, stop)
+            if not om:
+                break
+            chip_m = re.search(r'chip\s*=\s*"([^"]*)"', om.group(2))
+            a = text.find("assembly = ", om.end(), stop)
+            if a < 0:
+                pos = om.end()
+                continue
+            ptx, pos = _read_mlir_string(text, a + len("assembly = "))
+            if first:
+                result[name] = ptx
+                first = False
+            if chip_m:
+                result[f"{name}:{chip_m.group(1)}"] = ptx
+    return result
+
+
+# ------------------------------------------------------------------ memref descriptors
+
+
+def _np():
+    import numpy as np
+
+    return np
+
+
+def memref_descriptor(array: "np.ndarray") -> ctypes.Structure:
+    """A ctypes ranked memref descriptor viewing ``array`` (no copy):
+    ``{allocated ptr, aligned ptr, i64 offset, i64 sizes[rank], i64 strides[rank]}``
+    with strides in elements (rank 0: the first three fields only). The caller keeps
+    ``array`` alive while the descriptor is used."""
+    a = array
+    rank = a.ndim
+    fields: list[tuple[str, Any]] = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+    ]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    cls = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    d = cls()
+    d.allocated = a.ctypes.data
+    d.aligned = a.ctypes.data
+    d.offset = 0
+    if rank:
+        for k, st in enumerate(a.strides):
+            if st % a.itemsize:
+                raise ValueError("array strides are not a multiple of its item size")
+        d.sizes[:] = list(a.shape)
+        d.strides[:] = [st // a.itemsize for st in a.strides]
+    return d
+
+
+def memref_arg(array: "np.ndarray") -> Any:
+    """The ``invoke`` argument for a memref parameter: a pointer to a pointer to the
+    descriptor (``_mlir_ciface_`` takes descriptors by pointer; the packed interface
+    takes a pointer to each argument). Keeps the descriptor alive via ``._keep``."""
+    d = memref_descriptor(array)
+    p = ctypes.pointer(d)
+    pp = ctypes.pointer(p)
+    pp._keep = (array, d, p)  # type: ignore[attr-defined]
+    return pp
+
+
+_SCALAR_CTYPES = {
+    "f32": ctypes.c_float,
+    "f64": ctypes.c_double,
+    "i1": ctypes.c_bool,
+    "i8": ctypes.c_int8,
+    "i16": ctypes.c_int16,
+    "i32": ctypes.c_int32,
+    "i64": ctypes.c_int64,
+    "index": ctypes.c_int64,
+}
+_ELEM_DTYPES = {
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
+    "index": "int64",
+    "bf16": "bfloat16",
+}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One parameter of a ``func.func``: a memref (``shape`` with None for dynamic
+    dims, numpy ``dtype`` name) or a scalar (``shape`` is None)."""
+
+    type: str
+    shape: tuple[int | None, ...] | None
+    dtype: str | None
+
+
+def _arg_spec(ir: Any, t: Any) -> ArgSpec:
+    text = str(t)
+    if isinstance(t, ir.MemRefType):
+        mt = ir.MemRefType(t)
+        shape = tuple(None if ir.ShapedType.is_dynamic_size(d) else int(d) for d in mt.shape)
+        return ArgSpec(text, shape, _ELEM_DTYPES.get(str(mt.element_type)))
+    return ArgSpec(text, None, _ELEM_DTYPES.get(text))
+
+
+def function_signatures(text: str) -> dict[str, tuple[ArgSpec, ...]]:
+    """Parameter specs of every defined ``func.func`` in upstream MLIR text."""
+    s = _Session(_host())
+    return _signatures(s, s.parse(text))
+
+
+def _signatures(s: _Session, module: Any) -> dict[str, tuple[ArgSpec, ...]]:
+    ir = s.b.ir
+    out: dict[str, tuple[ArgSpec, ...]] = {}
+    with s.ctx:
+        for op in module.body.operations:
+            o = op.operation
+            if o.name != "func.func" or len(o.regions[0].blocks) == 0:
+                continue
+            name = str(o.attributes["sym_name"]).strip('"')
+            ft = ir.FunctionType(ir.TypeAttr(o.attributes["function_type"]).value)
+            if len(ft.results):
+                out[name] = tuple(_arg_spec(ir, t) for t in ft.inputs) + (ArgSpec("<results>", None, None),)
+            else:
+                out[name] = tuple(_arg_spec(ir, t) for t in ft.inputs)
+    return out
+
+
+# ------------------------------------------------------------------------------- JIT
+
+
+class JitModule:
+    """Lower upstream MLIR and JIT it with the ExecutionEngine.
+
+    Calling convention for ``run`` (what accy's CPU lowering emits)::
+
+        func.func @NAME(%in_0: memref<...>, ..., %in_{n-1}: memref<...>,
+                        %out_0: memref<...>, ..., %out_{m-1}: memref<...>)
+
+    * the function returns nothing; inputs come first, then one out-param per result;
+    * every memref is ranked with the identity (row-major contiguous) layout; static
+      dims must match the arrays, dynamic dims are taken from them;
+    * all buffers are owned by the caller: the function reads inputs, fully writes
+      outputs, and neither frees nor keeps any of them after returning; temporaries
+      (arenas from ``memref.alloc``) are the function's to free;
+    * scalar parameters (iN/index/f32/f64) may appear among the inputs and are
+      passed by value (give a Python or numpy scalar);
+    * the function is public and defined, so ``llvm.emit_c_interface`` is added
+      (``c_interface=True``) and ``_mlir_ciface_NAME(desc*...)`` is called through
+      the ExecutionEngine's packed wrapper: each argument is passed as a pointer to
+      the value, i.e. a memref as ``pointer(pointer(descriptor))`` (``memref_arg``).
+
+    ``invoke(name, *ctypes_args)`` is the raw form (arguments already pointers).
+
+    ``target="cuda"`` JITs lowered CUDA host code (kernels already ``gpu.binary``);
+    the ``mgpu*`` runtime ABI must then come from ``shared_libs`` (accy's runtime
+    library) or ``symbols`` (name -> ctypes function, e.g. a test double).
+    ``symbols`` are registered before the engine's global constructors run.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        opt_level: int = 3,
+        shared_libs: Sequence[str | os.PathLike[str]] = (),
+        target: Target = "cpu",
+        symbols: Mapping[str, Any] | None = None,
+        pipeline: str | None = None,
+    ):
+        b = _host()
+        self._s = s = _Session(b)
+        module = s.parse(text)
+        self.signatures = _signatures(s, module)
+        _lower(s, module, target, pipeline, True)
+        self._module = module
+        self._keep: list[Any] = []
+        try:
+            self.engine = b.execution_engine.ExecutionEngine(
+                module, opt_level=int(opt_level), shared_libs=[str(p) for p in shared_libs]
+            )
+        except Exception as e:
+            raise s.error("creating the ExecutionEngine", e) from None
+        for name, fn in (symbols or {}).items():
+            self._keep.append(fn)
+            self.engine.raw_register_runtime(name, ctypes.cast(fn, ctypes.c_void_p))
+        try:
+            self.engine.initialize()
+        except Exception as e:
+            raise s.error("initializing the ExecutionEngine", e) from None
+
+    def close(self) -> None:
+        """Release the engine (runs the module's global destructors, e.g.
+        mgpuModuleUnload) while the registered ``symbols`` are still alive."""
+        engine = self.__dict__.pop("engine", None)
+        del engine
+
+    def __del__(self) -> None:
+        self.close()
+
+    def lookup(self, name: str) -> int:
+        """Address of the packed wrapper ``_mlir__mlir_ciface_NAME`` (0 if absent)."""
+        return int(self.engine.raw_lookup("_mlir_ciface_" + name))
+
+    def invoke(self, name: str, *ctypes_args: Any) -> None:
+        """Call ``_mlir_ciface_NAME`` with each argument given as a ctypes pointer to
+        its value (memrefs: ``memref_arg(array)``)."""
+        addr = self.lookup(name)
+        if not addr:
+            raise UpstreamMlirError(
+                f"looking up @{name}",
+                f"no function _mlir_ciface_{name} (is @{name} public, defined, with llvm.emit_c_interface?)",
+            )
+        packed = (ctypes.c_void_p * max(1, len(ctypes_args)))()
+        for i, a in enumerate(ctypes_args):
+            packed[i] = ctypes.cast(a, ctypes.c_void_p)
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)(packed)
+
+    def run(
+        self,
+        name: str,
+        inputs: Sequence[Any],
+        result_specs: Sequence[tuple[Sequence[int], Any]] | None = None,
+    ) -> list["np.ndarray"]:
+        """Call ``@NAME`` in the out-param convention (see the class docstring) and
+        return the outputs. ``result_specs`` lists ``(shape, dtype)`` of the
+        out-params; when omitted it is read from the function's static signature.
+        Inputs are converted to C-contiguous arrays of the parameter's dtype."""
+        np = _np()
+        sig = self.signatures.get(name)
+        if sig is None:
+            raise KeyError(f"no defined func.func @{name}; have {sorted(self.signatures)}")
+        if sig and sig[-1].type == "<results>":
+            raise ValueError(f"@{name} returns values; run() needs results as out-params")
+        n_in = len(inputs)
+        if result_specs is None:
+            outs_sig = sig[n_in:]
+            if any(a.shape is None or None in a.shape or a.dtype is None for a in outs_sig):
+                raise ValueError(f"@{name}: give result_specs (out-params are not static memrefs)")
+            result_specs = [(a.shape, a.dtype) for a in outs_sig]
+        if n_in + len(result_specs) != len(sig):
+            raise ValueError(
+                f"@{name} takes {len(sig)} parameters, got {n_in} inputs + {len(result_specs)} outputs"
+            )
+        args: list[Any] = []
+        keep: list[Any] = []
+        outputs: list[Any] = []
+        for i, (spec, value) in enumerate(zip(sig, list(inputs) + [None] * len(result_specs))):
+            if i >= n_in:
+                shape, dtype = result_specs[i - n_in]
+                value = np.zeros(tuple(shape), dtype=np.dtype(dtype))
+                outputs.append(value)
+            if spec.shape is None:  # scalar
+                cty = _SCALAR_CTYPES.get(spec.type)
+                if cty is None:
+                    raise TypeError(f"@{name} parameter #{i}: unsupported type {spec.type}")
+                c = cty(value.item() if hasattr(value, "item") else value)
+                keep.append(c)
+                args.append(ctypes.pointer(c))
+                continue
+            arr = np.asarray(value)
+            if spec.dtype is not None and arr.dtype != np.dtype(spec.dtype):
+                if i >= n_in:
+                    raise TypeError(f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}")
+                arr = arr.astype(spec.dtype)
+            if len(spec.shape) != arr.ndim or any(
+                d is not None and d != s_ for d, s_ in zip(spec.shape, arr.shape)
+            ):
+                raise ValueError(f"@{name} parameter #{i}: shape {arr.shape} does not fit {spec.type}")
+            arr = np.ascontiguousarray(arr)
+            keep.append(arr)
+            args.append(memref_arg(arr))
+        self.invoke(name, *args)
+        del keep
+        return outputs
+
+    def dump_object(self, path: str | os.PathLike[str]) -> Path:
+        """Write the JIT-compiled code as an object file (see ``dump_object``)."""
+        p = Path(path)
+        if p.exists():
+            p.unlink()
+        self.engine.dump_to_object_file(str(p))
+        if not p.is_file() or p.stat().st_size == 0:
+            raise self._s.error(f"dumping the object file {p}")
+        return p
+
+
+def dump_object(
+    text: str,
+    path: str | os.PathLike[str],
+    *,
+    target: Target = "cpu",
+    opt_level: int = 3,
+    pipeline: str | None = None,
+) -> Path:
+    """Lower ``text`` and write ahead-of-time machine code to the object file ``path``.
+
+    For ``target="cuda"`` placeholders are registered for every ``mgpu*`` symbol
+    (``MGPU_RUNTIME_SYMBOLS`` plus any named in the module) so the engine resolves
+    everything; the object then keeps them undefined, to be linked against the
+    runtime library. The object has no ``.init_array``: link ``ORC_INIT_STUB_C`` into
+    the same shared library so ``__orc_init_func.LLVMDialectModule`` (which loads
+    the embedded kernels) runs at load time. The code is not position-independent
+    (the link warns about DT_TEXTREL; it loads on x86-64 Linux).
+    """
+    b = _host()
+    s = _Session(b)
+    module = s.parse(text)
+    _lower(s, module, target, pipeline, True)
+    syms: dict[str, Any] = {}
+    if target == "cuda":
+        with s.ctx:
+            named = set(re.findall(r"@(mgpu\w+)", str(module)))
+        # Placeholders only satisfy symbol resolution: the engine is never
+        # initialized (no constructor runs), but its destructor runs the global
+        # destructors, which call mgpuModuleUnload(null): the placeholders return 0.
+        syms = {n: _PLACEHOLDER for n in sorted(set(MGPU_RUNTIME_SYMBOLS) | named)}
+    try:
+        engine = b.execution_engine.ExecutionEngine(module, opt_level=int(opt_level))
+    except Exception as e:
+        raise s.error("creating the ExecutionEngine", e) from None
+    for n, fn in syms.items():
+        engine.raw_register_runtime(n, ctypes.cast(fn, ctypes.c_void_p))
+    p = Path(path)
+    if p.exists():
+        p.unlink()
+    engine.dump_to_object_file(str(p))
+    if not p.is_file() or p.stat().st_size == 0:
+        raise s.error(f"dumping the object file {p}")
+    return p
+
+
+def _placeholder_called() -> None:
+    # Reached only from the engine's destructor, which runs the module's global
+    # destructors (mgpuModuleUnload(null)) even when it was never initialized.
+    return None
+
+
+_PLACEHOLDER = ctypes.CFUNCTYPE(ctypes.c_void_p)(_placeholder_called)
+
+
+# ------------------------------------------------------------------------------ CLI
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m accy.mlir_bridge", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    v = sub.add_parser("verify")
+    v.add_argument("file")
+    lo = sub.add_parser("lower")
+    lo.add_argument("file")
+    lo.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    px = sub.add_parser("ptx")
+    px.add_argument("file")
+    px.add_argument("--chip", default="sm_90")
+    px.add_argument("--opt", type=int, default=3)
+    px.add_argument("--libdevice", default=None)
+    px.add_argument("--extract", action="store_true", help="print the PTX of each gpu.binary")
+    args = ap.parse_args(list(argv) if argv is not None else None)
+    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+    try:
+        if args.cmd == "verify":
+            verify_upstream(text)
+        elif args.cmd == "lower":
+            sys.stdout.write(lower_to_llvm(text, target=args.target) + "\n")
+        else:
+            out = compile_kernels_to_ptx(text, chip=args.chip, opt=args.opt, libdevice=args.libdevice)
+            if args.extract:
+                for name, ptx in extract_ptx(out).items():
+                    if ":" not in name:
+                        sys.stdout.write(f"// ----- gpu.binary @{name}\n{ptx}\n")
+            else:
+                sys.stdout.write(out + "\n")
+    except (UpstreamMlirError, MlirUnavailableError, LibdeviceNotFoundError) as e:
+        sys.stderr.write(f"{args.file}: error: {e}\n")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

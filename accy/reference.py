@@ -1,0 +1,518 @@
+"""The numpy reference interpreter: the oracle compiled targets are tested against.
+
+`run(module, "f", *arrays)` evaluates the `func.func @f` of an accy program op by op with
+numpy and returns its results as fresh arrays. Semantics are StableHLO's:
+
+- dtypes: f32 -> float32, f16 -> float16, bf16 -> `ml_dtypes.bfloat16`, i1 -> bool,
+  i32 -> int32, i64 -> int64. Every value has exactly the dtype of its element type.
+- f16 and bf16 math is computed in float32 and rounded back to the element type after each
+  op (float32 holds more than twice the bits of either, so for add, subtract, multiply,
+  divide and sqrt this is exactly the correctly rounded result). Reductions, scans and
+  dot_general on f16/bf16 accumulate in float32 and round once at the end.
+- Integer arithmetic wraps (two's complement). Integer divide truncates toward zero; as in
+  XLA, `x / 0` is -1 and `MIN / -1` is MIN. Integer power is repeated multiplication
+  (wrapping); a negative exponent gives 0, except for bases 1 (-> 1) and -1 (-> +-1).
+- i1 arithmetic in reduce/scan/dot_general: add is OR, mul is AND, max is OR, min is AND.
+- convert: float -> int truncates toward zero and saturates at the integer range (NaN -> 0,
+  as XLA does); anything -> i1 is `!= 0`; i1 -> number is 0/1; int -> int wraps; float ->
+  float rounds to nearest even; int -> float rounds via float64.
+- Floats follow IEEE: division by zero, overflow and NaN give inf/NaN without warnings;
+  maximum/minimum propagate NaN.
+- Dynamic dims (`?`) take the size of the actual arrays. Shapes that disagree at run time
+  (two `?` operands of an elementwise op with different sizes, say) raise `AccyInputError`
+  at the op's location instead of letting numpy broadcast.
+
+Arguments are checked against the signature before anything runs; problems raise
+`AccyInputError` naming the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Block, Operation, SSAValue
+
+from accy.diagnostics import AccyError, AccyInputError
+from accy.dialects import accy
+from accy.dtypes import dense_values, numpy_dtype
+
+__all__ = ["run"]
+
+Env = dict[SSAValue, np.ndarray]
+
+# ---------------------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------------------
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_LOW_PRECISION = (np.dtype(np.float16), _BFLOAT16)
+"""Float dtypes whose math is done in float32 and rounded back."""
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype == _BFLOAT16 or np.issubdtype(dtype, np.floating)
+
+
+def _tensor_type(value: SSAValue) -> TensorType:
+    assert isinstance(value.type, TensorType), value.type
+    return value.type
+
+
+def _dtype_of(value: SSAValue) -> np.dtype:
+    return numpy_dtype(_tensor_type(value).get_element_type())
+
+
+def _shape_text(shape: Sequence[int]) -> str:
+    """A shape as Python prints a tuple, `?` for a dynamic dim: `(4, ?)`, `(4,)`, `()`."""
+    dims = ["?" if d == DYNAMIC_INDEX else str(d) for d in shape]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def _shape_matches(declared: Sequence[int], actual: Sequence[int]) -> bool:
+    return len(declared) == len(actual) and all(
+        d == DYNAMIC_INDEX or d == a for d, a in zip(declared, actual)
+    )
+
+
+def _dtype_text(dtype: np.dtype) -> str:
+    return dtype.name if dtype.isnative else str(dtype)
+
+
+def _op_error(op: Operation, message: str) -> AccyInputError:
+    return AccyInputError(f"'{op.name}' op {message}", op.location)
+
+
+# ---------------------------------------------------------------------------------------
+# Float helpers: compute f16/bf16 in float32 and round back
+# ---------------------------------------------------------------------------------------
+
+
+def _float_math(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.ndarray:
+    """`fn` on float arrays of one dtype, in float32 for f16/bf16, result in that dtype."""
+    dtype = args[0].dtype
+    wide = [a.astype(np.float32) if dtype in _LOW_PRECISION else a for a in args]
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*wide)).astype(dtype, copy=False)
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float32) if x.dtype in _LOW_PRECISION else x
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise ops
+# ---------------------------------------------------------------------------------------
+
+
+def _int_divide(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Truncating division; x / 0 = -1 and MIN / -1 = MIN (XLA's convention)."""
+    minimum = np.iinfo(lhs.dtype).min
+    zero = rhs == 0
+    overflow = (lhs == minimum) & (rhs == -1)
+    safe = np.where(zero | overflow, np.ones_like(rhs), rhs)
+    quotient = lhs // safe  # floors
+    remainder = lhs - quotient * safe
+    quotient = quotient + ((remainder != 0) & ((lhs < 0) != (safe < 0))).astype(lhs.dtype)
+    return np.where(zero, np.full_like(lhs, -1), quotient)
+
+
+def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """Wrapping `base ** exponent` by squaring (equal to repeated multiply mod 2**n)."""
+    one = np.ones_like(base)
+    result = one.copy()
+    square = base.copy()
+    remaining = np.where(exponent < 0, np.zeros_like(exponent), exponent)
+    while np.any(remaining):
+        result = np.where((remaining & 1) == 1, result * square, result)
+        square = square * square
+        remaining = remaining >> 1
+    negative = np.where(
+        base == 1, one, np.where(base == -1, np.where(exponent % 2 == 0, one, -one), 0 * one)
+    )
+    return np.where(exponent < 0, negative, result)
+
+
+def _binary(float_fn: Callable, int_fn: Callable) -> Callable:
+    def evaluate(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        if lhs.shape != rhs.shape:
+            raise _op_error(op, f"operand shapes {lhs.shape} and {rhs.shape} differ")
+        if _is_float(lhs.dtype):
+            return _float_math(float_fn, lhs, rhs)
+        with np.errstate(all="ignore"):
+            return np.asarray(int_fn(lhs, rhs)).astype(lhs.dtype, copy=False)
+
+    return evaluate
+
+
+def _unary(fn: Callable) -> Callable:
+    def evaluate(op: Operation, operand: np.ndarray) -> np.ndarray:
+        if _is_float(operand.dtype):
+            return _float_math(fn, operand)
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(operand)).astype(operand.dtype, copy=False)
+
+    return evaluate
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.reciprocal(np.sqrt(x))
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    one = np.ones((), dtype=x.dtype)
+    return one / (one + np.exp(-x))
+
+
+_COMPARISONS = {
+    accy.ComparisonDirection.EQ: np.equal,
+    accy.ComparisonDirection.NE: np.not_equal,
+    accy.ComparisonDirection.LT: np.less,
+    accy.ComparisonDirection.LE: np.less_equal,
+    accy.ComparisonDirection.GT: np.greater,
+    accy.ComparisonDirection.GE: np.greater_equal,
+}
+
+
+def _compare(op: accy.CompareOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    if lhs.shape != rhs.shape:
+        raise _op_error(op, f"operand shapes {lhs.shape} and {rhs.shape} differ")
+    return _COMPARISONS[op.direction.data](_wide(lhs), _wide(rhs))
+
+
+def _select(
+    op: accy.SelectOp, pred: np.ndarray, on_true: np.ndarray, on_false: np.ndarray
+) -> np.ndarray:
+    if not pred.shape == on_true.shape == on_false.shape:
+        raise _op_error(
+            op,
+            f"operand shapes {pred.shape}, {on_true.shape} and {on_false.shape} differ",
+        )
+    return np.where(pred, on_true, on_false)
+
+
+def _convert(op: accy.ConvertOp, operand: np.ndarray) -> np.ndarray:
+    target = _dtype_of(op.result)
+    source = operand.dtype
+    if target == np.bool_:
+        return operand != np.zeros((), dtype=source)
+    if source == np.bool_:
+        return operand.astype(target)
+    if _is_float(source) and not _is_float(target):
+        wide = operand.astype(np.float64)
+        info = np.iinfo(target)
+        # float64(info.max) rounds up to 2**63 for int64: compare with >= to saturate it.
+        too_big = wide >= np.float64(info.max)
+        too_small = wide <= np.float64(info.min)
+        safe = np.where(too_big | too_small | np.isnan(wide), 0.0, np.trunc(wide))
+        result = safe.astype(target)
+        result[too_big] = info.max
+        result[too_small] = info.min
+        return result
+    if _is_float(target):
+        # Through float64 (exact for every f16/bf16/f32 value and for i32), then one rounding.
+        with np.errstate(over="ignore"):
+            return operand.astype(np.float64).astype(target)
+    return operand.astype(target)  # int -> int wraps
+
+
+# ---------------------------------------------------------------------------------------
+# Constants and data movement
+# ---------------------------------------------------------------------------------------
+
+def _constant(op: accy.ConstantOp) -> np.ndarray:
+    return dense_values(op.value)
+
+
+def _broadcast_in_dim(op: accy.BroadcastInDimOp, operand: np.ndarray) -> np.ndarray:
+    dims = [int(d) for d in op.broadcast_dimensions.get_values()]
+    declared = _tensor_type(op.result).get_shape()
+    shape = list(declared)
+    for index, dim in enumerate(dims):
+        if shape[dim] == DYNAMIC_INDEX:
+            shape[dim] = operand.shape[index]
+    if DYNAMIC_INDEX in shape:
+        raise _op_error(
+            op,
+            f"cannot tell the size of result dim {shape.index(DYNAMIC_INDEX)}: it is "
+            "dynamic and no operand dim maps to it",
+        )
+    for index, dim in enumerate(dims):
+        if operand.shape[index] not in (1, shape[dim]):
+            raise _op_error(
+                op,
+                f"operand dim {index} of size {operand.shape[index]} cannot broadcast "
+                f"to result dim {dim} of size {shape[dim]}",
+            )
+    # Put the operand dims in result order, insert size-1 dims, then stretch.
+    order = sorted(range(len(dims)), key=lambda i: dims[i])
+    moved = np.transpose(operand, order)
+    expanded = [1] * len(shape)
+    for i in order:
+        expanded[dims[i]] = operand.shape[i]
+    return np.broadcast_to(moved.reshape(expanded), shape)
+
+
+def _reshape(op: accy.ReshapeOp, operand: np.ndarray) -> np.ndarray:
+    declared = list(_tensor_type(op.result).get_shape())
+    if declared == list(_tensor_type(op.operand).get_shape()):
+        return operand  # the type does not change: neither do the sizes
+    dynamic = declared.count(DYNAMIC_INDEX)
+    if dynamic > 1:
+        raise _op_error(
+            op, f"cannot infer {dynamic} dynamic dims of the result from the operand"
+        )
+    static = int(np.prod([d for d in declared if d != DYNAMIC_INDEX], dtype=np.int64))
+    if dynamic:
+        fits = static != 0 and operand.size % static == 0
+    else:
+        fits = operand.size == static
+    if not fits:
+        raise _op_error(
+            op,
+            f"cannot reshape {operand.size} elements {operand.shape} into "
+            f"{_shape_text(declared)}",
+        )
+    return np.reshape(operand, [-1 if d == DYNAMIC_INDEX else d for d in declared])
+
+
+def _transpose(op: accy.TransposeOp, operand: np.ndarray) -> np.ndarray:
+    return np.transpose(operand, [int(d) for d in op.permutation.get_values()])
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions, contractions, scans
+# ---------------------------------------------------------------------------------------
+
+
+def _identity(kind: accy.CombinerKind, dtype: np.dtype) -> Any:
+    """The neutral element of a combiner in `dtype` (for empty reductions)."""
+    if kind == accy.CombinerKind.ADD:
+        return np.zeros((), dtype)[()]
+    if kind == accy.CombinerKind.MUL:
+        return np.ones((), dtype)[()]
+    maximum = kind == accy.CombinerKind.MAX
+    if dtype == np.bool_:
+        return not maximum
+    if _is_float(dtype):
+        return np.array(-np.inf if maximum else np.inf, dtype)[()]
+    info = np.iinfo(dtype)
+    return info.min if maximum else info.max
+
+
+def _reduce(op: accy.ReduceOp, operand: np.ndarray) -> np.ndarray:
+    axes = tuple(int(d) for d in op.dimensions.get_values())
+    kind = op.kind.data
+    wide = _wide(operand)
+    dtype = wide.dtype
+    if kind == accy.CombinerKind.ADD:
+        result = np.sum(wide, axis=axes, dtype=dtype)
+    elif kind == accy.CombinerKind.MUL:
+        result = np.prod(wide, axis=axes, dtype=dtype)
+    elif kind == accy.CombinerKind.MAX:
+        result = np.max(wide, axis=axes, initial=_identity(kind, dtype))
+    else:
+        result = np.min(wide, axis=axes, initial=_identity(kind, dtype))
+    return np.asarray(result).astype(operand.dtype, copy=False)
+
+
+def _dot_general(
+    op: accy.DotGeneralOp, lhs: np.ndarray, rhs: np.ndarray
+) -> np.ndarray:
+    (lb, rb), (lc, rc) = op.batching, op.contracting
+    for side, pairs in (("batching", zip(lb, rb)), ("contracting", zip(lc, rc))):
+        for l_dim, r_dim in pairs:
+            if lhs.shape[l_dim] != rhs.shape[r_dim]:
+                raise _op_error(
+                    op,
+                    f"{side} dim sizes differ: lhs dim {l_dim} is {lhs.shape[l_dim]}, "
+                    f"rhs dim {r_dim} is {rhs.shape[r_dim]}",
+                )
+    l_free = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
+    r_free = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
+
+    def size(array: np.ndarray, dims: Sequence[int]) -> int:
+        return int(np.prod([array.shape[d] for d in dims], dtype=np.int64))
+
+    # lhs -> (batch, M, K), rhs -> (batch, K, N), one batched matmul, then unflatten.
+    batch, k = size(lhs, lb), size(lhs, lc)
+    left = np.transpose(_wide(lhs), [*lb, *l_free, *lc]).reshape(batch, size(lhs, l_free), k)
+    right = np.transpose(_wide(rhs), [*rb, *rc, *r_free]).reshape(batch, k, size(rhs, r_free))
+    with np.errstate(all="ignore"):
+        product = np.matmul(left, right)
+    shape = (
+        [lhs.shape[d] for d in lb]
+        + [lhs.shape[d] for d in l_free]
+        + [rhs.shape[d] for d in r_free]
+    )
+    return product.reshape(shape).astype(lhs.dtype, copy=False)
+
+
+_SCANS = {
+    accy.CombinerKind.ADD: lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+    accy.CombinerKind.MUL: lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+    accy.CombinerKind.MAX: lambda x, axis: np.maximum.accumulate(x, axis=axis),
+    accy.CombinerKind.MIN: lambda x, axis: np.minimum.accumulate(x, axis=axis),
+}
+
+
+def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """An inclusive scan; the scratch operand only names the output buffer."""
+    del scratch
+    with np.errstate(all="ignore"):
+        result = _SCANS[op.kind.data](_wide(operand), op.dimension.value.data)
+    return result.astype(operand.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------------------
+# Dispatch
+# ---------------------------------------------------------------------------------------
+
+_EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
+    accy.AddOp: _binary(np.add, np.add),
+    accy.SubtractOp: _binary(np.subtract, np.subtract),
+    accy.MultiplyOp: _binary(np.multiply, np.multiply),
+    accy.DivideOp: _binary(np.divide, _int_divide),
+    accy.MaximumOp: _binary(np.maximum, np.maximum),
+    accy.MinimumOp: _binary(np.minimum, np.minimum),
+    accy.PowerOp: _binary(np.power, _int_power),
+    accy.NegateOp: _unary(np.negative),
+    accy.AbsOp: _unary(np.abs),
+    accy.ExponentialOp: _unary(np.exp),
+    accy.LogOp: _unary(np.log),
+    accy.TanhOp: _unary(np.tanh),
+    accy.SqrtOp: _unary(np.sqrt),
+    accy.RsqrtOp: _unary(_rsqrt),
+    accy.LogisticOp: _unary(_logistic),
+    accy.CompareOp: _compare,
+    accy.SelectOp: _select,
+    accy.ConvertOp: _convert,
+    accy.ConstantOp: _constant,
+    accy.BroadcastInDimOp: _broadcast_in_dim,
+    accy.ReshapeOp: _reshape,
+    accy.TransposeOp: _transpose,
+    accy.ReduceOp: _reduce,
+    accy.DotGeneralOp: _dot_general,
+    accy.ScanOp: _scan,
+}
+"""One function per op kind: `(op, *operand arrays) -> result array`.
+
+`accy.iterate`, `accy.yield` and `func.return` steer evaluation and live in `_run_block`.
+"""
+
+
+def _check_result(op: Operation, result: SSAValue, value: np.ndarray) -> None:
+    declared = _tensor_type(result)
+    if not _shape_matches(declared.get_shape(), value.shape):
+        raise _op_error(
+            op,
+            f"result shape {value.shape} at run time differs from the declared "
+            f"{_shape_text(declared.get_shape())}",
+        )
+    expected = numpy_dtype(declared.get_element_type())
+    assert value.dtype == expected, f"{op.name} computed {value.dtype}, not {expected}"
+
+
+def _iterate(op: accy.IterateOp, env: Env) -> list[np.ndarray]:
+    carried = [env[v] for v in op.inits]
+    block = op.body.block
+    for _ in range(op.trip_count.value.data):
+        for arg, value in zip(block.args, carried):
+            env[arg] = value
+        carried = _run_block(block, env)
+    return carried
+
+
+def _run_block(block: Block, env: Env) -> list[np.ndarray]:
+    """Evaluate `block` with its arguments bound in `env`; the terminator's operands."""
+    for op in block.ops:
+        if isinstance(op, (func.ReturnOp, accy.YieldOp)):
+            return [env[v] for v in op.operands]
+        if isinstance(op, accy.IterateOp):
+            values = _iterate(op, env)
+        elif type(op) in _EVALUATORS:
+            values = [_EVALUATORS[type(op)](op, *(env[v] for v in op.operands))]
+        else:
+            raise AccyError(
+                f"the reference interpreter does not evaluate '{op.name}'", op.location
+            )
+        for result, value in zip(op.results, values, strict=True):
+            value = np.asarray(value)
+            _check_result(op, result, value)
+            env[result] = value
+    raise AccyError("block has no terminator")
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------
+
+
+def _find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    for function in functions:
+        if function.sym_name.data == name:
+            if not function.body.blocks:
+                raise AccyInputError(f"function @{name} is a declaration without a body")
+            return function
+    known = ", ".join(f"@{f.sym_name.data}" for f in functions) or "none"
+    raise AccyInputError(f"no function @{name} in the module; known functions: {known}")
+
+
+def _check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np.ndarray]:
+    name = function.sym_name.data
+    params = function.body.block.args
+    if len(arrays) != len(params):
+        raise AccyInputError(
+            f"function @{name} takes {len(params)} argument"
+            f"{'' if len(params) == 1 else 's'}, got {len(arrays)}"
+        )
+    checked = []
+    for index, (param, array) in enumerate(zip(params, arrays)):
+        label = f"argument #{index}" + (
+            f" (%{param.name_hint})" if param.name_hint else ""
+        ) + f" of @{name}"
+        declared = _tensor_type(param)
+        dtype = numpy_dtype(declared.get_element_type())
+        shape = declared.get_shape()
+        if not isinstance(array, (np.ndarray, np.generic)):
+            raise AccyInputError(
+                f"{label}: expected a numpy array (np.ndarray or numpy scalar) of dtype "
+                f"{_dtype_text(dtype)} and shape {_shape_text(shape)}, got "
+                f"{type(array).__name__}"
+            )
+        array = np.asarray(array)
+        if array.dtype != dtype or not array.dtype.isnative:
+            raise AccyInputError(
+                f"{label}: expected dtype {_dtype_text(dtype)}, got "
+                f"{_dtype_text(array.dtype)}"
+            )
+        if not _shape_matches(shape, array.shape):
+            raise AccyInputError(
+                f"{label}: expected shape {_shape_text(shape)}, got "
+                f"{_shape_text(array.shape)}"
+            )
+        checked.append(array)
+    return checked
+
+
+def run(module: ModuleOp, function_name: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Evaluate `func.func @function_name` of `module` on `arrays` with numpy.
+
+    Each argument must be a numpy array (or numpy scalar) of its parameter's dtype and
+    shape (any size at a dynamic dim). Returns the function's results as fresh arrays that
+    share no memory with the inputs. Raises `AccyInputError` for bad arguments or shapes
+    that disagree at run time, `AccyError` for ops the interpreter does not evaluate.
+    """
+    function = _find_function(module, function_name.removeprefix("@"))
+    env: Env = dict(zip(function.body.block.args, _check_arguments(function, arrays)))
+    outputs = _run_block(function.body.block, env)
+    return tuple(np.array(value, copy=True, order="C") for value in outputs)

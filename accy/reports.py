@@ -1,0 +1,82 @@
+"""Plan reports: the decisions of the planning analyses as plain-text tables.
+
+Each report takes a module and the analysis manager that planned it (computing what is
+missing) and returns text; `accy-opt --accy-report=NAME` prints it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+
+from accy.passes.analysis import AnalysisManager
+from accy.passes.buffers import value_label, value_numbers
+from accy.passes.memory import MEMORY
+from accy.passes.schedule import SCHEDULE
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Columns padded to their widest cell, separated by two spaces."""
+    cells = [list(map(str, header))] + [list(map(str, row)) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+        for row in cells
+    )
+
+
+def memory_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(MEMORY, module)
+    numbers = {}
+    rows = []
+    for a in plan.assignments:
+        slot = plan.buffers.slots[a.slot_id]
+        if slot.function not in numbers:
+            numbers[slot.function] = value_numbers(slot.function)
+        rows.append(
+            (
+                a.slot_id,
+                f"@{slot.function_name}",
+                f"%{value_label(a.value, numbers[slot.function])}",
+                a.role,
+                a.space.value,
+                a.access.value,
+                a.transfer.value,
+                "?" if a.byte_size is None else a.byte_size,
+                a.output_source or "-",
+            )
+        )
+    summary = (
+        f"memory-space plan: {plan.assignment_count()} slots, "
+        f"{plan.total_static_bytes} static bytes, {plan.dynamic_slot_count} dynamic, "
+        f"{plan.elided_value_count} elided; device_global {plan.device_global_slot_count}, "
+        f"device_constant {plan.device_constant_slot_count}, host inputs "
+        f"{plan.host_input_transfer_count}, host outputs {plan.host_output_transfer_count}"
+    )
+    header = ("slot", "function", "value", "role", "space", "access", "transfer", "bytes", "source")
+    remarks = [f"remark: {text}" for _, text in plan.remarks]
+    return "\n".join([summary, table(header, rows), *remarks])
+
+
+def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(SCHEDULE, module)
+    rows = [
+        (
+            w.id,
+            f"@{w.function}",
+            w.kind.value,
+            w.root.name,
+            len(w.members),
+            "-" if w.parent is None else w.parent,
+        )
+        for w in plan.work_items
+    ]
+    header = ("item", "function", "kind", "root", "ops", "in loop")
+    return f"schedule: {plan.work_item_count()} work item(s)\n" + table(header, rows)
+
+
+REPORTS: dict[str, Callable[[ModuleOp, AnalysisManager], str]] = {
+    "memory": memory_report,
+    "schedule": schedule_report,
+}

@@ -1,0 +1,130 @@
+"""Arena packing quality: arena size over the lower bound, per packer, on generated problems.
+
+Families:
+- ``random``: random lifetimes and log-uniform sizes (the lower bound may be below optimum).
+- ``cut``: a full time x address rectangle cut recursively into buffers (guillotine cuts).
+- ``churn``: a full rectangle where, at each work item, random buffers end and the freed
+  address runs (merged across neighbours) are re-cut into new buffers.
+In ``cut`` and ``churn`` every work item is exactly full, so the lower bound is the optimum
+and the ratio is the distance from it. Sizes are a whole number of alignment units minus a
+random slack, so rounding up to the alignment is exercised.
+
+Run: ``python benchmarks/packing.py [--quick] [--budget-ms M]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections.abc import Callable
+
+from accy.passes.arena import BufferInterval, check_placement, pack
+
+ALIGNMENT = 256
+Generator = Callable[[random.Random, int], list[BufferInterval]]
+
+
+def _buffer(rng: random.Random, ident: int, start: int, end: int, units: int) -> BufferInterval:
+    """A buffer of ``units`` alignment units, less a random slack."""
+    return BufferInterval(ident, start, end, units * ALIGNMENT - rng.randrange(ALIGNMENT))
+
+
+def random_problem(rng: random.Random, count: int) -> list[BufferInterval]:
+    """``count`` buffers with random starts, lifetimes up to 20 items, sizes 1..256 units."""
+    items = max(count // 2, 1)
+    buffers = []
+    for ident in range(count):
+        start = rng.randrange(items)
+        units = int(2 ** rng.uniform(0, 8))
+        buffers.append(_buffer(rng, ident, start, start + rng.randrange(20), units))
+    return buffers
+
+
+def cut_problem(rng: random.Random, count: int) -> list[BufferInterval]:
+    """A 64-unit x 40-item rectangle cut by guillotine cuts into ``count`` pieces."""
+    pieces = [(0, 40, 0, 64)]  # (first item, last item + 1, low unit, high unit)
+    while len(pieces) < count:
+        index = rng.randrange(len(pieces))
+        t0, t1, a0, a1 = pieces[index]
+        if t1 - t0 > 1 and (a1 - a0 == 1 or rng.random() < 0.5):
+            cut = rng.randint(t0 + 1, t1 - 1)
+            pieces[index : index + 1] = [(t0, cut, a0, a1), (cut, t1, a0, a1)]
+        elif a1 - a0 > 1:
+            cut = rng.randint(a0 + 1, a1 - 1)
+            pieces[index : index + 1] = [(t0, t1, a0, cut), (t0, t1, cut, a1)]
+    return [_buffer(rng, i, t0, t1 - 1, a1 - a0) for i, (t0, t1, a0, a1) in enumerate(pieces)]
+
+
+def churn_problem(rng: random.Random, count: int) -> list[BufferInterval]:
+    """A 64-unit-high rectangle over ``count // 4`` items, re-cut where buffers end."""
+    items, height, buffers = max(count // 4, 2), 64, []
+    live: list[tuple[int, int, int]] = []  # (low unit, high unit, start item)
+
+    def recut(low: int, high: int, start: int) -> None:
+        while low < high:
+            width = min(high - low, rng.randint(1, 16))
+            live.append((low, low + width, start))
+            low += width
+
+    recut(0, height, 0)
+    for item in range(items):
+        ended = sorted(s for s in live if item == items - 1 or rng.random() < 0.3)
+        for low, high, start in ended:
+            buffers.append(_buffer(rng, len(buffers), start, item, high - low))
+        live[:] = [s for s in live if s not in ended]
+        runs: list[list[int]] = []
+        for low, high, _ in ended:
+            if runs and runs[-1][1] == low:
+                runs[-1][1] = high
+            else:
+                runs.append([low, high])
+        for low, high in runs if item < items - 1 else []:
+            recut(low, high, item + 1)
+    return buffers
+
+
+FAMILIES: dict[str, Generator] = {
+    "random": random_problem,
+    "cut": cut_problem,
+    "churn": churn_problem,
+}
+
+
+def run_case(name: str, intervals: list[BufferInterval], budget_ms: float) -> float:
+    """Pack one case, check it, print one line; return the best ratio."""
+    started = time.perf_counter()
+    result = pack(intervals, alignment=ALIGNMENT, budget_ms=budget_ms, max_iterations=10**9)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    check_placement(intervals, result.placement, ALIGNMENT)
+    bound = result.placement.lower_bound
+    sizes = result.packer_sizes.items()
+    ratios = "  ".join(f"{packer}={size / bound:.3f}" for packer, size in sizes)
+    best = result.placement.ratio
+    print(f"{name:<16} n={len(intervals):<5} {ratios}  best={best:.3f}  ({elapsed_ms:.0f} ms)")
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer and smaller cases")
+    parser.add_argument(
+        "--budget-ms", type=float, default=1000.0, help="improvement budget per case"
+    )
+    args = parser.parse_args()
+    seeds = range(2) if args.quick else range(5)
+    counts = (150,) if args.quick else (150, 400)
+    budget = min(args.budget_ms, 200.0) if args.quick else args.budget_ms
+    for family, generate in FAMILIES.items():
+        bests = []
+        for count in counts:
+            for seed in seeds:
+                rng = random.Random(seed)
+                intervals = generate(rng, count)
+                rng.shuffle(intervals)
+                bests.append(run_case(f"{family}/{count}/s{seed}", intervals, budget))
+        print(f"{family}: worst best={max(bests):.3f}  mean best={sum(bests) / len(bests):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Arena packing: place buffers with lifetimes into one arena (no IR involved).
+
+``pack`` runs every packer and an improvement search; ``check_placement`` verifies a result;
+``minimalloc`` reads and writes MiniMalloc CSV problems and solutions.
+"""
+
+from accy.passes.arena.best_fit import pack_best_fit
+from accy.passes.arena.checker import ArenaCheckError, check_placement
+from accy.passes.arena.greedy_by_breadth import pack_greedy_by_breadth
+from accy.passes.arena.greedy_by_size import pack_greedy_by_size
+from accy.passes.arena.improve import improve
+from accy.passes.arena.minimalloc import (
+    MiniMallocFormatError,
+    read_problem,
+    read_solution,
+    write_solution,
+)
+from accy.passes.arena.pack import PACKERS, PackResult, pack
+from accy.passes.arena.problem import (
+    DEFAULT_ALIGNMENT,
+    BufferInterval,
+    Placement,
+    align_up,
+    lower_bound,
+    overlaps_in_time,
+)
+
+__all__ = [
+    "DEFAULT_ALIGNMENT",
+    "PACKERS",
+    "ArenaCheckError",
+    "BufferInterval",
+    "MiniMallocFormatError",
+    "PackResult",
+    "Placement",
+    "align_up",
+    "check_placement",
+    "improve",
+    "lower_bound",
+    "overlaps_in_time",
+    "pack",
+    "pack_best_fit",
+    "pack_greedy_by_breadth",
+    "pack_greedy_by_size",
+    "read_problem",
+    "read_solution",
+    "write_solution",
+]

@@ -1,0 +1,190 @@
+"""Buffer plan: which values need storage (slots), and the role of each slot.
+
+A slot is created, in pre-order through each function, for every function argument
+(role `input`), every constant (role `constant`) and every result a work item leaves in
+storage; a slot whose value is returned by `func.return` also has role `output`. Some
+values share a slot instead of getting one: the result of `accy.scan` is written into the
+slot of its scratch operand (#1), and the block arguments of an `accy.iterate` body are
+the loop's carried buffers, i.e. the slots of the loop's results. Values fused away are
+*elided* and get no slot.
+
+Invariants: slot ids are 0, 1, 2, … in creation order (per function: arguments first,
+then results in pre-order); every value has at most one slot; `total_static_bytes` is the
+sum of the static slot sizes; a slot's byte size is None exactly when its shape is
+dynamic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from accy.dialects import accy as ops
+from accy.passes.analysis import (
+    AnalysisDescriptor,
+    AnalysisManager,
+    Census,
+    WorkBounds,
+    WorkMeter,
+    checked_add,
+)
+from accy.passes.fusion import DATA_OPS, FUSION
+from accy.passes.shapes import SHAPES
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+
+@dataclass(frozen=True)
+class BufferRole:
+    input: bool = False
+    output: bool = False
+    constant: bool = False
+
+    def __str__(self) -> str:
+        names = [n for n in ("input", "output", "constant") if getattr(self, n)]
+        return "+".join(names) or "temporary"
+
+
+@dataclass
+class BufferSlot:
+    """Storage for one value (and the values that share it)."""
+
+    id: int
+    value: SSAValue
+    producer: Operation | None
+    role: BufferRole
+    byte_size: int | None
+    function: func.FuncOp
+
+    @property
+    def function_name(self) -> str:
+        return self.function.sym_name.data
+
+    @property
+    def is_dynamic(self) -> bool:
+        return self.byte_size is None
+
+
+@dataclass
+class BufferPlan:
+    slots: list[BufferSlot] = field(default_factory=list)
+    slot_of_value: dict[SSAValue, BufferSlot] = field(default_factory=dict)
+    elided: list[SSAValue] = field(default_factory=list)
+
+    def slot_count(self) -> int:
+        return len(self.slots)
+
+    def elision_count(self) -> int:
+        return len(self.elided)
+
+    def get_slot(self, value: SSAValue) -> BufferSlot | None:
+        return self.slot_of_value.get(value)
+
+    @property
+    def total_static_bytes(self) -> int:
+        return sum(s.byte_size for s in self.slots if s.byte_size is not None)
+
+
+def value_numbers(function: func.FuncOp) -> dict[SSAValue, int]:
+    """The number the printer shows for each value of a function (`%N`): arguments first,
+    then results (and nested block arguments) in pre-order."""
+    numbers: dict[SSAValue, int] = {}
+    for arg in function.body.block.args:
+        numbers[arg] = len(numbers)
+    for op in function.body.walk():
+        for result in op.results:
+            numbers[result] = len(numbers)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    numbers[arg] = len(numbers)
+    return numbers
+
+
+def value_label(value: SSAValue, numbers: dict[SSAValue, int]) -> str:
+    """How diagnostics and reports name a value: its name in the source text if it had
+    one, else the number the printer shows."""
+    return value.name_hint or str(numbers[value])
+
+
+class _SlotBuilder:
+    def __init__(self, plan: BufferPlan, layouts, meter: WorkMeter):
+        self.plan, self.layouts, self.meter = plan, layouts, meter
+
+    def new(
+        self, value: SSAValue, producer: Operation | None, role: BufferRole, function
+    ) -> None:
+        slot = BufferSlot(
+            id=len(self.plan.slots),
+            value=value,
+            producer=producer,
+            role=role,
+            byte_size=self.layouts.of(value).byte_size,
+            function=function,
+        )
+        self.plan.slots.append(slot)
+        self.share(value, slot)
+
+    def share(self, value: SSAValue, slot: BufferSlot) -> None:
+        self.plan.slot_of_value[value] = slot
+        self.meter.retain()
+
+
+def compute_buffers(
+    manager: AnalysisManager, root: Operation, meter: WorkMeter
+) -> BufferPlan:
+    layouts = manager.get(SHAPES, root)
+    fusion = manager.get(FUSION, root)
+    plan = BufferPlan()
+    builder = _SlotBuilder(plan, layouts, meter)
+    for function in root.walk():
+        meter.visit()
+        if not isinstance(function, func.FuncOp):
+            continue
+        for arg in function.body.block.args:
+            meter.visit()
+            builder.new(arg, None, BufferRole(input=True), function)
+        for op in function.body.walk():
+            meter.visit()
+            _assign(op, fusion, plan, builder, function)
+        for op in function.body.block.ops:
+            meter.visit()
+            if isinstance(op, func.ReturnOp):
+                for value in op.arguments:
+                    slot = plan.slot_of_value[value]
+                    slot.role = BufferRole(slot.role.input, True, slot.role.constant)
+    return plan
+
+
+def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, function) -> None:
+    if isinstance(op, ops.ConstantOp):
+        builder.new(op.result, op, BufferRole(constant=True), function)
+    elif isinstance(op, ops.ScanOp):
+        builder.share(op.result, plan.slot_of_value[op.scratch])
+    elif isinstance(op, ops.IterateOp):
+        for result, arg in zip(op.results, op.body.block.args):
+            builder.new(result, op, BufferRole(), function)
+            builder.share(arg, plan.slot_of_value[result])
+    elif isinstance(op, DATA_OPS):
+        return
+    elif fusion.is_elided(op.results[0]):
+        plan.elided.extend(op.results)
+    else:
+        for result in op.results:
+            builder.new(result, op, BufferRole(), function)
+
+
+def estimate_buffers(census: Census) -> WorkBounds:
+    return WorkBounds(
+        structural_visits=checked_add(
+            census.operations, census.values, census.operations, census.operations
+        ),
+        retained_entries=checked_add(census.values, census.values),
+    )
+
+
+BUFFERS = AnalysisDescriptor(
+    name="accy-buffer-plan",
+    version=1,
+    compute=compute_buffers,
+    estimate=estimate_buffers,
+)

@@ -1,0 +1,145 @@
+"""Fusion plan: which ops run together in one kernel.
+
+A *fusible* op is elementwise (including compare, select and convert), a
+`broadcast_in_dim` or a `reshape`. A fusible producer joins its consumer's group when its
+result has exactly one use, that use is by a fusible op or an `accy.reduce` (a reduction
+takes a fused elementwise prologue) in the same block, and the result is not returned
+(a `func.return` or `accy.yield` use is a use of its own). Every other op that computes
+(transpose, dot_general, reduce, scan, iterate) roots its own group; constants belong to
+no group (they are data, not work).
+
+Invariants: groups partition the computing ops of each block; a group's root is its last
+member in program order and the only member whose results leave the group; the results
+of the other members are *elided*: they never get storage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from accy.dialects import accy as ops
+from accy.passes.analysis import (
+    AnalysisDescriptor,
+    AnalysisManager,
+    Census,
+    WorkBounds,
+    WorkMeter,
+    checked_add,
+)
+from xdsl.dialects import func
+from xdsl.ir import Block, Operation, SSAValue
+
+FUSIBLE = (
+    ops.ElementwiseBinaryOperation,
+    ops.ElementwiseUnaryOperation,
+    ops.CompareOp,
+    ops.SelectOp,
+    ops.ConvertOp,
+    ops.BroadcastInDimOp,
+    ops.ReshapeOp,
+)
+"""Ops that fuse into their single consumer."""
+
+FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp)
+"""Ops that take a fusible producer into their kernel."""
+
+DATA_OPS = (ops.ConstantOp, func.ReturnOp, ops.YieldOp)
+"""Ops that do no work of their own."""
+
+
+@dataclass(frozen=True)
+class FusionGroup:
+    """Ops that run as one kernel; `root` is last and produces the group's results."""
+
+    root: Operation
+    members: tuple[Operation, ...]
+
+    @property
+    def elided(self) -> tuple[SSAValue, ...]:
+        return tuple(r for op in self.members if op is not self.root for r in op.results)
+
+
+@dataclass(frozen=True)
+class FusionPlan:
+    """Groups in program order (per block, pre-order through nested regions)."""
+
+    groups: tuple[FusionGroup, ...]
+    group_of: dict[Operation, FusionGroup]
+
+    @property
+    def elided_values(self) -> tuple[SSAValue, ...]:
+        return tuple(v for g in self.groups for v in g.elided)
+
+    def is_elided(self, value: SSAValue) -> bool:
+        owner = value.owner
+        group = self.group_of.get(owner) if isinstance(owner, Operation) else None
+        return group is not None and group.root is not owner
+
+
+def fuses_into_consumer(op: Operation) -> Operation | None:
+    """The consumer `op` fuses into, or None when `op` roots a group."""
+    if not isinstance(op, FUSIBLE) or len(op.results) != 1:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1:
+        return None
+    consumer = uses[0].operation
+    if consumer.parent is not op.parent or not isinstance(consumer, FUSING_CONSUMERS):
+        return None
+    return consumer
+
+
+def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
+    """Groups of one block in order of their roots, each `accy.iterate` group followed
+    by the groups of its body. Walks backwards first, so that every consumer knows its
+    root before its producers ask."""
+    root_of: dict[Operation, Operation] = {}
+    for op in reversed(block.ops):
+        meter.visit()
+        if isinstance(op, DATA_OPS):
+            continue
+        consumer = fuses_into_consumer(op)
+        root_of[op] = root_of[consumer] if consumer is not None else op
+    members: dict[Operation, list[Operation]] = {}
+    groups: list[FusionGroup] = []
+    for op in block.ops:
+        meter.visit()
+        if op not in root_of:
+            continue
+        root = root_of[op]
+        members.setdefault(root, []).append(op)
+        if root is op:
+            groups.append(FusionGroup(op, tuple(members.pop(op))))
+            meter.retain(len(groups[-1].members))
+            if isinstance(op, ops.IterateOp):
+                groups.extend(_fuse_block(op.body.block, meter))
+    return groups
+
+
+def compute_fusion(
+    _manager: AnalysisManager, root: Operation, meter: WorkMeter
+) -> FusionPlan:
+    groups: list[FusionGroup] = []
+    for function in root.walk():
+        meter.visit()
+        if isinstance(function, func.FuncOp):
+            groups.extend(_fuse_block(function.body.block, meter))
+    group_of = {member: group for group in groups for member in group.members}
+    return FusionPlan(tuple(groups), group_of)
+
+
+def estimate_fusion(census: Census) -> WorkBounds:
+    return WorkBounds(
+        structural_visits=checked_add(
+            census.operations, census.operations, census.operations
+        ),
+        retained_entries=census.operations,
+    )
+
+
+FUSION = AnalysisDescriptor(
+    name="accy-fusion-plan",
+    version=1,
+    compute=compute_fusion,
+    estimate=estimate_fusion,
+)

@@ -1,0 +1,64 @@
+"""``accy-pack`` end to end, through the installed console script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from accy.passes.arena import Placement, check_placement, read_solution
+
+ACCY_PACK = str(Path(sys.executable).with_name("accy-pack"))
+
+# Buffers 0 and 1 meet at item 1 (100 + 50 bytes live); 2 meets 1 at item 2 (50 + 70).
+PROBLEM = "id,lower,upper,size\n0,0,2,100\n1,1,3,50\n2,2,4,70\n"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([ACCY_PACK, *args], capture_output=True, text=True, timeout=60)
+
+
+def _problem(tmp_path: Path, text: str = PROBLEM) -> str:
+    path = tmp_path / "problem.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def test_packs_and_writes_a_valid_solution(tmp_path: Path) -> None:
+    solution = tmp_path / "solution.csv"
+    result = _run(_problem(tmp_path), "--capacity", "150", "-o", str(solution))
+    assert result.returncode == 0, result.stderr
+    assert "arena size:  150 bytes" in result.stdout
+    assert "lower bound: 150 bytes" in result.stdout
+    assert "ratio:       1.0000" in result.stdout
+    assert "greedy_by_breadth" in result.stdout
+    intervals, offsets = read_solution(solution)
+    assert offsets is not None
+    check_placement(intervals, Placement(offsets, 150, 150, "file"), 1)
+
+
+def test_alignment_option_rounds_sizes(tmp_path: Path) -> None:
+    result = _run(_problem(tmp_path), "--alignment", "64")
+    assert result.returncode == 0, result.stderr
+    # 100 -> 128, 50 -> 64, 70 -> 128: the widest item holds 128 + 64 (or 64 + 128).
+    assert "lower bound: 192 bytes" in result.stdout
+
+
+def test_capacity_not_met_is_one_error_line(tmp_path: Path) -> None:
+    result = _run(_problem(tmp_path), "--capacity", "149")
+    assert result.returncode == 1
+    assert result.stderr == "error: arena needs 150 bytes, capacity is 149\n"
+
+
+def test_missing_file_is_one_error_line(tmp_path: Path) -> None:
+    result = _run(str(tmp_path / "absent.csv"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ")
+    assert "absent.csv" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_malformed_file_names_the_line(tmp_path: Path) -> None:
+    path = _problem(tmp_path, "id,lower,upper,size\n0,0,2,100\n1,1,one,50\n")
+    result = _run(path)
+    assert result.returncode == 1
+    assert result.stderr == f"error: {path}:3: upper 'one' is not an integer\n"

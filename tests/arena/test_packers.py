@@ -1,0 +1,162 @@
+"""Arena packers: validity properties, hand-checked offsets, determinism, the checker."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from accy.passes.arena import (
+    ArenaCheckError,
+    BufferInterval,
+    Placement,
+    align_up,
+    check_placement,
+    improve,
+    lower_bound,
+    pack,
+    pack_best_fit,
+    pack_greedy_by_breadth,
+    pack_greedy_by_size,
+)
+
+PACKERS = [pack_greedy_by_size, pack_greedy_by_breadth, pack_best_fit]
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> list[BufferInterval]:
+    count = draw(st.integers(0, 25))
+    result = []
+    for ident in range(count):
+        start = draw(st.integers(0, 15))
+        length = draw(st.integers(0, 8))
+        size = draw(st.integers(0, 2000))
+        result.append(BufferInterval(ident, start, start + length, size))
+    return result
+
+
+def _assert_sound(intervals: list[BufferInterval], placement: Placement, alignment: int) -> None:
+    check_placement(intervals, placement, alignment)
+    total = sum(align_up(i.size, alignment) for i in intervals)
+    assert placement.lower_bound == lower_bound(intervals, alignment)
+    assert placement.lower_bound <= placement.size <= total
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.sampled_from([1, 64, 256]), st.randoms(use_true_random=False))
+def test_every_packer_is_valid_and_order_independent(
+    intervals: list[BufferInterval], alignment: int, rng: random.Random
+) -> None:
+    shuffled = list(intervals)
+    rng.shuffle(shuffled)
+    for packer in PACKERS:
+        placement = packer(intervals, alignment)
+        _assert_sound(intervals, placement, alignment)
+        assert packer(shuffled, alignment) == placement
+
+
+@settings(max_examples=30, deadline=None)
+@given(problems(), st.randoms(use_true_random=False))
+def test_pack_is_valid_deterministic_and_no_worse_than_any_packer(
+    intervals: list[BufferInterval], rng: random.Random
+) -> None:
+    # A large budget with a small iteration cap: the cap, not the clock, ends the search.
+    options = {"alignment": 256, "budget_ms": 10_000, "max_iterations": 30}
+    result = pack(intervals, **options)
+    _assert_sound(intervals, result.placement, 256)
+    assert result.placement.size <= min(p(intervals, 256).size for p in PACKERS)
+    assert result.placement.size == result.packer_sizes["improve"]
+    shuffled = list(intervals)
+    rng.shuffle(shuffled)
+    assert pack(shuffled, **options) == result
+
+
+def test_greedy_by_size_hand_case() -> None:
+    # a=1000 live 0..1, b=512 live 1..2, c=512 live 2..3, alignment 256.
+    # Largest first: a -> 0 (aligned 1024). b meets a: lowest gap above a -> 1024.
+    # c meets only b (at item 2): gap [0, 1024) below b fits 512 -> 0.
+    # Arena = max(0+1024, 1024+512, 0+512) = 1536; lower bound at item 1 = 1024+512.
+    intervals = [
+        BufferInterval(0, 0, 1, 1000),
+        BufferInterval(1, 1, 2, 512),
+        BufferInterval(2, 2, 3, 512),
+    ]
+    placement = pack_greedy_by_size(intervals)
+    assert dict(placement.offsets) == {0: 0, 1: 1024, 2: 0}
+    assert (placement.size, placement.lower_bound) == (1536, 1536)
+
+
+def test_best_fit_takes_smallest_gap_where_first_fit_takes_lowest() -> None:
+    # Alignment 1; both packers place a, b, c, d, e, x (decreasing size), stacking the first
+    # five at item 0: a [0,200) b [200,300) c [300,390) d [390,440) e [440,480).
+    # x (30 bytes, item 1 only) meets a, c, e but not b, d (item 0 only), so its free gaps
+    # are [200,300) (100 bytes) and [390,440) (50 bytes):
+    # first fit takes the lowest, 200; best fit the smallest, 390. Both arenas are 480.
+    intervals = [
+        BufferInterval(0, 0, 2, 200),  # a
+        BufferInterval(1, 0, 0, 100),  # b
+        BufferInterval(2, 0, 2, 90),  # c
+        BufferInterval(3, 0, 0, 50),  # d
+        BufferInterval(4, 0, 2, 40),  # e
+        BufferInterval(5, 1, 1, 30),  # x
+    ]
+    stacked = {0: 0, 1: 200, 2: 300, 3: 390, 4: 440}
+    best = pack_best_fit(intervals, 1)
+    first = pack_greedy_by_size(intervals, 1)
+    assert dict(best.offsets) == {**stacked, 5: 390}
+    assert dict(first.offsets) == {**stacked, 5: 200}
+    assert best.size == first.size == 480
+
+
+def test_lower_bound_releases_before_claiming() -> None:
+    # Buffer 0 ends at item 1, buffer 1 starts at item 2: never live together.
+    intervals = [BufferInterval(0, 0, 1, 300), BufferInterval(1, 2, 3, 300)]
+    assert lower_bound(intervals, 256) == 512
+    assert lower_bound(intervals, 1) == 300
+
+
+def test_improve_never_returns_worse() -> None:
+    rng = random.Random(7)
+    intervals = [
+        BufferInterval(i, (s := rng.randrange(30)), s + rng.randrange(10), rng.randrange(1, 5000))
+        for i in range(80)
+    ]
+    start = pack_greedy_by_breadth(intervals, 256)
+    better = improve(intervals, start, alignment=256, budget_ms=10_000, max_iterations=200)
+    check_placement(intervals, better, 256)
+    assert better.size <= start.size
+
+
+def test_checker_names_overlapping_buffers() -> None:
+    intervals = [BufferInterval(3, 0, 2, 256), BufferInterval(9, 2, 4, 256)]
+    bad = Placement(offsets={3: 0, 9: 0}, size=256, lower_bound=512, packer="hand")
+    with pytest.raises(ArenaCheckError, match="buffers 3 and 9"):
+        check_placement(intervals, bad, 256)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "size", "message"),
+    [
+        ({3: 0}, 512, "buffer 9 has no offset"),
+        ({3: 0, 9: 100}, 512, "buffer 9 offset 100 is not"),
+        ({3: 0, 9: 256}, 300, "buffer 9 ends at 512, past the arena size 300"),
+    ],
+)
+def test_checker_catches_missing_misaligned_and_uncovered(
+    offsets: dict[int, int], size: int, message: str
+) -> None:
+    intervals = [BufferInterval(3, 0, 2, 256), BufferInterval(9, 2, 4, 256)]
+    placement = Placement(offsets=offsets, size=size, lower_bound=512, packer="hand")
+    with pytest.raises(ArenaCheckError, match=message):
+        check_placement(intervals, placement, 256)
+
+
+def test_invalid_problems_are_rejected() -> None:
+    with pytest.raises(ValueError, match="start 3 is after end 1"):
+        BufferInterval(0, 3, 1, 8)
+    with pytest.raises(ValueError, match="appears more than once"):
+        pack([BufferInterval(0, 0, 1, 8), BufferInterval(0, 1, 2, 8)])
+    with pytest.raises(ValueError, match="alignment"):
+        pack([BufferInterval(0, 0, 1, 8)], alignment=0)
