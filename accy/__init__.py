@@ -1,39 +1,61 @@
 """accy: tensor programs to CUDA with an explicit memory plan.
 
 The public API: `Builder` builds programs from Python, `parse` reads `.mlir` text,
-`reference.run` evaluates a function with numpy (the oracle of every target).
+`prepare` plans them, `reference.run` evaluates a function with numpy (the oracle of
+every target).
+
+Names are imported on first use, so that `accy.runtime` (which loads compiled programs)
+imports only the standard library and numpy on machines without the compiler packages.
 """
 
-from accy.builder import Builder, BlockBuilder, FunctionBuilder, tensor_type
-from accy.diagnostics import (
-    AccyError,
-    AccyInputError,
-    AccyParseError,
-    AccyVerifyError,
-)
-from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted
-from accy.passes.memory import Aliased, KernelWritten, MissingOutputWriter
-from accy.preparation import Preparation, prepare
-from accy.source import make_context, parse, verify
+from __future__ import annotations
 
-__all__ = [
-    "AccyError",
-    "Aliased",
-    "Budget",
-    "KernelWritten",
-    "MissingOutputWriter",
-    "Outcome",
-    "Preparation",
-    "WorkBudgetExhausted",
-    "prepare",
-    "AccyInputError",
-    "AccyParseError",
-    "AccyVerifyError",
-    "BlockBuilder",
-    "Builder",
-    "FunctionBuilder",
-    "make_context",
-    "parse",
-    "tensor_type",
-    "verify",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "AccyError": "accy.diagnostics",
+    "AccyInputError": "accy.diagnostics",
+    "AccyParseError": "accy.diagnostics",
+    "AccyVerifyError": "accy.diagnostics",
+    "Aliased": "accy.passes.memory",
+    "BlockBuilder": "accy.builder",
+    "Budget": "accy.passes.analysis",
+    "Builder": "accy.builder",
+    "FunctionBuilder": "accy.builder",
+    "KernelWritten": "accy.passes.memory",
+    "MissingOutputWriter": "accy.passes.memory",
+    "Outcome": "accy.passes.analysis",
+    "Preparation": "accy.preparation",
+    "WorkBudgetExhausted": "accy.passes.analysis",
+    "make_context": "accy.source",
+    "parse": "accy.source",
+    "prepare": "accy.preparation",
+    "tensor_type": "accy.builder",
+    "verify": "accy.source",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    if name in ("reference", "runtime", "reports"):
+        return importlib.import_module(f"accy.{name}")
+    raise AttributeError(f"module 'accy' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from accy.builder import BlockBuilder, Builder, FunctionBuilder, tensor_type
+    from accy.diagnostics import AccyError, AccyInputError, AccyParseError, AccyVerifyError
+    from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted
+    from accy.passes.memory import Aliased, KernelWritten, MissingOutputWriter
+    from accy.preparation import Preparation, prepare
+    from accy.source import make_context, parse, verify

@@ -4,8 +4,8 @@ xDSL has no analysis manager; this one is small and general.
 
 - An analysis is registered by an `AnalysisDescriptor`: a name, a version, `compute`
   (which may request other analyses through the manager) and `estimate`, its *work
-  contract*: from a cheap `Census` of the op it bounds the structural visits the analysis
-  will make and the entries it will keep.
+  contract*: from a cheap `Census` of the op (and the plan options) it bounds the
+  structural visits the analysis will make and the entries it will keep.
 - `AnalysisManager.get(descriptor)` returns the cached result or computes it. Before
   computing, it charges the estimate to the `Budget`: an analysis whose charge does not
   fit is refused before it runs (outcome `exhausted`, `WorkBudgetExhausted`); one that
@@ -114,7 +114,7 @@ class AnalysisDescriptor(Generic[T]):
     name: str
     version: int
     compute: Callable[[AnalysisManager, Operation, WorkMeter], T]
-    estimate: Callable[[Census], WorkBounds]
+    estimate: Callable[[Census, PlanOptions], WorkBounds]
 
 
 class Outcome(str, Enum):
@@ -211,7 +211,7 @@ class AnalysisManager:
         key = (descriptor.name, op)
         if (record := self._cache.get(key)) is not None:
             return record.result
-        bounds = descriptor.estimate(self.census(op))
+        bounds = descriptor.estimate(self.census(op), self.options)
         self.budget.admit(descriptor.name, bounds)
         meter = WorkMeter()
         try:

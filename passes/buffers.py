@@ -28,6 +28,7 @@ from accy.passes.analysis import (
     checked_add,
 )
 from accy.passes.fusion import DATA_OPS, FUSION
+from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
@@ -173,7 +174,7 @@ def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, func
             builder.new(result, op, BufferRole(), function)
 
 
-def estimate_buffers(census: Census) -> WorkBounds:
+def estimate_buffers(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
         structural_visits=checked_add(
             census.operations, census.values, census.operations, census.operations

@@ -26,6 +26,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
+from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -128,7 +129,7 @@ def compute_fusion(
     return FusionPlan(tuple(groups), group_of)
 
 
-def estimate_fusion(census: Census) -> WorkBounds:
+def estimate_fusion(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
         structural_visits=checked_add(
             census.operations, census.operations, census.operations

@@ -42,7 +42,7 @@ from accy.passes.buffers import (
     value_label,
     value_numbers,
 )
-from accy.passes.options import DEFAULT_CONSTANT_CAPACITY
+from accy.passes.options import DEFAULT_CONSTANT_CAPACITY, PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
 from xdsl.dialects import func
 from xdsl.dialects.builtin import LocationAttr
@@ -303,7 +303,7 @@ def compute_memory(
     )
 
 
-def estimate_memory(census: Census) -> WorkBounds:
+def estimate_memory(census: Census, _options: PlanOptions) -> WorkBounds:
     """Visits: one per work item and per slot (each at most one per op and value), plus
     the diagnostic's value numbering (one per value) and its symbol bytes."""
     return WorkBounds(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 DEFAULT_CONSTANT_CAPACITY = 64 * 1024
 """Bytes of constant memory one kernel module may use (CUDA's `__constant__` bank)."""
@@ -11,7 +12,30 @@ DEFAULT_SHARED_LIMIT = 48 * 1024
 """Bytes of `device_shared` memory one block may use without opting in to more."""
 
 
+DEFAULT_SM_COUNT = 132
+"""Multiprocessors of the reference GPU (an H200)."""
+
+DEFAULT_ALIGNMENT = 256
+"""Byte alignment of every buffer in an arena."""
+
+DEFAULT_PACK_BUDGET_MS = 20.0
+"""Milliseconds the arena improvement search may spend per function."""
+
+
 @dataclass(frozen=True)
 class PlanOptions:
+    """What the planner is told about the target and the program's sizes.
+
+    `rows` are the plans to size for: the value bound to dynamic dims (and `n` in family
+    expressions), several for a program that runs at several sizes; empty for a static
+    program. `families` are user family files, searched before the package's.
+    """
+
     constant_capacity: int = DEFAULT_CONSTANT_CAPACITY
     shared_limit: int = DEFAULT_SHARED_LIMIT
+    rows: tuple[int, ...] = ()
+    sm_count: int = DEFAULT_SM_COUNT
+    families: tuple[Path, ...] = ()
+    alignment: int = DEFAULT_ALIGNMENT
+    pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
+    check_arena: bool = False

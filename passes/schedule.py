@@ -25,6 +25,7 @@ from accy.passes.analysis import (
     checked_add,
 )
 from accy.passes.fusion import FUSION, FusionGroup
+from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
@@ -131,7 +132,7 @@ def _work_item(
     )
 
 
-def estimate_schedule(census: Census) -> WorkBounds:
+def estimate_schedule(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
         structural_visits=checked_add(census.operations, 1),
         retained_entries=census.operations,

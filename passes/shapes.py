@@ -17,6 +17,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
+from accy.passes.options import PlanOptions
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -94,7 +95,7 @@ def compute_shapes(
     return ShapeLayoutAnalysis(layouts)
 
 
-def estimate_shapes(census: Census) -> WorkBounds:
+def estimate_shapes(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
         structural_visits=checked_add(census.operations, census.values),
         retained_entries=census.values,

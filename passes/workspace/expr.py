@@ -247,7 +247,7 @@ class _ApplyBinary:
     def run(self, stack: list[int], env: Mapping[str, int]) -> None:
         rhs = stack.pop()
         lhs = stack.pop()
-        describe = lambda: f"{lhs} {self.spelling} {rhs}"  # noqa: E731 (built only on error)
+        describe = lambda: f"{lhs} {self.spelling} {rhs}"
         try:
             result = _BINARY[self.spelling].apply(lhs, rhs)
         except _Fault as fault:
@@ -266,7 +266,7 @@ class _ApplyFunction:
     def run(self, stack: list[int], env: Mapping[str, int]) -> None:
         args = stack[len(stack) - self.arity :]
         del stack[len(stack) - self.arity :]
-        describe = lambda: f"{self.name}({', '.join(map(str, args))})"  # noqa: E731
+        describe = lambda: f"{self.name}({', '.join(map(str, args))})"
         try:
             result = _FUNCTIONS[self.name].apply(args)
         except _Fault as fault:

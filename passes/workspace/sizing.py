@@ -1,0 +1,222 @@
+"""Workspace sizing: the scratch buffers of the kernel families a plan runs. Ported from
+the seed sizer (shared/seeds/metrale-memory-workspace.rs).
+
+Every work item runs the first family of the registry whose kinds and condition match
+(see `registry.py`). Each (family, workspace) is one *term*: one buffer serves every
+launch of that family, so its size is the largest value over the family's work items, and
+it lists every work item that runs the family. Over several plans (several row counts)
+the widest term wins (`widest`).
+
+Names an expression may read: the function's named dims (`accy.dims = {d_model = 768}` on
+the `func.func`), `n` (the plan's rows: the value bound to dynamic dims; for a static
+function, the leading dim of its first parameter), `k` (the work item's input width: the
+last dim of its root's first operand) and `sm_count` (the device's multiprocessor count).
+Any other name is an error naming the family, the workspace and the name, at the work
+item's location — never 0.
+
+Invariants: one term per (family, workspace), sorted by (family, name); `bytes` is the
+maximum over the term's nodes; `nodes` are work-item ids in schedule order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from accy.passes.analysis import (
+    AnalysisDescriptor,
+    AnalysisManager,
+    Census,
+    WorkBounds,
+    WorkMeter,
+    checked_mul,
+)
+from accy.passes.options import PlanOptions
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
+from accy.passes.workspace.registry import FamilyEvaluationError, FamilyRegistry
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IntegerAttr, TensorType
+from xdsl.ir import Operation
+
+from accy.diagnostics import AccyError
+
+
+class WorkspaceError(AccyError):
+    """A family's expression failed for a work item (unknown name, overflow, …)."""
+
+
+@dataclass(frozen=True)
+class WorkspaceTerm:
+    """One workspace of one family: the buffer every launch of the family shares."""
+
+    family: str
+    name: str
+    bytes: int
+    arena: bool
+    nodes: tuple[int, ...]
+    max_node: int
+    """The work item whose evaluation set `bytes`."""
+    rows: int | None
+    """The plan (row count) that set `bytes`; None for a static program."""
+
+
+@dataclass(frozen=True)
+class WorkspacePlan:
+    terms: tuple[WorkspaceTerm, ...]
+    family_of: Mapping[int, str]
+    """Work item id → the family that runs it (items with no family are absent)."""
+
+    def term(self, family: str, name: str) -> WorkspaceTerm | None:
+        return next((t for t in self.terms if (t.family, t.name) == (family, name)), None)
+
+    def terms_of(self, work_item: int) -> tuple[WorkspaceTerm, ...]:
+        return tuple(t for t in self.terms if work_item in t.nodes)
+
+
+def function_dims(function: func.FuncOp) -> dict[str, int]:
+    """The named dims of a function (`accy.dims = {d_model = 768 : i64}`)."""
+    attr = function.attributes.get("accy.dims")
+    if attr is None:
+        return {}
+    if not isinstance(attr, DictionaryAttr) or not all(
+        isinstance(v, IntegerAttr) for v in attr.data.values()
+    ):
+        raise AccyError(
+            f"function @{function.sym_name.data}: accy.dims must be a dictionary of "
+            "integers, e.g. {d_model = 768}",
+            function.location,
+        )
+    return {name: v.value.data for name, v in attr.data.items()}  # type: ignore[union-attr]
+
+
+def _is_dynamic(function: func.FuncOp) -> bool:
+    return any(
+        isinstance(t, TensorType) and not t.has_static_shape()
+        for t in (*function.function_type.inputs, *function.function_type.outputs)
+    )
+
+
+def plan_rows(function: func.FuncOp, rows: int | None) -> int | None:
+    """`n` for a function: `rows` for a dynamic function, else the leading dim of its
+    first parameter (None when there is none)."""
+    if _is_dynamic(function):
+        return rows
+    inputs = function.function_type.inputs.data
+    if inputs and isinstance(inputs[0], TensorType) and inputs[0].get_num_dims() > 0:
+        return inputs[0].get_shape()[0]
+    return None
+
+
+def input_width(item: WorkItem, rows: int | None) -> int | None:
+    """`k`: the last dim of the root's first operand (a dynamic dim reads `rows`)."""
+    if not item.root.operands or not isinstance(item.root.operands[0].type, TensorType):
+        return None
+    shape = item.root.operands[0].type.get_shape()
+    if not shape:
+        return 1
+    return rows if shape[-1] == DYNAMIC_INDEX else shape[-1]
+
+
+def _function_of(op: Operation) -> func.FuncOp:
+    current = op
+    while not isinstance(current, func.FuncOp):
+        parent = current.parent_op()
+        assert parent is not None, "work items live in functions"
+        current = parent
+    return current
+
+
+def workspace_terms(
+    schedule: SchedulePlan,
+    registry: FamilyRegistry,
+    *,
+    rows: int | None,
+    sm_count: int,
+    meter: WorkMeter | None = None,
+) -> WorkspacePlan:
+    """The terms of one plan (`rows` rows on a device of `sm_count` SMs)."""
+    meter = meter or WorkMeter()
+    terms: dict[tuple[str, str], WorkspaceTerm] = {}
+    family_of: dict[int, str] = {}
+    env_of_function: dict[func.FuncOp, dict[str, int]] = {}
+    for item in schedule.work_items:
+        meter.visit()
+        function = _function_of(item.root)
+        if function not in env_of_function:
+            env = function_dims(function)
+            if (n := plan_rows(function, rows)) is not None:
+                env["n"] = n
+            env["sm_count"] = sm_count
+            env_of_function[function] = env
+        env = dict(env_of_function[function])
+        if (k := input_width(item, rows)) is not None:
+            env["k"] = k
+        try:
+            family = registry.select(item.kind.value, env)
+            if family is None:
+                continue
+            sizes = family.workspace_bytes(env)
+        except FamilyEvaluationError as error:
+            raise WorkspaceError(str(error), item.root.location) from None
+        family_of[item.id] = family.id
+        for decl in family.workspaces:
+            key = (family.id, decl.name)
+            size = sizes[decl.name]
+            old = terms.get(key)
+            nodes = (old.nodes if old else ()) + (item.id,)
+            widest = old is None or size > old.bytes
+            terms[key] = WorkspaceTerm(
+                family=family.id,
+                name=decl.name,
+                bytes=size if widest else old.bytes,  # type: ignore[union-attr]
+                arena=decl.arena,
+                nodes=nodes,
+                max_node=item.id if widest else old.max_node,  # type: ignore[union-attr]
+                rows=rows,
+            )
+            meter.retain()
+    return WorkspacePlan(tuple(terms[k] for k in sorted(terms)), family_of)
+
+
+def widest(plans: Sequence[WorkspacePlan]) -> WorkspacePlan:
+    """One term per (family, workspace) over several plans: the largest bytes, with the
+    nodes of the plan that needed them (the earlier plan on ties)."""
+    by_key: dict[tuple[str, str], WorkspaceTerm] = {}
+    family_of: dict[int, str] = {}
+    for plan in plans:
+        family_of.update(plan.family_of)
+        for term in plan.terms:
+            key = (term.family, term.name)
+            if key not in by_key or term.bytes > by_key[key].bytes:
+                by_key[key] = term
+    return WorkspacePlan(tuple(by_key[k] for k in sorted(by_key)), family_of)
+
+
+def compute_workspaces(
+    manager: AnalysisManager, root: Operation, meter: WorkMeter
+) -> WorkspacePlan:
+    options = manager.options
+    schedule = manager.get(SCHEDULE, root)
+    registry = FamilyRegistry.load(options.families)
+    plans = [
+        workspace_terms(schedule, registry, rows=rows, sm_count=options.sm_count, meter=meter)
+        for rows in (options.rows or (None,))
+    ]
+    return widest(plans)
+
+
+def estimate_workspaces(census: Census, options: PlanOptions) -> WorkBounds:
+    """One visit and at most one kept term per work item and plan."""
+    plans = max(1, len(options.rows))
+    return WorkBounds(
+        structural_visits=checked_mul(census.operations, plans),
+        retained_entries=checked_mul(census.operations, plans),
+    )
+
+
+WORKSPACES = AnalysisDescriptor(
+    name="accy-workspace-terms",
+    version=1,
+    compute=compute_workspaces,
+    estimate=estimate_workspaces,
+)
