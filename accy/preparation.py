@@ -5,22 +5,33 @@
     prep.memory.assignment_for_value(value).space
 
 The analyses run through one `AnalysisManager` charged to `budget` (unlimited when None):
-shape/layout → fusion → schedule → buffers → memory spaces.
+shape/layout → fusion → schedule → buffers → memory spaces → workspace terms →
+liveness → arena offsets.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
 from accy.passes.analysis import AnalysisManager, Budget
+from accy.passes.arena_plan import ARENA, ArenaPlan
 from accy.passes.buffers import BUFFERS, BufferPlan
 from accy.passes.fusion import FUSION, FusionPlan
 from accy.passes.memory import MEMORY, MemorySpacePlan
-from accy.passes.options import DEFAULT_CONSTANT_CAPACITY, PlanOptions
+from accy.passes.options import (
+    DEFAULT_ALIGNMENT,
+    DEFAULT_CONSTANT_CAPACITY,
+    DEFAULT_PACK_BUDGET_MS,
+    DEFAULT_SM_COUNT,
+    PlanOptions,
+)
 from accy.passes.schedule import SCHEDULE, SchedulePlan
 from accy.passes.shapes import SHAPES, ShapeLayoutAnalysis
+from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,8 @@ class Preparation:
     schedule: SchedulePlan
     buffers: BufferPlan
     memory: MemorySpacePlan
+    workspaces: WorkspacePlan
+    arena: ArenaPlan
 
     @property
     def budget(self) -> Budget:
@@ -44,11 +57,27 @@ def prepare(
     module: ModuleOp,
     *,
     budget: Budget | None = None,
+    rows: Sequence[int] = (),
+    sm_count: int = DEFAULT_SM_COUNT,
+    families: Sequence[str | Path] = (),
+    alignment: int = DEFAULT_ALIGNMENT,
+    pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS,
     constant_capacity: int = DEFAULT_CONSTANT_CAPACITY,
+    check_arena: bool = False,
 ) -> Preparation:
     """Plan `module`. Raises `WorkBudgetExhausted` when an analysis does not fit the
-    budget and `MissingOutputWriter` when a result has no writer."""
-    manager = AnalysisManager(budget, PlanOptions(constant_capacity=constant_capacity))
+    budget, `MissingOutputWriter` when a result has no writer and `WorkspaceError` when
+    a family's workspace expression fails."""
+    options = PlanOptions(
+        constant_capacity=constant_capacity,
+        rows=tuple(rows),
+        sm_count=sm_count,
+        families=tuple(Path(f) for f in families),
+        alignment=alignment,
+        pack_budget_ms=pack_budget_ms,
+        check_arena=check_arena,
+    )
+    manager = AnalysisManager(budget, options)
     return Preparation(
         module=module,
         manager=manager,
@@ -57,4 +86,6 @@ def prepare(
         fusion=manager.get(FUSION, module),
         schedule=manager.get(SCHEDULE, module),
         buffers=manager.get(BUFFERS, module),
+        workspaces=manager.get(WORKSPACES, module),
+        arena=manager.get(ARENA, module),
     )

@@ -11,7 +11,10 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects.builtin import ModuleOp
 
 from accy.passes.analysis import AnalysisManager
-from accy.passes.buffers import value_label, value_numbers
+from accy.passes.arena import align_up
+from accy.passes.arena_plan import ARENA
+from accy.passes.buffers import BUFFERS, value_label, value_numbers
+from accy.passes.workspace.sizing import WORKSPACES
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
 
@@ -76,7 +79,63 @@ def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
     return f"schedule: {plan.work_item_count()} work item(s)\n" + table(header, rows)
 
 
+def workspaces_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(WORKSPACES, module)
+    rows = [
+        (
+            t.family,
+            t.name,
+            t.bytes,
+            "arena" if t.arena else "own",
+            ", ".join(map(str, t.nodes)),
+            t.max_node,
+            "-" if t.rows is None else t.rows,
+        )
+        for t in plan.terms
+    ]
+    header = ("family", "workspace", "bytes", "where", "nodes", "max node", "rows")
+    return f"workspaces: {len(plan.terms)} term(s)\n" + table(header, rows)
+
+
+def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(ARENA, module)
+    buffers = manager.get(BUFFERS, module)
+    parts = []
+    for name, arena in plan.functions.items():
+        rows = []
+        for slot in (s for s in buffers.slots if s.function_name == name):
+            live = plan.intervals[slot.id]
+            where = plan.describe_slot(slot.id).split(" live ")[0]
+            size = "?" if slot.byte_size is None else slot.byte_size
+            rows.append((slot.id, slot.role, where, size, f"[{live.start}, {live.end}]"))
+        for w in arena.workspaces:
+            rows.append(
+                (f"{w.term.family}.{w.term.name}", "workspace", f"offset {w.offset}",
+                 w.term.bytes, f"[{w.interval.start}, {w.interval.end}]")
+            )
+        total = sum(
+            align_up(s.byte_size or 0, manager.options.alignment)
+            for s in buffers.slots
+            if s.function_name == name and s.id in arena.offsets
+        )
+        ratio = arena.size / arena.lower_bound if arena.lower_bound else 1.0
+        dynamic = (
+            f"dynamic slots planned at rows={plan.planned_rows}"
+            if plan.planned_rows is not None
+            else f"{len(arena.separate)} dynamic slot(s) allocated separately"
+        )
+        parts.append(
+            f"arena of @{name}: {arena.size} bytes, lower bound {arena.lower_bound}, "
+            f"sum of sizes {total}, ratio {ratio:.3f}, temporaries {arena.temporaries_size}; "
+            f"{dynamic}\n" + table(("buffer", "role", "placement", "bytes", "live"), rows)
+        )
+    parts.append(f"constant arena: {plan.constant_size} bytes")
+    return "\n".join(parts)
+
+
 REPORTS: dict[str, Callable[[ModuleOp, AnalysisManager], str]] = {
+    "arena": arena_report,
     "memory": memory_report,
     "schedule": schedule_report,
+    "workspaces": workspaces_report,
 }

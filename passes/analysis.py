@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
+from accy.diagnostics import AccyError
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation
@@ -125,13 +126,13 @@ class Outcome(str, Enum):
     REJECTED = "rejected"
 
 
-class WorkBudgetExhausted(Exception):
+class WorkBudgetExhausted(AccyError):
     """An analysis was refused before it ran: its charge does not fit the budget."""
 
     def __init__(self, analysis: str, charge: int, remaining: int):
         super().__init__(
             f"work budget exhausted: analysis '{analysis}' needs {charge} structural "
-            f"visits but only {remaining} remain"
+            f"visits but only {remaining} remain; raise the budget (--accy-max-work)"
         )
         self.analysis = analysis
         self.charge = charge
@@ -237,6 +238,12 @@ class AnalysisManager:
 
     def cached_names(self) -> list[str]:
         return [name for name, _ in self._cache]
+
+    def configure(self, options: PlanOptions) -> None:
+        """Plan with `options` from now on; cached results made under others are dropped."""
+        if options != self.options:
+            self.options = options
+            self.invalidate()
 
     def invalidate(self, preserved: frozenset[str] = frozenset()) -> None:
         """Drop cached results after the IR changed, keeping the preserved analyses."""

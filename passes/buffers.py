@@ -64,6 +64,11 @@ class BufferSlot:
     def is_dynamic(self) -> bool:
         return self.byte_size is None
 
+    @property
+    def is_temporary(self) -> bool:
+        """Neither a parameter, a result nor a constant."""
+        return not (self.role.input or self.role.output or self.role.constant)
+
 
 @dataclass
 class BufferPlan:

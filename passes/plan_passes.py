@@ -8,22 +8,26 @@ not structure.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 from weakref import WeakKeyDictionary
 
-from accy.passes.analysis import AnalysisDescriptor, AnalysisManager
-from accy.passes.buffers import BUFFERS, BufferPlan
-from accy.passes.fusion import FUSION, FusionPlan
-from accy.passes.memory import MEMORY, MemorySpacePlan
-from accy.passes.schedule import SCHEDULE, SchedulePlan
-from accy.passes.shapes import SHAPES, ShapeLayoutAnalysis
+from accy.passes.analysis import AnalysisManager
+from accy.passes.arena_plan import ARENA
+from accy.passes.buffers import BUFFERS
+from accy.passes.fusion import FUSION
+from accy.passes.memory import MEMORY
+from accy.passes.schedule import SCHEDULE
+from accy.passes.shapes import SHAPES
+from accy.passes.workspace.sizing import WORKSPACES
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
-from xdsl.ir import Attribute, BlockArgument, OpResult, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 _MANAGERS: WeakKeyDictionary[ModuleOp, AnalysisManager] = WeakKeyDictionary()
@@ -70,36 +74,48 @@ def annotate_value(value: SSAValue, key: str, text: str) -> None:
 
 @dataclass(frozen=True)
 class AnnotatingPass(ModulePass, ABC):
-    """Runs one analysis and writes its result as `accy.*` attributes."""
+    """Runs one analysis and writes its result as `accy.*` attributes.
 
-    analysis: ClassVar[AnalysisDescriptor]
+    A pass with options gives them in `plan_options`; the module's manager is
+    reconfigured with them (dropping results planned under other options) first.
+    """
+
     preserves_all_analyses: ClassVar[bool] = True
 
+    def plan_options(self) -> dict[str, object]:
+        return {}
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        result = analysis_manager(op).get(self.analysis, op)
-        for value, key, text in self.annotations(result):
+        manager = analysis_manager(op)
+        given = {k: v for k, v in self.plan_options().items() if v is not None}
+        manager.configure(dataclasses.replace(manager.options, **given))
+        for value, key, text in self.annotations(manager, op):
             annotate_value(value, key, text)
 
     @abstractmethod
-    def annotations(self, result) -> Iterable[tuple[SSAValue, str, str]]: ...
+    def annotations(
+        self, manager: AnalysisManager, module: ModuleOp
+    ) -> Iterable[tuple[SSAValue, str, str]]: ...
+
+
+def _size(byte_size: int | None) -> str:
+    return "?" if byte_size is None else str(byte_size)
 
 
 @dataclass(frozen=True)
 class PlanShapesPass(AnnotatingPass):
-    """Annotates every op result with its byte size (`?` if dynamic) and strides."""
+    """Annotates every op result and function argument with its byte size (`?` if
+    dynamic) and row-major strides."""
 
     name = "accy-plan-shapes"
-    analysis = SHAPES
 
-    def annotations(self, result: ShapeLayoutAnalysis):
-        for value, layout in result.layouts.items():
-            if isinstance(value, OpResult) or isinstance(
-                value.owner.parent_op() if isinstance(value, BlockArgument) else None,
-                func.FuncOp,
+    def annotations(self, manager, module):
+        for value, layout in manager.get(SHAPES, module).layouts.items():
+            if isinstance(value, OpResult) or isinstance(value.owner, Block) and isinstance(
+                value.owner.parent_op(), func.FuncOp
             ):
-                size = "?" if layout.byte_size is None else str(layout.byte_size)
                 strides = ", ".join("?" if s is None else str(s) for s in layout.strides)
-                yield value, "accy.layout", f"{size} bytes, strides [{strides}]"
+                yield value, "accy.layout", f"{_size(layout.byte_size)} bytes, strides [{strides}]"
 
 
 @dataclass(frozen=True)
@@ -107,10 +123,9 @@ class PlanFusionPass(AnnotatingPass):
     """Annotates every computing op with its fusion group; fused-away results say so."""
 
     name = "accy-plan-fusion"
-    analysis = FUSION
 
-    def annotations(self, result: FusionPlan):
-        for index, group in enumerate(result.groups):
+    def annotations(self, manager, module):
+        for index, group in enumerate(manager.get(FUSION, module).groups):
             for member in group.members:
                 role = "root" if member is group.root else "elided"
                 for value in member.results:
@@ -119,13 +134,12 @@ class PlanFusionPass(AnnotatingPass):
 
 @dataclass(frozen=True)
 class PlanSchedulePass(AnnotatingPass):
-    """Annotates every work item's root with its id and kind."""
+    """Annotates every work item's root with its id and kind (and enclosing loop)."""
 
     name = "accy-plan-schedule"
-    analysis = SCHEDULE
 
-    def annotations(self, result: SchedulePlan):
-        for item in result.work_items:
+    def annotations(self, manager, module):
+        for item in manager.get(SCHEDULE, module).work_items:
             parent = "" if item.parent is None else f" in {item.parent}"
             for value in item.root.results:
                 yield value, "accy.work_item", f"{item.id} {item.kind.value}{parent}"
@@ -136,25 +150,100 @@ class PlanBuffersPass(AnnotatingPass):
     """Annotates every slot-holding value with its slot id, role and byte size."""
 
     name = "accy-plan-buffers"
-    analysis = BUFFERS
 
-    def annotations(self, result: BufferPlan):
-        for slot in result.slots:
-            size = "?" if slot.byte_size is None else str(slot.byte_size)
-            yield slot.value, "accy.slot", f"slot {slot.id} {slot.role} {size} bytes"
+    def annotations(self, manager, module):
+        for slot in manager.get(BUFFERS, module).slots:
+            yield slot.value, "accy.slot", f"slot {slot.id} {slot.role} {_size(slot.byte_size)} bytes"
 
 
 @dataclass(frozen=True)
 class PlanMemorySpacesPass(AnnotatingPass):
     """Annotates every slot-holding value with its memory-space assignment:
-    `slot N SPACE ACCESS TRANSFER BYTES bytes [kernel N | alias N]`."""
+    `slot N SPACE ACCESS TRANSFER BYTES bytes [kernel N | alias N]`.
+
+    Options:
+    - constant-capacity: bytes of constant memory per kernel module (default 65536);
+      larger constants go to device_global with a remark.
+    """
 
     name = "accy-plan-memory-spaces"
-    analysis = MEMORY
 
-    def annotations(self, result: MemorySpacePlan):
-        for assignment in result.assignments:
+    constant_capacity: int | None = None
+
+    def plan_options(self):
+        return {"constant_capacity": self.constant_capacity}
+
+    def annotations(self, manager, module):
+        for assignment in manager.get(MEMORY, module).assignments:
             yield assignment.value, "accy.memory", assignment.describe()
+
+
+@dataclass(frozen=True)
+class SizeWorkspacesPass(AnnotatingPass):
+    """Sizes the workspaces of the kernel families the schedule runs and writes the terms
+    onto the module: `accy.workspaces = ["reduce.split partials 4224 bytes arena nodes [3]"]`.
+
+    Options:
+    - rows: the plans (row counts) to size for; the widest term wins.
+    - sm-count: the device's multiprocessor count (default 132, an H200).
+    - families: a user family file, searched before the package's.
+    """
+
+    name = "accy-size-workspaces"
+
+    rows: tuple[int, ...] | None = None
+    sm_count: int | None = None
+    families: str | None = None
+
+    def plan_options(self):
+        families = (Path(self.families),) if self.families else None
+        return {"rows": self.rows, "sm_count": self.sm_count, "families": families}
+
+    def annotations(self, manager, module):
+        terms = manager.get(WORKSPACES, module).terms
+        module.attributes["accy.workspaces"] = ArrayAttr(
+            [StringAttr(t.describe()) for t in terms]
+        )
+        return ()
+
+
+@dataclass(frozen=True)
+class PlanArenaPass(AnnotatingPass):
+    """Packs each function's device buffers into one arena. Every slot-holding value gets
+    `accy.arena = "offset O live [a, b]"` (or `separate`, `constant offset O`, and
+    `reuses slot N` for in-place reuse); every function gets `accy.arena_size`.
+
+    Options:
+    - alignment: byte alignment of every buffer (default 256).
+    - pack-budget-ms: time the improvement search may spend per function (default 20).
+    - rows: plan dynamic slots at the largest of these row counts (an upper bound);
+      without rows they are separate allocations.
+    - check: validate the placement (no overlap, alignment, coverage).
+    """
+
+    name = "accy-plan-arena"
+
+    alignment: int | None = None
+    pack_budget_ms: float | None = None
+    rows: tuple[int, ...] | None = None
+    check: bool = False
+
+    def plan_options(self):
+        return {
+            "alignment": self.alignment,
+            "pack_budget_ms": self.pack_budget_ms,
+            "rows": self.rows,
+            "check_arena": self.check or None,
+        }
+
+    def annotations(self, manager, module):
+        plan = manager.get(ARENA, module)
+        for function in module.walk():
+            if isinstance(function, func.FuncOp) and function.sym_name.data in plan.functions:
+                size = plan.functions[function.sym_name.data].size
+                function.attributes["accy.arena_size"] = IntegerAttr(size, 64)
+        for slot in manager.get(BUFFERS, module).slots:
+            yield slot.value, "accy.arena", plan.describe_slot(slot.id)
 
 
 PLAN_PASSES: tuple[type[AnnotatingPass], ...] = (
@@ -163,4 +252,6 @@ PLAN_PASSES: tuple[type[AnnotatingPass], ...] = (
     PlanSchedulePass,
     PlanBuffersPass,
     PlanMemorySpacesPass,
+    SizeWorkspacesPass,
+    PlanArenaPass,
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from collections.abc import Sequence
 from typing import IO
 
@@ -20,9 +21,11 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from accy.diagnostics import AccyError
 from accy.dialects.accy import Accy
-from accy.passes.analysis import AnalysisManager, Budget, WorkBudgetExhausted
+from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.plan_passes import attach_analysis_manager
 from accy.passes.registry import accy_passes
+from accy.passes.options import PlanOptions
+from accy.plot import plot_arena
 from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
 
@@ -49,6 +52,19 @@ class AccyOptMain(xDSLOptMain):
             default=[],
             choices=sorted(REPORTS),
             help="print a plan report to stderr after the passes (repeatable)",
+        )
+
+        arg_parser.add_argument(
+            "--accy-families",
+            action="append",
+            default=[],
+            metavar="PATH",
+            help="a kernel-family file searched before the package's (repeatable)",
+        )
+        arg_parser.add_argument(
+            "--accy-arena-plot",
+            metavar="FILE.png",
+            help="draw each function's arena (buffers over time × address); needs matplotlib",
         )
 
     def register_all_passes(self) -> None:
@@ -88,14 +104,14 @@ class AccyOptMain(xDSLOptMain):
             raise AccyError(f"invalid pass pipeline '{self.args.passes}': {error}") from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work))
+        options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families))
+        manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work), options)
         attach_analysis_manager(prog, manager)
-        try:
-            super().apply_passes(prog)
-            for report in self.args.accy_report:
-                print(REPORTS[report](prog, manager), file=sys.stderr)
-        except WorkBudgetExhausted as error:
-            raise AccyError(str(error)) from None
+        super().apply_passes(prog)
+        for report in self.args.accy_report:
+            print(REPORTS[report](prog, manager), file=sys.stderr)
+        if self.args.accy_arena_plot:
+            plot_arena(prog, manager, Path(self.args.accy_arena_plot))
 
     def run(self) -> None:
         chunks, _ = self.prepare_input()

@@ -31,6 +31,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+from accy.diagnostics import AccyError
 from accy.passes.workspace.expr import Expression, ExpressionError
 
 KINDS: frozenset[str] = frozenset(
@@ -42,11 +45,13 @@ _FAMILY_KEYS = ("id", "kinds", "when", "workspace")
 _WORKSPACE_KEYS = ("name", "bytes", "arena")
 
 
-class RegistryError(Exception):
-    """A family file that cannot be read or is malformed, located at a line and column."""
+class RegistryError(AccyError):
+    """A family file that cannot be read or is malformed, located at a line and column;
+    printed `FILE:LINE:COL: error: MESSAGE`."""
 
     def __init__(self, source: str, line: int, column: int, message: str):
-        super().__init__(f"{source}:{line}:{column}: error: {message}")
+        location = FileLineColLoc(StringAttr(source), IntAttr(line), IntAttr(column))
+        super().__init__(message, location)
         self.source = source
         self.line = line
         self.column = column

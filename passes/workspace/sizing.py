@@ -59,6 +59,13 @@ class WorkspaceTerm:
     rows: int | None
     """The plan (row count) that set `bytes`; None for a static program."""
 
+    def describe(self) -> str:
+        """`reduce.split partials 4224 bytes arena nodes [3]`."""
+        where = "arena" if self.arena else "own"
+        nodes = ", ".join(map(str, self.nodes))
+        rows = "" if self.rows is None else f" rows {self.rows}"
+        return f"{self.family} {self.name} {self.bytes} bytes {where} nodes [{nodes}]{rows}"
+
 
 @dataclass(frozen=True)
 class WorkspacePlan:

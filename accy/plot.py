@@ -1,0 +1,77 @@
+"""A picture of the arena plan: each buffer a rectangle over time (work items) ×
+address (bytes), one panel per function, the way people look at memory plans.
+
+matplotlib is an optional dependency (`pip install 'accy[plot]'`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xdsl.dialects.builtin import ModuleOp
+
+from accy.diagnostics import AccyError
+from accy.passes.analysis import AnalysisManager
+from accy.passes.arena import align_up
+from accy.passes.arena_plan import ARENA
+from accy.passes.buffers import BUFFERS
+
+
+def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
+    """Draw every function's arena into the image file `path`."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.patches import Rectangle
+    except ImportError:
+        raise AccyError(
+            "--accy-arena-plot needs matplotlib: pip install 'accy[plot]'"
+        ) from None
+    plan = manager.get(ARENA, module)
+    buffers = manager.get(BUFFERS, module)
+    alignment = manager.options.alignment
+    arenas = list(plan.functions.values())
+    figure, axes = plt.subplots(
+        len(arenas), 1, figsize=(10, 3.5 * max(1, len(arenas))), squeeze=False
+    )
+    colours = {"input": "tab:blue", "output": "tab:orange", "temporary": "tab:grey"}
+    for axis, arena in zip(axes[:, 0], arenas):
+        boxes = []
+        for slot_id, offset in arena.offsets.items():
+            slot = buffers.slots[slot_id]
+            live = plan.intervals[slot_id]
+            kind = "input" if slot.role.input else "output" if slot.role.output else "temporary"
+            boxes.append((live, offset, align_up(slot.byte_size or 0, alignment), kind, f"s{slot_id}"))
+        for w in arena.workspaces:
+            size = align_up(w.term.bytes, alignment)
+            boxes.append((w.interval, w.offset, size, "temporary", w.term.name))
+        for live, offset, size, kind, label in boxes:
+            axis.add_patch(
+                Rectangle(
+                    (live.start - 0.45, offset),
+                    live.end - live.start + 0.9,
+                    size,
+                    facecolor=colours[kind],
+                    edgecolor="black",
+                    alpha=0.7,
+                )
+            )
+            axis.text(live.start - 0.4, offset + size / 2, label, fontsize=7, va="center")
+        times = [b[0].end for b in boxes] + [0]
+        axis.set_xlim(-1, max(times) + 1)
+        axis.set_ylim(0, max(arena.size, 1))
+        axis.axhline(arena.lower_bound, color="red", linestyle="--", linewidth=1)
+        axis.set_title(
+            f"@{arena.function}: arena {arena.size} bytes, lower bound {arena.lower_bound}"
+        )
+        axis.set_xlabel("work item")
+        axis.set_ylabel("byte offset")
+    figure.tight_layout()
+    try:
+        figure.savefig(path)
+    except OSError as error:
+        raise AccyError(f"cannot write arena plot '{path}': {error.strerror}") from None
+    finally:
+        plt.close(figure)

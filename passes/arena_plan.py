@@ -1,0 +1,287 @@
+"""Arena plan: the offset of every device buffer in one packed arena per function.
+
+Each function allocates one device arena. Its buffers are the device_global slots with a
+known size and the workspace terms marked `arena = true` (one buffer per term, live over
+the work items that run its family); they are packed with `accy.passes.arena.pack` over
+their liveness intervals. Constants planned in device_constant are laid out one after
+another in the module's constant arena (they are all live all the time).
+
+In-place reuse: an elementwise work item's output takes the buffer of an input of the same
+aligned size that dies at that work item, when the input is a temporary (never a function
+input, constant or output) read only elementwise (no broadcast) and neither lives in a
+loop. The two slots then share one buffer whose interval covers both.
+
+Dynamic slots: with `rows` given they are planned at the largest row count (an upper
+bound); otherwise they stay out of the arena as separate allocations.
+
+Invariants (checked by `check_placement` when `check_arena` is set): no two buffers live
+at the same work item overlap in address; every offset is aligned; the arena covers
+every buffer. `lower_bound <= size`. Output is deterministic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from accy.dialects import accy as ops
+from accy.passes.analysis import (
+    AnalysisDescriptor,
+    AnalysisManager,
+    Census,
+    WorkBounds,
+    WorkMeter,
+    checked_add,
+    checked_mul,
+)
+from accy.passes.arena import BufferInterval, align_up, check_placement, pack
+from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
+from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
+from accy.passes.options import PlanOptions
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkKind
+from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan, WorkspaceTerm
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.ir import Operation
+
+from accy.dtypes import byte_width
+
+
+@dataclass(frozen=True)
+class WorkspaceBuffer:
+    """A workspace term's buffer in one function's arena."""
+
+    term: WorkspaceTerm
+    offset: int
+    interval: LiveInterval
+
+
+@dataclass
+class FunctionArena:
+    """The device arena of one function."""
+
+    function: str
+    size: int = 0
+    lower_bound: int = 0
+    temporaries_size: int = 0
+    offsets: dict[int, int] = field(default_factory=dict)
+    """Slot id → byte offset in the arena."""
+    reuses: dict[int, int] = field(default_factory=dict)
+    """Slot id → the slot whose buffer it takes over in place."""
+    separate: list[int] = field(default_factory=list)
+    """Dynamic slots allocated on their own (no rows given)."""
+    workspaces: list[WorkspaceBuffer] = field(default_factory=list)
+    packer_sizes: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class ArenaPlan:
+    functions: dict[str, FunctionArena]
+    intervals: dict[int, LiveInterval]
+    constant_offsets: dict[int, int]
+    constant_size: int
+    planned_rows: int | None
+    """The row count dynamic slots were planned at, or None (separate allocations)."""
+
+    @property
+    def size(self) -> int:
+        return sum(f.size for f in self.functions.values())
+
+    @property
+    def lower_bound(self) -> int:
+        return sum(f.lower_bound for f in self.functions.values())
+
+    @property
+    def temporaries_size(self) -> int:
+        """Packed bytes of buffers that are not parameters, results or constants, plus
+        arena workspaces (what XLA reports as `temp_size_in_bytes`)."""
+        return sum(f.temporaries_size for f in self.functions.values())
+
+    def describe_slot(self, slot_id: int) -> str:
+        """Where a slot lives: `offset 256 live [1, 3]`, `separate`, `constant offset 0`."""
+        if slot_id in self.constant_offsets:
+            return f"constant offset {self.constant_offsets[slot_id]}"
+        live = self.intervals[slot_id]
+        for arena in self.functions.values():
+            if slot_id in arena.separate:
+                return f"separate live [{live.start}, {live.end}]"
+            if slot_id in arena.offsets:
+                reuse = f" reuses slot {arena.reuses[slot_id]}" if slot_id in arena.reuses else ""
+                return f"offset {arena.offsets[slot_id]} live [{live.start}, {live.end}]{reuse}"
+        raise KeyError(slot_id)
+
+    def offset_of(self, slot_id: int) -> int | None:
+        """The slot's offset in its function's arena (None if not in an arena)."""
+        for arena in self.functions.values():
+            if slot_id in arena.offsets:
+                return arena.offsets[slot_id]
+        return None
+
+
+def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
+    """The slot's bytes, with dynamic dims at `rows` when given."""
+    if slot.byte_size is not None or rows is None:
+        return slot.byte_size
+    assert isinstance(slot.value.type, TensorType)
+    count = 1
+    for dim in slot.value.type.get_shape():
+        count *= rows if dim == DYNAMIC_INDEX else dim
+    return count * byte_width(slot.value.type.get_element_type())
+
+
+def _in_place_pairs(
+    schedule: SchedulePlan,
+    buffers: BufferPlan,
+    liveness: Liveness,
+    sizes: dict[int, int],
+    alignment: int,
+) -> dict[int, int]:
+    """Output slot → input slot whose buffer it takes over (see the module docstring)."""
+    reuses: dict[int, int] = {}
+    taken: set[int] = set()
+    for item in schedule.work_items:
+        if item.kind is not WorkKind.ELEMENTWISE or item.parent is not None:
+            continue
+        out = buffers.get_slot(item.outputs[0])
+        if out is None or out.id not in sizes or out.role.input or out.role.constant:
+            continue
+        for value in item.inputs:
+            source = buffers.get_slot(value)
+            if (
+                source is None
+                or source.id in taken
+                or source.id not in sizes
+                or source.role.input
+                or source.role.output
+                or source.role.constant
+                or isinstance(source.producer, ops.IterateOp)
+                or liveness.intervals[source.id].end != item.id
+                or align_up(sizes[source.id], alignment) != align_up(sizes[out.id], alignment)
+                or any(
+                    isinstance(use.operation, ops.BroadcastInDimOp)
+                    for use in value.uses
+                    if use.operation in item.members
+                )
+            ):
+                continue
+            reuses[out.id] = source.id
+            taken.add(source.id)
+            break
+    return reuses
+
+
+def _workspace_interval(
+    term: WorkspaceTerm, nodes: list[int], liveness: Liveness, schedule: SchedulePlan
+) -> LiveInterval:
+    start, end = min(nodes), max(nodes)
+    for node in nodes:
+        parent = schedule.work_items[node].parent
+        while parent is not None:
+            start, end = min(start, parent), max(end, liveness.loop_end[parent])
+            parent = schedule.work_items[parent].parent
+    return LiveInterval(start, end)
+
+
+def plan_arena(
+    schedule: SchedulePlan,
+    buffers: BufferPlan,
+    memory: MemorySpacePlan,
+    liveness: Liveness,
+    workspaces: WorkspacePlan,
+    options: PlanOptions,
+    meter: WorkMeter | None = None,
+) -> ArenaPlan:
+    meter = meter or WorkMeter()
+    alignment = options.alignment
+    rows = max(options.rows) if options.rows else None
+    functions = {name: FunctionArena(name) for name in liveness.function_range}
+    constant_offsets: dict[int, int] = {}
+    constant_size = 0
+    sizes: dict[int, int] = {}
+    for assignment in memory.assignments:
+        meter.visit()
+        slot = buffers.slots[assignment.slot_id]
+        if assignment.space is MemorySpace.DEVICE_CONSTANT:
+            constant_offsets[slot.id] = constant_size
+            constant_size += align_up(slot.byte_size or 0, alignment)
+        elif (size := planned_bytes(slot, rows)) is None:
+            functions[slot.function_name].separate.append(slot.id)
+        else:
+            sizes[slot.id] = size
+    reuses = _in_place_pairs(schedule, buffers, liveness, sizes, alignment)
+
+    for name, arena in functions.items():
+        owned = [s for s in buffers.slots if s.function_name == name and s.id in sizes]
+        buffer_of = {s.id: reuses.get(s.id, s.id) for s in owned}
+        while any(buffer_of[b] != b for b in buffer_of.values()):  # chains of reuse
+            buffer_of = {s: buffer_of[b] for s, b in buffer_of.items()}
+        spans: dict[int, LiveInterval] = {}
+        for slot in owned:
+            meter.visit()
+            span, root = liveness.intervals[slot.id], buffer_of[slot.id]
+            old = spans.get(root, span)
+            spans[root] = LiveInterval(min(old.start, span.start), max(old.end, span.end))
+        problem = [BufferInterval(b, i.start, i.end, sizes[b]) for b, i in spans.items()]
+        not_temporary = {buffer_of[s.id] for s in owned if not s.is_temporary}
+        temporaries = [p for p in problem if p.id not in not_temporary]
+        workspace_ids: list[tuple[WorkspaceTerm, int, LiveInterval]] = []
+        for term in workspaces.terms:
+            nodes = [n for n in term.nodes if schedule.work_items[n].function == name]
+            if term.arena and nodes:
+                interval = _workspace_interval(term, nodes, liveness, schedule)
+                buffer_id = len(buffers.slots) + len(workspace_ids)
+                problem.append(BufferInterval(buffer_id, interval.start, interval.end, term.bytes))
+                temporaries.append(problem[-1])
+                workspace_ids.append((term, buffer_id, interval))
+        result = pack(problem, alignment=alignment, budget_ms=options.pack_budget_ms)
+        placement = result.placement
+        if options.check_arena:
+            check_placement(problem, placement, alignment)
+        arena.size, arena.lower_bound = placement.size, placement.lower_bound
+        arena.packer_sizes = dict(result.packer_sizes)
+        arena.offsets = {s: placement.offsets[b] for s, b in buffer_of.items()}
+        arena.reuses = {s: b for s, b in buffer_of.items() if s != b}
+        arena.workspaces = [
+            WorkspaceBuffer(term, placement.offsets[buffer_id], interval)
+            for term, buffer_id, interval in workspace_ids
+        ]
+        arena.temporaries_size = (
+            pack(temporaries, alignment=alignment, budget_ms=options.pack_budget_ms)
+            .placement.size
+        )
+        meter.retain(len(owned))
+    return ArenaPlan(
+        functions=functions,
+        intervals=liveness.intervals,
+        constant_offsets=constant_offsets,
+        constant_size=constant_size,
+        planned_rows=rows,
+    )
+
+
+def _compute(manager: AnalysisManager, root: Operation, meter: WorkMeter) -> ArenaPlan:
+    return plan_arena(
+        manager.get(SCHEDULE, root),
+        manager.get(BUFFERS, root),
+        manager.get(MEMORY, root),
+        manager.get(LIVENESS, root),
+        manager.get(WORKSPACES, root),
+        manager.options,
+        meter,
+    )
+
+
+def estimate_arena(census: Census, _options: PlanOptions) -> WorkBounds:
+    """One visit per assignment and per slot of each function (bounded by values), plus
+    the packers' quadratic work, which the meter does not count."""
+    return WorkBounds(
+        structural_visits=checked_add(census.values, census.values),
+        retained_entries=checked_mul(2, census.values),
+    )
+
+
+ARENA = AnalysisDescriptor(
+    name="accy-arena-plan",
+    version=1,
+    compute=_compute,
+    estimate=estimate_arena,
+)
