@@ -14,9 +14,9 @@ from accy.passes.analysis import AnalysisManager
 from accy.passes.arena import align_up
 from accy.passes.arena_plan import ARENA
 from accy.passes.buffers import BUFFERS, value_label, value_numbers
-from accy.passes.workspace.sizing import WORKSPACES
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
+from accy.passes.workspace.sizing import WORKSPACES
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

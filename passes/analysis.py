@@ -27,10 +27,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from accy.diagnostics import AccyError
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation
+
+from accy.diagnostics import AccyError
 
 U64_MAX = 2**64 - 1
 

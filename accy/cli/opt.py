@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -22,9 +22,9 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from accy.diagnostics import AccyError
 from accy.dialects.accy import Accy
 from accy.passes.analysis import AnalysisManager, Budget
+from accy.passes.options import PlanOptions
 from accy.passes.plan_passes import attach_analysis_manager
 from accy.passes.registry import accy_passes
-from accy.passes.options import PlanOptions
 from accy.plot import plot_arena
 from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
@@ -66,6 +66,12 @@ class AccyOptMain(xDSLOptMain):
             metavar="FILE.png",
             help="draw each function's arena (buffers over time × address); needs matplotlib",
         )
+        arg_parser.add_argument(
+            "--import-stablehlo",
+            action="store_true",
+            help="read the input as StableHLO (e.g. JAX's lowered text) and import it "
+            "into the accy dialect before the passes",
+        )
 
     def register_all_passes(self) -> None:
         for name, factory in accy_passes().items():
@@ -84,6 +90,14 @@ class AccyOptMain(xDSLOptMain):
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
+        if self.args.import_stablehlo:
+            from accy.stablehlo import import_stablehlo
+
+            return import_stablehlo(
+                chunk.read().decode(),
+                filename=self.get_input_name(),
+                line_offset=start_offset,
+            )
         return parse(
             chunk.read().decode(),
             filename=self.get_input_name(),

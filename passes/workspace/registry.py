@@ -31,10 +31,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
+from accy.passes.workspace.expr import Expression, ExpressionError
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from accy.diagnostics import AccyError
-from accy.passes.workspace.expr import Expression, ExpressionError
 
 KINDS: frozenset[str] = frozenset(
     {"elementwise", "broadcast", "reshape", "transpose", "reduce", "scan", "dot", "iterate"}
