@@ -145,6 +145,39 @@ class BlockBuilder:
         result = TensorType(source.get_element_type(), shape)
         return self._add(ops.TransposeOp(x, permutation, result))
 
+    def iota(self, type: TensorType, dim: int) -> SSAValue:
+        """A tensor of `type` whose elements are their index along `dim`."""
+        return self._add(ops.IotaOp(type, dim))
+
+    def concatenate(self, values: Sequence[SSAValue], dim: int) -> SSAValue:
+        """`values` joined along `dim` (the result size there is the sum of theirs)."""
+        if not values:
+            raise ValueError("concatenate needs at least one value")
+        first = _tensor(values[0])
+        shape = list(first.get_shape())
+        if not 0 <= dim < len(shape):
+            raise ValueError(f"dim {dim} is out of range for rank {len(shape)}")
+        sizes = [_tensor(v).get_shape()[dim] if _tensor(v).get_num_dims() > dim else 0
+                 for v in values]
+        shape[dim] = DYNAMIC_INDEX if DYNAMIC_INDEX in sizes else sum(sizes)
+        result = TensorType(first.get_element_type(), shape)
+        return self._add(ops.ConcatenateOp(list(values), dim, result))
+
+    def slice(
+        self,
+        x: SSAValue,
+        start: Sequence[int],
+        limit: Sequence[int],
+        strides: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """Elements `start[d]:limit[d]:strides[d]` of each dim `d` (strides default to 1)."""
+        strides = [1] * len(start) if strides is None else list(strides)
+        shape = [
+            -(-(hi - lo) // st) if st > 0 else 0 for lo, hi, st in zip(start, limit, strides)
+        ]
+        result = TensorType(_tensor(x).get_element_type(), shape)
+        return self._add(ops.SliceOp(x, start, limit, strides, result))
+
     # Reductions, contractions, scans ----------------------------------------------
 
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:
@@ -245,7 +278,10 @@ class Builder:
         return tensor_type(dtype, dims)
 
     def set_location(self, file: str, line: int, col: int) -> None:
+        """Give every op built from now on (in the open function too) `file:line:col`."""
         self.location = FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
+        if self._open is not None:
+            self._open.location = self.location
 
     def begin_function(
         self, name: str, params: Sequence[TensorType], results: Sequence[TensorType]

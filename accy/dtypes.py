@@ -78,6 +78,8 @@ def byte_width(element: Attribute) -> int:
 
 def dense_attr(tensor_type: TensorType, values: Any) -> DenseIntOrFPElementsAttr:
     """A dense constant of `tensor_type` from values (a scalar splat or matching shape)."""
+    if not tensor_type.has_static_shape():
+        raise ValueError(f"a constant needs a static shape, got {tensor_type}")
     dtype = numpy_dtype(tensor_type.get_element_type())
     array = np.asarray(values).astype(dtype, copy=False)
     shape = tuple(tensor_type.get_shape())

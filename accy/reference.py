@@ -45,7 +45,7 @@ from accy.diagnostics import AccyError, AccyInputError
 from accy.dialects import accy
 from accy.dtypes import dense_values, numpy_dtype
 
-__all__ = ["run"]
+__all__ = ["check_arguments", "find_function", "run"]
 
 Env = dict[SSAValue, np.ndarray]
 
@@ -288,6 +288,37 @@ def _transpose(op: accy.TransposeOp, operand: np.ndarray) -> np.ndarray:
     return np.transpose(operand, [int(d) for d in op.permutation.get_values()])
 
 
+def _iota(op: accy.IotaOp) -> np.ndarray:
+    shape = tuple(_tensor_type(op.result).get_shape())
+    dim = op.dimension
+    index = np.arange(shape[dim], dtype=np.int64).reshape(
+        [shape[dim] if d == dim else 1 for d in range(len(shape))]
+    )
+    return np.broadcast_to(index, shape).astype(_dtype_of(op.result))
+
+
+def _concatenate(op: accy.ConcatenateOp, *operands: np.ndarray) -> np.ndarray:
+    dim = op.dim
+    for index, operand in enumerate(operands[1:], 1):
+        first = operands[0].shape
+        if any(a != b for d, (a, b) in enumerate(zip(first, operand.shape)) if d != dim):
+            raise _op_error(
+                op,
+                f"operand #{index} shape {operand.shape} does not match operand #0 "
+                f"shape {first} outside dim {dim}",
+            )
+    return np.concatenate(operands, axis=dim)
+
+
+def _slice(op: accy.SliceOp, operand: np.ndarray) -> np.ndarray:
+    for d, ((_, limit, _), size) in enumerate(zip(op.ranges, operand.shape)):
+        if limit > size:
+            raise _op_error(
+                op, f"limit {limit} of dim {d} is beyond its size {size} at run time"
+            )
+    return operand[tuple(slice(lo, hi, st) for lo, hi, st in op.ranges)]
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -399,6 +430,9 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.BroadcastInDimOp: _broadcast_in_dim,
     accy.ReshapeOp: _reshape,
     accy.TransposeOp: _transpose,
+    accy.IotaOp: _iota,
+    accy.ConcatenateOp: _concatenate,
+    accy.SliceOp: _slice,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,
@@ -516,3 +550,17 @@ def run(module: ModuleOp, function_name: str, *arrays: np.ndarray) -> tuple[np.n
     env: Env = dict(zip(function.body.block.args, _check_arguments(function, arrays)))
     outputs = _run_block(function.body.block, env)
     return tuple(np.array(value, copy=True, order="C") for value in outputs)
+
+
+def find_function(module: ModuleOp, name: str) -> func.FuncOp:
+    """The defined `func.func @name` of `module`; `AccyInputError` naming the known
+    functions when there is none (what `run` checks first)."""
+    return _find_function(module, name.removeprefix("@"))
+
+
+def check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np.ndarray]:
+    """Check `arrays` against `function`'s parameters (count, numpy type, dtype, shape with
+    any size at a `?` dim) exactly as `run` does; `AccyInputError` naming the parameter.
+    Returns the arguments as numpy arrays. Compiled targets reuse it so that both report
+    the same errors."""
+    return _check_arguments(function, arrays)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena import align_up
 from accy.passes.arena_plan import ARENA
-from accy.passes.buffers import BUFFERS, value_label, value_numbers
+from accy.passes.buffers import BUFFERS, value_names
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
 from accy.passes.workspace.sizing import WORKSPACES
@@ -36,12 +36,12 @@ def memory_report(module: ModuleOp, manager: AnalysisManager) -> str:
     for a in plan.assignments:
         slot = plan.buffers.slots[a.slot_id]
         if slot.function not in numbers:
-            numbers[slot.function] = value_numbers(slot.function)
+            numbers[slot.function] = value_names(slot.function)
         rows.append(
             (
                 a.slot_id,
                 f"@{slot.function_name}",
-                f"%{value_label(a.value, numbers[slot.function])}",
+                f"%{numbers[slot.function][a.value]}",
                 a.role,
                 a.space.value,
                 a.access.value,

@@ -12,7 +12,13 @@ from pathlib import Path
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, gpu, llvm, math, memref, scf
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
@@ -59,10 +65,23 @@ class LocatingParser(Parser):
 
     def parse_operation(self) -> Operation:
         start = self.pos
-        op = super().parse_operation()
+        try:
+            op = super().parse_operation()
+        except VerifyException as error:
+            # An op whose types break its constraints fails while it is being built.
+            name = self._op_name_at(start)
+            raise AccyVerifyError(
+                verify_message(error, name), self.location_of(start)
+            ) from None
         if isinstance(op.location, UnknownLoc):
             op.location = self.location_of(start)
         return op
+
+    def _op_name_at(self, position: int) -> str:
+        """The op name in the text of the op that starts at `position`."""
+        text = self.lexer.input.content[position : position + 400]
+        head = text.split("=", 1)[1] if text.lstrip().startswith("%") else text
+        return head.split()[0].strip('"') if head.split() else "<op>"
 
 
 def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
@@ -105,9 +124,16 @@ def parse(
     return module
 
 
-def _verify_message(error: Exception) -> str:
+def verify_message(error: Exception, op_name: str) -> str:
+    """An xDSL verifier message in MLIR's one-line form: `'accy.add' op MESSAGE`."""
     message = str(error.args[0]) if error.args else str(error)
-    return message.removeprefix("Operation does not verify: ").strip()
+    message = message.removeprefix("Operation does not verify: ").strip()
+    message = " ".join(line.strip() for line in message.splitlines() if line.strip())
+    message = message.removeprefix(f"Operation {op_name} ")
+    prefix = f"'{op_name}' "
+    if message.startswith(prefix + "op "):
+        return message
+    return f"'{op_name}' op {message.removeprefix(prefix)}"
 
 
 def verify(module: Operation) -> None:
@@ -116,4 +142,4 @@ def verify(module: Operation) -> None:
         try:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as error:
-            raise AccyVerifyError(_verify_message(error), op.location) from None
+            raise AccyVerifyError(verify_message(error, op.name), op.location) from None

@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
-    IntegerAttr,
     IntAttrConstraint,
+    IntegerAttr,
     IntegerType,
     Signedness,
     SignednessAttr,
@@ -616,6 +616,277 @@ class TransposeOp(AccyOperation):
             raise self.error("operand and result element types differ")
 
 
+def _parse_slice_ranges(
+    parser: Parser,
+) -> tuple[DenseArrayBase, DenseArrayBase, DenseArrayBase]:
+    def parse_range() -> tuple[int, int, int]:
+        start = parser.parse_integer(allow_boolean=False)
+        parser.parse_punctuation(":")
+        limit = parser.parse_integer(allow_boolean=False)
+        stride = 1
+        if parser.parse_optional_punctuation(":") is not None:
+            stride = parser.parse_integer(allow_boolean=False)
+        return start, limit, stride
+
+    ranges = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_range)
+    return tuple(  # type: ignore[return-value]
+        DenseArrayBase.from_list(i64, [r[i] for r in ranges]) for i in range(3)
+    )
+
+
+@irdl_custom_directive
+class SliceRanges(CustomDirective):
+    """`[start:limit, start:limit:stride, ...]`: one range per dim (stride 1 is omitted)."""
+
+    start: AttributeVariable
+    limit: AttributeVariable
+    strides: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> bool:
+        start, limit, strides = _parse_slice_ranges(parser)
+        self.start.set(state, start)
+        self.limit.set(state, limit)
+        self.strides.set(state, strides)
+        return True
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        ranges = []
+        for start, limit, stride in zip(
+            *(_dims_of(v.get(op)) for v in (self.start, self.limit, self.strides))
+        ):
+            ranges.append(f"{start}:{limit}" + ("" if stride == 1 else f":{stride}"))
+        printer.print_string("[" + ", ".join(ranges) + "]")
+        state.should_emit_space = True
+        state.last_was_punctuation = False
+
+
+@irdl_op_definition
+class IotaOp(AccyOperation):
+    """`%r = accy.iota dim = 0 : tensor<4x3xi32>`: each element is its index along `dim`.
+
+    The result has a static shape and a numeric element type.
+    """
+
+    name = "accy.iota"
+
+    iota_dimension = prop_def(IntegerAttr.constr(type=i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "`dim` `=` $iota_dimension attr-dict `:` type($result)"
+
+    def __init__(self, result_type: TensorType, dim: int):
+        super().__init__(
+            result_types=[result_type],
+            properties={"iota_dimension": IntegerAttr(dim, i64)},
+        )
+
+    @property
+    def dimension(self) -> int:
+        return self.iota_dimension.value.data
+
+    def verify_(self) -> None:
+        result = self.result.type
+        rank = result.get_num_dims()
+        if not 0 <= self.dimension < rank:
+            raise self.error(f"dim {self.dimension} is out of range for rank {rank}")
+        if not result.has_static_shape():
+            raise self.error("result must have a static shape")
+        if is_bool(result.get_element_type()):
+            raise self.error(
+                f"expects a numeric element type, got {result.get_element_type()}"
+            )
+
+
+@irdl_op_definition
+class ConcatenateOp(AccyOperation):
+    """`%r = accy.concatenate %a, %b, dim = 0 : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<6x3xf32>`.
+
+    The operands (one or more) have the same rank and element type and agree in every
+    dim except `dim`; the result's size along `dim` is the sum of theirs.
+    """
+
+    name = "accy.concatenate"
+
+    inputs = var_operand_def(AccyTensor)
+    dimension = prop_def(IntegerAttr.constr(type=i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, inputs: Sequence[SSAValue], dim: int, result_type: TensorType):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_type],
+            properties={"dimension": IntegerAttr(dim, i64)},
+        )
+
+    @property
+    def dim(self) -> int:
+        return self.dimension.value.data
+
+    def verify_(self) -> None:
+        result = self.result.type
+        if not self.inputs:
+            raise self.error("expects at least one operand")
+        rank = result.get_num_dims()
+        if not 0 <= self.dim < rank:
+            raise self.error(f"dim {self.dim} is out of range for rank {rank}")
+        total = 0
+        for index, value in enumerate(self.inputs):
+            operand = value.type
+            if operand.get_element_type() != result.get_element_type():
+                raise self.error(
+                    f"operand #{index} has element type {operand.get_element_type()}, "
+                    f"the result {result.get_element_type()}"
+                )
+            if operand.get_num_dims() != rank:
+                raise self.error(
+                    f"operand #{index} has rank {operand.get_num_dims()}, the result {rank}"
+                )
+            for d, (size, target) in enumerate(
+                zip(operand.get_shape(), result.get_shape())
+            ):
+                if d != self.dim and not dims_compatible(size, target):
+                    raise self.error(
+                        f"operand #{index} dim {d} is {format_dim(size)}, the result's "
+                        f"{format_dim(target)}"
+                    )
+            size = operand.get_shape()[self.dim]
+            total = DYNAMIC_INDEX if DYNAMIC_INDEX in (total, size) else total + size
+        if not dims_compatible(total, result.get_shape()[self.dim]):
+            raise self.error(
+                f"result dim {self.dim} is {format_dim(result.get_shape()[self.dim])}, "
+                f"the operands' sizes add up to {format_dim(total)}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.inputs, printer.print_ssa_value)
+        printer.print_string(f", dim = {self.dim}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        printer.print_list((v.type for v in self.inputs), printer.print_attribute)
+        printer.print_string(") -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConcatenateOp:
+        pos = parser.pos
+        operands = [parser.parse_unresolved_operand()]
+        while parser.parse_optional_punctuation(",") is not None:
+            if parser.parse_optional_keyword("dim") is not None:
+                break
+            operands.append(parser.parse_unresolved_operand())
+        else:
+            parser.raise_error("expected `, dim = N` after the operands of accy.concatenate")
+        parser.parse_punctuation("=")
+        dim = parser.parse_integer(allow_boolean=False)
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, parser.parse_type
+        )
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if len(types) != len(operands):
+            parser.raise_error(
+                f"expected {len(operands)} operand types, got {len(types)}", pos
+            )
+        inputs = parser.resolve_operands(operands, types, pos)
+        op = cls(inputs, dim, result_type)  # type: ignore[arg-type]
+        op.attributes |= attributes
+        return op
+
+
+@irdl_op_definition
+class SliceOp(AccyOperation):
+    """`%r = accy.slice %x [1:3, 0:3:2] : (tensor<4x3xf32>) -> tensor<2x2xf32>`.
+
+    One `start:limit[:stride]` range per operand dim (`0 <= start <= limit <= size`,
+    stride >= 1); result dim `d` has `ceil((limit - start) / stride)` elements.
+    """
+
+    name = "accy.slice"
+
+    operand = operand_def(AccyTensor)
+    start_indices = prop_def(DenseArrayBase.constr(i64))
+    limit_indices = prop_def(DenseArrayBase.constr(i64))
+    strides = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (SliceRanges,)
+
+    assembly_format = (
+        "$operand custom<SliceRanges>($start_indices, $limit_indices, $strides) "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        start: Sequence[int],
+        limit: Sequence[int],
+        strides: Sequence[int],
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[operand],
+            result_types=[result_type],
+            properties={
+                "start_indices": DenseArrayBase.from_list(i64, start),
+                "limit_indices": DenseArrayBase.from_list(i64, limit),
+                "strides": DenseArrayBase.from_list(i64, strides),
+            },
+        )
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int, int], ...]:
+        """`(start, limit, stride)` per dim."""
+        return tuple(
+            zip(
+                _dims_of(self.start_indices),
+                _dims_of(self.limit_indices),
+                _dims_of(self.strides),
+            )
+        )
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        lengths = {
+            len(_dims_of(a))
+            for a in (self.start_indices, self.limit_indices, self.strides)
+        }
+        if lengths != {source.get_num_dims()}:
+            raise self.error(
+                f"expects one range per operand dim ({source.get_num_dims()}), got "
+                f"{len(_dims_of(self.start_indices))} starts, "
+                f"{len(_dims_of(self.limit_indices))} limits and "
+                f"{len(_dims_of(self.strides))} strides"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+        expected = []
+        for d, ((start, limit, stride), size) in enumerate(
+            zip(self.ranges, source.get_shape())
+        ):
+            if stride < 1:
+                raise self.error(f"stride {stride} of dim {d} must be at least 1")
+            if not 0 <= start <= limit or (size != DYNAMIC_INDEX and limit > size):
+                raise self.error(
+                    f"range {start}:{limit} of dim {d} is not within 0:{format_dim(size)}"
+                )
+            expected.append(-(-(limit - start) // stride))
+        if not shapes_compatible(expected, result.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from the "
+                f"sliced shape {format_shape(expected)}"
+            )
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -966,6 +1237,9 @@ Accy = Dialect(
         BroadcastInDimOp,
         ReshapeOp,
         TransposeOp,
+        IotaOp,
+        ConcatenateOp,
+        SliceOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

@@ -174,7 +174,8 @@ class Budget:
             and self.spent_entries + bounds.retained_entries > self.retained_entries
         )
         if over_visits or over_entries:
-            self.outcome = Outcome.EXHAUSTED
+            if self.outcome is Outcome.RUNNING:
+                self.outcome = Outcome.EXHAUSTED
             raise WorkBudgetExhausted(
                 name, bounds.structural_visits, self.remaining_visits()
             )

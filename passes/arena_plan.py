@@ -6,10 +6,10 @@ the work items that run its family); they are packed with `accy.passes.arena.pac
 their liveness intervals. Constants planned in device_constant are laid out one after
 another in the module's constant arena (they are all live all the time).
 
-In-place reuse: an elementwise work item's output takes the buffer of an input of the same
-aligned size that dies at that work item, when the input is a temporary (never a function
-input, constant or output) read only elementwise (no broadcast) and neither lives in a
-loop. The two slots then share one buffer whose interval covers both.
+In-place reuse: the output of a pointwise work item (every member reads element i to
+write element i: no broadcast, slice or concatenate) takes the buffer of an input of the
+same aligned size that dies at that work item, when the input is a temporary (never a
+function input, constant or output) and neither lives in a loop. The two slots then share one buffer whose interval covers both.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
@@ -35,6 +35,7 @@ from accy.passes.analysis import (
 )
 from accy.passes.arena import BufferInterval, align_up, check_placement, pack
 from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.fusion import POINTWISE
 from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
 from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
 from accy.passes.options import PlanOptions
@@ -139,7 +140,8 @@ def _in_place_pairs(
     reuses: dict[int, int] = {}
     taken: set[int] = set()
     for item in schedule.work_items:
-        if item.kind is not WorkKind.ELEMENTWISE or item.parent is not None:
+        pointwise = all(isinstance(m, POINTWISE) for m in item.members)
+        if item.kind is not WorkKind.ELEMENTWISE or not pointwise or item.parent is not None:
             continue
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:
@@ -156,11 +158,6 @@ def _in_place_pairs(
                 or isinstance(source.producer, ops.IterateOp)
                 or liveness.intervals[source.id].end != item.id
                 or align_up(sizes[source.id], alignment) != align_up(sizes[out.id], alignment)
-                or any(
-                    isinstance(use.operation, ops.BroadcastInDimOp)
-                    for use in value.uses
-                    if use.operation in item.members
-                )
             ):
                 continue
             reuses[out.id] = source.id

@@ -17,6 +17,7 @@ dynamic.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from io import StringIO
 
 from accy.dialects import accy as ops
 from accy.passes.analysis import (
@@ -32,6 +33,7 @@ from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
+from xdsl.printer import Printer
 
 
 @dataclass(frozen=True)
@@ -90,26 +92,12 @@ class BufferPlan:
         return sum(s.byte_size for s in self.slots if s.byte_size is not None)
 
 
-def value_numbers(function: func.FuncOp) -> dict[SSAValue, int]:
-    """The number the printer shows for each value of a function (`%N`): arguments first,
-    then results (and nested block arguments) in pre-order."""
-    numbers: dict[SSAValue, int] = {}
-    for arg in function.body.block.args:
-        numbers[arg] = len(numbers)
-    for op in function.body.walk():
-        for result in op.results:
-            numbers[result] = len(numbers)
-        for region in op.regions:
-            for block in region.blocks:
-                for arg in block.args:
-                    numbers[arg] = len(numbers)
-    return numbers
-
-
-def value_label(value: SSAValue, numbers: dict[SSAValue, int]) -> str:
-    """How diagnostics and reports name a value: its name in the source text if it had
-    one, else the number the printer shows."""
-    return value.name_hint or str(numbers[value])
+def value_names(function: func.FuncOp) -> dict[SSAValue, str]:
+    """The name the printer shows for each value of a function (`%name`, `%name_1`, `%3`),
+    taken from xDSL's own printer so diagnostics and reports match the printed IR."""
+    printer = Printer(stream=StringIO())
+    printer.print_op(function)
+    return dict(printer._ssa_values)  # the printer keeps no public name table
 
 
 class _SlotBuilder:

@@ -1,7 +1,7 @@
 """Fusion plan: which ops run together in one kernel.
 
 A *fusible* op is elementwise (including compare, select and convert), a
-`broadcast_in_dim` or a `reshape`. A fusible producer joins its consumer's group when its
+`broadcast_in_dim`, a `reshape`, a `slice` or an `iota`. A fusible producer joins its consumer's group when its
 result has exactly one use, that use is by a fusible op or an `accy.reduce` (a reduction
 takes a fused elementwise prologue) in the same block, and the result is not returned
 (a `func.return` or `accy.yield` use is a use of its own). Every other op that computes
@@ -30,16 +30,19 @@ from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
-FUSIBLE = (
+POINTWISE = (
     ops.ElementwiseBinaryOperation,
     ops.ElementwiseUnaryOperation,
     ops.CompareOp,
     ops.SelectOp,
     ops.ConvertOp,
-    ops.BroadcastInDimOp,
     ops.ReshapeOp,
 )
-"""Ops that fuse into their single consumer."""
+"""Ops whose output element i reads only element i of each operand (row-major)."""
+
+FUSIBLE = (*POINTWISE, ops.BroadcastInDimOp, ops.SliceOp, ops.IotaOp)
+"""Ops that fuse into their single consumer: each output element is computed from
+operand elements found by index arithmetic."""
 
 FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp)
 """Ops that take a fusible producer into their kernel."""

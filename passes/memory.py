@@ -39,8 +39,7 @@ from accy.passes.buffers import (
     BufferPlan,
     BufferRole,
     BufferSlot,
-    value_label,
-    value_numbers,
+    value_names,
 )
 from accy.passes.options import DEFAULT_CONSTANT_CAPACITY, PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
@@ -275,16 +274,15 @@ def _output_source(slot: BufferSlot, writer: dict[int, int]) -> OutputSource | N
 
 
 def _missing_output(slot: BufferSlot) -> MissingOutputWriter:
-    returns = [
-        (use.operation, use.index)
-        for use in slot.value.uses
-        if isinstance(use.operation, func.ReturnOp)
-    ]
-    ret, index = returns[0]
+    ret, index = min(
+        ((use.operation, use.index) for use in slot.value.uses
+         if isinstance(use.operation, func.ReturnOp)),
+        key=lambda pair: pair[1],
+    )
     message = MISSING_OUTPUT_FORMAT.format(
         function=slot.function_name,
         index=index,
-        value=value_label(slot.value, value_numbers(slot.function)),
+        value=value_names(slot.function)[slot.value],
     )
     location: LocationAttr = (slot.producer or ret).location
     return MissingOutputWriter(message, location)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from io import StringIO
 from pathlib import Path
 from typing import IO
 
@@ -30,6 +31,13 @@ from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
+    return value
+
+
 class AccyOptMain(xDSLOptMain):
     """The opt driver of accy: accy's dialects and passes, located diagnostics."""
 
@@ -41,7 +49,7 @@ class AccyOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.add_argument(
             "--accy-max-work",
-            type=int,
+            type=_non_negative,
             metavar="N",
             help="structural visits the planning analyses may make; an analysis whose "
             "estimate does not fit is refused before it runs",
@@ -115,7 +123,24 @@ class AccyOptMain(xDSLOptMain):
                 self.available_passes, self.args.passes, verify_between
             )
         except (ValueError, TypeError, ArgSpecParseError) as error:
-            raise AccyError(f"invalid pass pipeline '{self.args.passes}': {error}") from None
+            # xDSL's message may draw the spec with a caret; keep its last line, the reason.
+            reason = str(error).strip().splitlines()[-1].strip()
+            raise AccyError(f"invalid pass pipeline '{self.args.passes}': {reason}") from None
+
+    def prepare_output(self) -> IO[str]:
+        """Output is collected and written only when every chunk succeeded."""
+        return StringIO()
+
+    def write_output(self, text: str) -> None:
+        if self.args.output_file is None:
+            sys.stdout.write(text)
+            return
+        try:
+            Path(self.args.output_file).write_text(text)
+        except OSError as error:
+            raise AccyError(
+                f"cannot write output file '{self.args.output_file}': {error.strerror}"
+            ) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families))
@@ -130,24 +155,20 @@ class AccyOptMain(xDSLOptMain):
     def run(self) -> None:
         chunks, _ = self.prepare_input()
         output = self.prepare_output()
-        try:
-            for index, (chunk, offset) in enumerate(chunks):
-                if index > 0:
-                    output.write("// -----\n")
-                try:
-                    module = self.parse_chunk(chunk, "mlir", offset)
-                    self.apply_passes(module)
-                    output.write(self.output_resulting_program(module))
-                except AccyError as error:
-                    if not self.args.verify_diagnostics:
-                        raise
-                    output.write(error.diagnostic() + "\n")
-                finally:
-                    chunk.close()
-                output.flush()
-        finally:
-            if output is not sys.stdout:
-                output.close()
+        for index, (chunk, offset) in enumerate(chunks):
+            if index > 0:
+                output.write("// -----\n")
+            try:
+                module = self.parse_chunk(chunk, "mlir", offset)
+                self.apply_passes(module)
+                output.write(self.output_resulting_program(module))
+            except AccyError as error:
+                if not self.args.verify_diagnostics:
+                    raise
+                output.write(error.diagnostic() + "\n")
+            finally:
+                chunk.close()
+        self.write_output(output.getvalue())
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -156,6 +177,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except AccyError as error:
         print(error.diagnostic(), file=sys.stderr)
         sys.exit(1)
+    except BrokenPipeError:
+        # The reader went away (`accy-opt ... | head`): not an error of ours.
+        sys.stderr.close()
+        sys.exit(0)
     except SystemExit as exit_:
         # argparse reports a bad command line with status 2; accy uses 1 for user errors.
         sys.exit(1 if exit_.code == 2 else exit_.code)

@@ -1,0 +1,676 @@
+"""Import StableHLO (what `jax.jit(f).lower(...).as_text()` prints) as an accy program.
+
+    module = accy.import_stablehlo("model.stablehlo.mlir")   # or the text itself
+    (y,) = accy.reference.run(module, "main", x)
+
+The text is parsed and verified by the upstream MLIR bindings that carry the StableHLO
+dialect (through `accy.mlir_bridge.parse_stablehlo`, the only place that touches them),
+then walked generically: every op is converted by the function that `CONVERTERS` names
+for its op name, with the accy `BlockBuilder`. The result is a verified accy module with
+one `func.func` per public function (private functions are inlined at their calls).
+
+Locations carry over: an op's location is the first file location inside its upstream
+location (looking through name, call-site and fused locations), so a diagnostic points at
+the user's Python line for JAX text with debug info, and at the StableHLO text otherwise.
+
+What is recognised beyond one-to-one op conversions:
+
+- `stablehlo.reduce` with one operand whose body is a single `add`/`maximum`/`minimum`/
+  `multiply` of its two block arguments, returned. An init value that is the combiner's
+  identity (0, -inf/INT_MIN, +inf/INT_MAX, 1) disappears; any other init is combined with
+  the reduced value afterwards (so the result is exactly StableHLO's).
+- `stablehlo.select` with a scalar predicate broadcasts the predicate.
+- `stablehlo.while` as `lax.fori_loop` emits it: a counter (i32 or i64 scalar) that
+  starts at a constant, a `cond` that is `compare LT, counter, N` with N a constant (or a
+  loop-invariant carried constant), and a body that yields `counter + 1`. It becomes
+  `accy.iterate max(N - start, 0)` over the other carried values; the counter itself is
+  carried too only when the body reads it for something else, and its final value after
+  the loop is the constant `start + trip count`.
+
+Anything else (an unknown op, an attribute that changes semantics and has no accy
+equivalent, a reduce body or while loop of another shape, an element type accy does not
+compute with) raises `AccyError` naming the op at its location; malformed text raises
+`AccyParseError` with the upstream parser's message and location.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import ChainMap, Counter
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.ir import SSAValue
+
+from accy import dtypes
+from accy.builder import BlockBuilder, Builder
+from accy.diagnostics import AccyError, AccyParseError
+from accy.dialects import accy as ops
+from accy.mlir_bridge import (
+    MlirUnavailableError,
+    UpstreamBlock,
+    UpstreamEnum,
+    UpstreamOp,
+    UpstreamOpaque,
+    UpstreamParseError,
+    UpstreamType,
+    UpstreamValue,
+    parse_stablehlo,
+)
+
+__all__ = ["CONVERTERS", "import_stablehlo"]
+
+Env = MutableMapping[int, SSAValue]
+
+IGNORED_ATTRIBUTE_PREFIXES = ("mhlo.", "jax.", "sdy.", "xla.")
+"""Attributes of these prefixes (sharding, frontend hints) are metadata for accy."""
+
+
+# ---------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------
+
+
+def import_stablehlo(
+    source: str | os.PathLike[str],
+    *,
+    filename: str | None = None,
+    line_offset: int = 0,
+) -> ModuleOp:
+    """The accy module of a StableHLO program, from its text or a path to a file.
+
+    `filename` names the text in locations (default: the path, or `<input>`);
+    `line_offset` is added to the line of every location in that file (for a chunk of a
+    larger file). Raises `AccyParseError` for malformed text and `AccyError` (at the op's
+    location) for anything accy cannot express; the module is verified.
+    """
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str)
+        and "\n" not in source
+        and "{" not in source
+        and Path(source).is_file()
+    ):
+        path = Path(source)
+        try:
+            text = path.read_text()
+        except OSError as error:
+            raise AccyError(f"cannot read '{path}': {error.strerror}") from None
+        filename = filename or str(path)
+    elif "\n" not in source and source.strip().endswith(".mlir"):
+        raise AccyError(f"cannot read '{source}': no such file")
+    else:
+        text = str(source)
+    filename = filename or "<input>"
+    try:
+        upstream = parse_stablehlo(text, filename)
+    except UpstreamParseError as error:
+        location = None
+        if error.location is not None:
+            file, line, col = error.location
+            location = _file_line_col(file, line + (line_offset if file == filename else 0), col)
+        raise AccyParseError(error.message, location) from None
+    except MlirUnavailableError as error:
+        raise AccyError(f"importing StableHLO needs the upstream MLIR bindings: {error}") from None
+    return _Importer(filename, line_offset).module(upstream)
+
+
+def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
+    return FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
+
+
+# ---------------------------------------------------------------------------------------
+# The importer: module, functions, blocks
+# ---------------------------------------------------------------------------------------
+
+
+class _Importer:
+    def __init__(self, filename: str, line_offset: int):
+        self.filename = filename
+        self.line_offset = line_offset
+        self.builder = Builder()
+        self.functions: dict[str, UpstreamOp] = {}
+        self.constants: dict[int, np.ndarray] = {}
+        """Values of upstream constants by value id (for reduce inits and loop bounds)."""
+        self.uses: Counter[int] = Counter()
+        self.skipped: set[int] = set()
+        """`id()` of upstream ops not to convert (a dropped loop counter's increment)."""
+        self.inlining: list[str] = []
+
+    # Locations and errors ---------------------------------------------------------
+
+    def location(self, op: UpstreamOp, fallback: LocationAttr | None = None) -> LocationAttr:
+        if op.location is None:
+            return fallback or UnknownLoc()
+        file, line, col = op.location
+        if file == self.filename:
+            line += self.line_offset
+        return _file_line_col(file, line, col)
+
+    def error(self, op: UpstreamOp, message: str) -> AccyError:
+        return AccyError(f"'{op.name}' {message}", self.location(op))
+
+    # Types --------------------------------------------------------------------------
+
+    def tensor_type(self, op: UpstreamOp, t: UpstreamType) -> TensorType:
+        if t.shape is None or t.element is None:
+            raise self.error(op, f"has a value of type {t.text}; accy computes on ranked tensors")
+        if t.element not in dtypes.ELEMENT_TYPES:
+            raise self.error(
+                op,
+                f"has element type {t.element} ({t.text}); accy computes with "
+                + ", ".join(dtypes.ELEMENT_TYPES),
+            )
+        shape = [DYNAMIC_INDEX if d is None else d for d in t.shape]
+        return TensorType(dtypes.ELEMENT_TYPES[t.element], shape)
+
+    # Module and functions -----------------------------------------------------------
+
+    def module(self, upstream: UpstreamOp) -> ModuleOp:
+        for block in upstream.regions[0] if upstream.regions else ():
+            for op in block.ops:
+                if op.name != "func.func":
+                    raise self.error(op, "is not supported at module level (only func.func)")
+                self.functions[str(op.attributes.get("sym_name"))] = op
+        for function in self.functions.values():
+            _count_uses(function, self.uses)
+        for name, function in self.functions.items():
+            if function.attributes.get("sym_visibility", "public") != "private":
+                self.function(name, function)
+        module = self.builder.finish()
+        _erase_unused_constants(module)
+        return module
+
+    def function(self, name: str, function: UpstreamOp) -> None:
+        if not function.regions or not function.regions[0]:
+            raise self.error(function, f"@{name} is a declaration without a body")
+        if len(function.regions[0]) != 1:
+            raise self.error(function, f"@{name} has several blocks; accy needs one")
+        block = function.regions[0][0]
+        terminator = block.ops[-1]
+        params = [self.tensor_type(function, a.type) for a in block.args]
+        results = [self.tensor_type(terminator, v.type) for v in terminator.operands]
+        self.builder.location = self.location(function)
+        fb = self.builder.begin_function(name, params, results)
+        env: Env = {}
+        for i, arg in enumerate(block.args):
+            env[arg.id] = fb.parameter(i)
+            env[arg.id].name_hint = f"arg{i}"
+        self.inlining.append(name)
+        values = self.block(block, env, fb)
+        self.inlining.pop()
+        fb.return_(values)
+        fb.finish()
+
+    def block(
+        self,
+        block: UpstreamBlock,
+        env: Env,
+        bb: BlockBuilder,
+        keep: Sequence[int] | None = None,
+    ) -> list[SSAValue]:
+        """Convert `block`'s ops into `bb`; the accy values of its terminator's operands
+        (only those at the indices `keep`, when given)."""
+        fallback = bb.location
+        for op in block.ops:
+            bb.location = self.location(op, fallback)
+            if op.name in ("func.return", "stablehlo.return"):
+                indices = range(len(op.operands)) if keep is None else keep
+                return [self.value(env, op.operands[i], op) for i in indices]
+            if id(op) in self.skipped:
+                continue
+            values = self.convert(op, env, bb)
+            for result, value in zip(op.results, values, strict=True):
+                env[result.id] = value
+        raise AccyError("a block has no terminator", fallback)
+
+    def value(self, env: Env, v: UpstreamValue, op: UpstreamOp) -> SSAValue:
+        try:
+            return env[v.id]
+        except KeyError:
+            raise self.error(op, "reads a value that the importer did not define") from None
+
+    # Ops ----------------------------------------------------------------------------
+
+    def check_supported(self, op: UpstreamOp) -> Converter:
+        converter = CONVERTERS.get(op.name)
+        if converter is None:
+            raise self.error(op, "is not supported by the StableHLO importer")
+        for name in op.attributes:
+            if name.startswith(IGNORED_ATTRIBUTE_PREFIXES) or name in converter.ignored:
+                continue
+            if name not in converter.attributes:
+                raise self.error(op, f"has attribute '{name}' that the importer does not support")
+        return converter
+
+    def convert(self, op: UpstreamOp, env: Env, bb: BlockBuilder) -> list[SSAValue]:
+        converter = self.check_supported(op)
+        for name, check in converter.attributes.items():
+            if name in op.attributes and check is not None:
+                problem = check(op.attributes[name])
+                if problem:
+                    raise self.error(op, problem)
+        for t in [*(v.type for v in op.operands), *(v.type for v in op.results)]:
+            self.tensor_type(op, t)
+        operands = [self.value(env, v, op) for v in op.operands]
+        values = list(converter.convert(self, op, operands, bb, env))
+        for result, value in zip(op.results, values, strict=True):
+            expected = self.tensor_type(op, result.type)
+            if value.type != expected:
+                raise self.error(
+                    op, f"result has type {result.type.text}, but accy computes {value.type}"
+                )
+        return values
+
+
+def _erase_unused_constants(module: ModuleOp) -> None:
+    """Drop constants nothing reads (identity inits of reductions, loop steps)."""
+    for op in list(module.walk()):
+        if isinstance(op, ops.ConstantOp) and not op.result.uses:
+            op.detach()
+            op.erase()
+
+
+def _count_uses(op: UpstreamOp, uses: Counter[int]) -> None:
+    for v in op.operands:
+        uses[v.id] += 1
+    for region in op.regions:
+        for block in region:
+            for inner in block.ops:
+                _count_uses(inner, uses)
+
+
+# ---------------------------------------------------------------------------------------
+# Converters: one small function per op family
+# ---------------------------------------------------------------------------------------
+
+ConvertFn = Callable[[_Importer, UpstreamOp, list[SSAValue], BlockBuilder, Env], Sequence[SSAValue]]
+AttributeCheck = Callable[[Any], str | None] | None
+
+
+@dataclass(frozen=True)
+class Converter:
+    """How one StableHLO op becomes accy: the function and the attributes it reads.
+
+    `attributes` maps each attribute the conversion honours to a check (returning a
+    problem text or None); `ignored` lists attributes that are hints with no effect on
+    the values (precision). Any other attribute is reported, never dropped silently.
+    """
+
+    convert: ConvertFn
+    attributes: dict[str, AttributeCheck]
+    ignored: frozenset[str] = frozenset()
+
+
+def _elementwise(method: str) -> ConvertFn:
+    """An op that maps to the builder method of the same name (operands in order)."""
+
+    def convert(imp, op, operands, bb, env):
+        return [getattr(bb, method)(*operands)]
+
+    return convert
+
+
+def _default_accuracy(attr: Any) -> str | None:
+    text = attr.text if isinstance(attr, UpstreamOpaque) else str(attr)
+    if "DEFAULT" in text:
+        return None
+    return f"requests result accuracy {text}; accy computes with default accuracy only"
+
+
+def _constant(imp, op, operands, bb, env):
+    value = op.attributes.get("value")
+    if not isinstance(value, np.ndarray):
+        raise imp.error(op, f"has a value accy cannot read: {value}")
+    imp.constants[op.results[0].id] = value
+    return [bb.constant(imp.tensor_type(op, op.results[0].type), value)]
+
+
+def _compare_type(attr: Any) -> str | None:
+    value = attr.value if isinstance(attr, UpstreamEnum) else str(attr)
+    if value in ("FLOAT", "SIGNED", "NOTYPE"):
+        return None
+    if value == "UNSIGNED":
+        return None  # checked against the element type in _compare
+    return f"compares with type {value}; accy compares floats as FLOAT and integers as SIGNED"
+
+
+def _compare(imp, op, operands, bb, env):
+    direction = op.attributes["comparison_direction"]
+    kind = op.attributes.get("compare_type")
+    unsigned = isinstance(kind, UpstreamEnum) and kind.value == "UNSIGNED"
+    if unsigned and op.operands[0].type.element != "i1":
+        raise imp.error(op, "compares integers as UNSIGNED; accy compares them as signed")
+    return [bb.compare(direction.value, *operands)]
+
+
+def _direction(attr: Any) -> str | None:
+    if isinstance(attr, UpstreamEnum) and attr.value in ("EQ", "NE", "LT", "LE", "GT", "GE"):
+        return None
+    return f"has an unknown comparison direction {attr}"
+
+
+def _select(imp, op, operands, bb, env):
+    pred, on_true, on_false = operands
+    if pred.type.get_num_dims() == 0 and on_true.type.get_num_dims() > 0:
+        target = TensorType(pred.type.get_element_type(), on_true.type.get_shape())
+        pred = bb.broadcast_in_dim(pred, target, [])
+    return [bb.select(pred, on_true, on_false)]
+
+
+def _convert(imp, op, operands, bb, env):
+    return [bb.convert(operands[0], imp.tensor_type(op, op.results[0].type).get_element_type())]
+
+
+def _broadcast_in_dim(imp, op, operands, bb, env):
+    result = imp.tensor_type(op, op.results[0].type)
+    return [bb.broadcast_in_dim(operands[0], result, op.attributes["broadcast_dimensions"])]
+
+
+def _reshape(imp, op, operands, bb, env):
+    return [bb.reshape(operands[0], imp.tensor_type(op, op.results[0].type))]
+
+
+def _transpose(imp, op, operands, bb, env):
+    return [bb.transpose(operands[0], op.attributes["permutation"])]
+
+
+_COMBINERS = {
+    "stablehlo.add": ("add", "add"),
+    "stablehlo.maximum": ("max", "maximum"),
+    "stablehlo.minimum": ("min", "minimum"),
+    "stablehlo.multiply": ("mul", "multiply"),
+}
+"""Reduce body op -> (accy combiner kind, builder method that combines two values)."""
+
+
+def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str:
+    """The combiner of a reduce body: a single add/max/min/mul of both arguments."""
+    blocks = op.regions[0] if op.regions else []
+    shape_text = "its body must be a single stablehlo.add, maximum, minimum or multiply of its two arguments, returned"
+    if len(blocks) != 1:
+        raise imp.error(op, f"is not a supported reduction: {shape_text}")
+    body = blocks[0]
+    ops = body.ops
+    if (
+        len(body.args) != 2
+        or len(ops) != 2
+        or ops[0].name not in _COMBINERS
+        or sorted(v.id for v in ops[0].operands) != sorted(a.id for a in body.args)
+        or ops[1].name != "stablehlo.return"
+        or [v.id for v in ops[1].operands] != [ops[0].results[0].id]
+    ):
+        found = ", ".join(o.name for o in ops)
+        raise imp.error(op, f"is not a supported reduction: {shape_text} (found {found})")
+    element = op.operands[0].type.element
+    if any(a.type.element != element or a.type.shape != () for a in body.args):
+        raise imp.error(
+            op, f"is not a supported reduction: its body must combine scalars of type {element}"
+        )
+    return ops[0].name
+
+
+def _is_identity(kind: str, value: np.ndarray) -> bool:
+    if value.shape != ():
+        return False
+    v = value[()]
+    dtype = value.dtype
+    if kind == "stablehlo.add":
+        return bool(v == 0)  # (+0.0 differs from XLA only in the sign of an all -0.0 sum)
+    if kind == "stablehlo.multiply":
+        return bool(v == 1)
+    maximum = kind == "stablehlo.maximum"
+    if dtype == np.bool_:
+        return bool(v) == (not maximum)
+    if dtypes.NUMPY_DTYPES.get("bf16") == dtype or np.issubdtype(dtype, np.floating):
+        return bool(np.float64(v) == (-np.inf if maximum else np.inf))
+    info = np.iinfo(dtype)
+    return int(v) == (info.min if maximum else info.max)
+
+
+def _reduce(imp, op, operands, bb, env):
+    if len(op.operands) != 2 or len(op.results) != 1:
+        raise imp.error(op, f"reduces {len(op.operands) // 2} operands at once; accy reduces one")
+    kind_name = _reduce_kind(imp, op)
+    kind, method = _COMBINERS[kind_name]
+    x, init = operands
+    reduced = bb.reduce(kind, x, op.attributes["dimensions"])
+    init_value = imp.constants.get(op.operands[1].id)
+    if init_value is not None and _is_identity(kind_name, init_value):
+        return [reduced]
+    if reduced.type.get_num_dims() > 0:
+        init = bb.broadcast_in_dim(init, reduced.type, [])
+    return [getattr(bb, method)(reduced, init)]
+
+
+def _dot_general(imp, op, operands, bb, env):
+    numbers = op.attributes["dot_dimension_numbers"]
+    return [
+        bb.dot_general(
+            *operands,
+            batching=(numbers["lhs_batching_dimensions"], numbers["rhs_batching_dimensions"]),
+            contracting=(
+                numbers["lhs_contracting_dimensions"],
+                numbers["rhs_contracting_dimensions"],
+            ),
+        )
+    ]
+
+
+def _dot_numbers(attr: Any) -> str | None:
+    return None if isinstance(attr, dict) else f"has dot dimension numbers accy cannot read: {attr}"
+
+
+def _dot(imp, op, operands, bb, env):
+    lhs, rhs = operands
+    if not (1 <= lhs.type.get_num_dims() <= 2 and 1 <= rhs.type.get_num_dims() <= 2):
+        raise imp.error(op, "needs operands of rank 1 or 2")
+    contracting = ([lhs.type.get_num_dims() - 1], [0])
+    return [bb.dot_general(lhs, rhs, contracting=contracting)]
+
+
+def _iota(imp, op, operands, bb, env):
+    return [bb.iota(imp.tensor_type(op, op.results[0].type), op.attributes["iota_dimension"])]
+
+
+def _concatenate(imp, op, operands, bb, env):
+    return [bb.concatenate(operands, op.attributes["dimension"])]
+
+
+def _slice(imp, op, operands, bb, env):
+    a = op.attributes
+    return [bb.slice(operands[0], a["start_indices"], a["limit_indices"], a["strides"])]
+
+
+def _call(imp, op, operands, bb, env):
+    callee = op.attributes["callee"]
+    function = imp.functions.get(callee)
+    if function is None:
+        raise imp.error(op, f"calls @{callee}, which the module does not define")
+    if callee in imp.inlining:
+        raise imp.error(op, f"calls @{callee} recursively; accy inlines calls")
+    if not function.regions or len(function.regions[0]) != 1:
+        raise imp.error(op, f"calls @{callee}, which has no single-block body to inline")
+    block = function.regions[0][0]
+    inner: Env = {arg.id: value for arg, value in zip(block.args, operands, strict=True)}
+    imp.inlining.append(callee)
+    location = bb.location
+    values = imp.block(block, inner, bb)
+    bb.location = location
+    imp.inlining.pop()
+    return values
+
+
+# ---------------------------------------------------------------------------------------
+# stablehlo.while as a counted loop
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _CountedLoop:
+    counter: int
+    """Index of the counter among the carried values."""
+    start: int
+    trip_count: int
+    increment: UpstreamOp
+    """The body's `counter + 1`."""
+    carry_counter: bool
+    """The body reads the counter for something other than its increment."""
+
+
+def _scalar_int(imp: _Importer, value: UpstreamValue) -> int | None:
+    array = imp.constants.get(value.id)
+    if array is None or array.shape != () or array.dtype.kind not in "iu":
+        return None
+    return int(array[()])
+
+
+def _constant_in(block: UpstreamBlock, imp: _Importer, value: UpstreamValue) -> int | None:
+    """An integer scalar constant: defined in `block` or earlier outside the loop."""
+    for op in block.ops:
+        if op.name == "stablehlo.constant" and op.results[0].id == value.id:
+            array = op.attributes.get("value")
+            if isinstance(array, np.ndarray) and array.shape == () and array.dtype.kind in "iu":
+                return int(array[()])
+            return None
+    return _scalar_int(imp, value)
+
+
+def _counted_loop(imp: _Importer, op: UpstreamOp) -> _CountedLoop:
+    def fail(reason: str) -> AccyError:
+        return imp.error(
+            op,
+            "is not a counted loop (an i32 counter from a constant, `compare LT, counter, N` "
+            f"with a constant N, the body adding 1): {reason}",
+        )
+
+    if len(op.regions) != 2 or len(op.regions[0]) != 1 or len(op.regions[1]) != 1:
+        raise fail("expected one cond block and one body block")
+    cond, body = op.regions[0][0], op.regions[1][0]
+    body_yield = body.ops[-1]
+    compares = [o for o in cond.ops if o.name == "stablehlo.compare"]
+    others = [
+        o
+        for o in cond.ops
+        if o.name not in ("stablehlo.compare", "stablehlo.constant", "stablehlo.return")
+    ]
+    if others or len(compares) != 1:
+        raise fail(
+            f"the cond must be a single compare of constants (found {', '.join(o.name for o in cond.ops)})"
+        )
+    compare = compares[0]
+    returned = cond.ops[-1]
+    if [v.id for v in returned.operands] != [compare.results[0].id]:
+        raise fail("the cond does not return its compare")
+    if compare.attributes["comparison_direction"].value != "LT":
+        raise fail(f"the cond compares {compare.attributes['comparison_direction'].value}, not LT")
+    lhs, rhs = compare.operands
+    cond_args = [a.id for a in cond.args]
+    if lhs.id not in cond_args:
+        raise fail("the compare's left operand is not a carried value")
+    counter = cond_args.index(lhs.id)
+    if lhs.type.shape != () or lhs.type.element not in ("i32", "i64"):
+        raise fail(f"the counter has type {lhs.type.text}, not a scalar i32")
+    if rhs.id in cond_args:  # a loop-invariant carried bound (older JAX fori_loop)
+        j = cond_args.index(rhs.id)
+        if body_yield.operands[j].id != body.args[j].id:
+            raise fail("the bound changes inside the loop")
+        limit = _scalar_int(imp, op.operands[j])
+    else:
+        limit = _constant_in(cond, imp, rhs)
+    if limit is None:
+        raise fail("the bound is not a constant")
+    start = _scalar_int(imp, op.operands[counter])
+    if start is None:
+        raise fail("the counter does not start at a constant")
+    next_id = body_yield.operands[counter].id
+    increment = next((o for o in body.ops if o.results and o.results[0].id == next_id), None)
+    counter_arg = body.args[counter].id
+    if increment is None or increment.name != "stablehlo.add":
+        raise fail("the body does not yield counter + 1")
+    a, b = increment.operands
+    step_value = b if a.id == counter_arg else a if b.id == counter_arg else None
+    if step_value is None or _constant_in(body, imp, step_value) != 1:
+        raise fail("the body does not yield counter + 1")
+    readers = imp.uses[counter_arg] - 1  # besides the increment
+    carry = readers > 0 or imp.uses[next_id] > 1
+    return _CountedLoop(counter, start, max(limit - start, 0), increment, carry)
+
+
+def _while(imp, op, operands, bb, env):
+    loop = _counted_loop(imp, op)
+    body = op.regions[1][0]
+    carried = [i for i in range(len(operands)) if loop.carry_counter or i != loop.counter]
+    if not loop.carry_counter:
+        imp.skipped.add(id(loop.increment))
+
+    def build(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
+        scope: Env = ChainMap({}, env)
+        for i, arg in zip(carried, args):
+            scope[body.args[i].id] = arg
+        inner.location = bb.location
+        return imp.block(body, scope, inner, keep=carried)
+
+    results = bb.iterate(loop.trip_count, [operands[i] for i in carried], build)
+    by_index = dict(zip(carried, results))
+    values = []
+    for i, result in enumerate(op.results):
+        if i in by_index:
+            values.append(by_index[i])
+        elif imp.uses[result.id] > 0:
+            values.append(bb.constant(operands[i].type, loop.start + loop.trip_count))
+        else:
+            values.append(operands[i])  # the final counter, unread: no constant needed
+    return values
+
+
+# ---------------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------------
+
+_ACCURACY = {"result_accuracy": _default_accuracy}
+
+CONVERTERS: dict[str, Converter] = {
+    "stablehlo.constant": Converter(_constant, {"value": None}),
+    **{
+        f"stablehlo.{name}": Converter(_elementwise(name), {})
+        for name in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power")
+    },
+    **{
+        f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
+        for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")
+    },
+    "stablehlo.compare": Converter(
+        _compare, {"comparison_direction": _direction, "compare_type": _compare_type}
+    ),
+    "stablehlo.select": Converter(_select, {}),
+    "stablehlo.convert": Converter(_convert, {}),
+    "stablehlo.broadcast_in_dim": Converter(_broadcast_in_dim, {"broadcast_dimensions": None}),
+    "stablehlo.reshape": Converter(_reshape, {}),
+    "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
+    "stablehlo.reduce": Converter(_reduce, {"dimensions": None}),
+    "stablehlo.dot_general": Converter(
+        _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
+    ),
+    "stablehlo.dot": Converter(_dot, {}, frozenset({"precision_config"})),
+    "stablehlo.iota": Converter(_iota, {"iota_dimension": None}),
+    "stablehlo.concatenate": Converter(_concatenate, {"dimension": None}),
+    "stablehlo.slice": Converter(
+        _slice, {"start_indices": None, "limit_indices": None, "strides": None}
+    ),
+    "func.call": Converter(_call, {"callee": None}),
+    "stablehlo.while": Converter(_while, {}),
+}
+"""Upstream op name -> its conversion. Every other op is reported as unsupported."""

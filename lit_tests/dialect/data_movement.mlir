@@ -1,0 +1,59 @@
+// RUN: accy-opt %s | filecheck %s
+// RUN: accy-opt %s --print-op-generic | accy-opt | filecheck %s
+// RUN: accy-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: func.func @broadcast(%s: tensor<3xf32>, %one: tensor<1x3xi32>, %d: tensor<?xf16>, %z: tensor<f32>) -> tensor<2x3xf32> {
+// CHECK-NEXT:    %0 = accy.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = accy.broadcast_in_dim %one, dims = [0, 2] : (tensor<1x3xi32>) -> tensor<4x5x3xi32>
+// CHECK-NEXT:    %2 = accy.broadcast_in_dim %d, dims = [0] : (tensor<?xf16>) -> tensor<?x8xf16>
+// CHECK-NEXT:    %3 = accy.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<2x2xf32>
+// CHECK-NEXT:    %4 = accy.broadcast_in_dim %s, dims = [0] : (tensor<3xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT:    func.return %0 : tensor<2x3xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "broadcast"
+// GENERIC:         %0 = "accy.broadcast_in_dim"(%s) <{broadcast_dimensions = array<i64: 1>}> : (tensor<3xf32>) -> tensor<2x3xf32>
+// GENERIC-NEXT:    %1 = "accy.broadcast_in_dim"(%one) <{broadcast_dimensions = array<i64: 0, 2>}> : (tensor<1x3xi32>) -> tensor<4x5x3xi32>
+// GENERIC:         %3 = "accy.broadcast_in_dim"(%z) <{broadcast_dimensions = array<i64>}> : (tensor<f32>) -> tensor<2x2xf32>
+func.func @broadcast(%s: tensor<3xf32>, %one: tensor<1x3xi32>, %d: tensor<?xf16>, %z: tensor<f32>) -> tensor<2x3xf32> {
+  %0 = accy.broadcast_in_dim %s, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = accy.broadcast_in_dim %one, dims = [0, 2] : (tensor<1x3xi32>) -> tensor<4x5x3xi32>
+  %2 = accy.broadcast_in_dim %d, dims = [0] : (tensor<?xf16>) -> tensor<?x8xf16>
+  %3 = accy.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<2x2xf32>
+  %4 = accy.broadcast_in_dim %s, dims = [0] : (tensor<3xf32>) -> tensor<?x4xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @reshape(%x: tensor<2x3xf32>, %i: tensor<4xi64>, %d: tensor<?x3xbf16>) -> tensor<6xf32> {
+// CHECK-NEXT:    %0 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT:    %1 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<3x1x2xf32>
+// CHECK-NEXT:    %2 = accy.reshape %i : (tensor<4xi64>) -> tensor<2x2xi64>
+// CHECK-NEXT:    %3 = accy.reshape %d : (tensor<?x3xbf16>) -> tensor<?xbf16>
+// CHECK-NEXT:    %4 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT:    func.return %0 : tensor<6xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "reshape"
+// GENERIC:         %0 = "accy.reshape"(%x) : (tensor<2x3xf32>) -> tensor<6xf32>
+// GENERIC:         %3 = "accy.reshape"(%d) : (tensor<?x3xbf16>) -> tensor<?xbf16>
+func.func @reshape(%x: tensor<2x3xf32>, %i: tensor<4xi64>, %d: tensor<?x3xbf16>) -> tensor<6xf32> {
+  %0 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>
+  %1 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<3x1x2xf32>
+  %2 = accy.reshape %i : (tensor<4xi64>) -> tensor<2x2xi64>
+  %3 = accy.reshape %d : (tensor<?x3xbf16>) -> tensor<?xbf16>
+  %4 = accy.reshape %x : (tensor<2x3xf32>) -> tensor<?x2xf32>
+  func.return %0 : tensor<6xf32>
+}
+
+// CHECK-LABEL: func.func @transpose(%x: tensor<2x3xf32>, %t: tensor<2x3x4xi32>, %d: tensor<?x5xf16>) -> tensor<3x2xf32> {
+// CHECK-NEXT:    %0 = accy.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %1 = accy.transpose %t, dims = [2, 0, 1] : (tensor<2x3x4xi32>) -> tensor<4x2x3xi32>
+// CHECK-NEXT:    %2 = accy.transpose %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %3 = accy.transpose %d, dims = [1, 0] : (tensor<?x5xf16>) -> tensor<5x?xf16>
+// CHECK-NEXT:    func.return %0 : tensor<3x2xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "transpose"
+// GENERIC:         %0 = "accy.transpose"(%x) <{permutation = array<i64: 1, 0>}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// GENERIC-NEXT:    %1 = "accy.transpose"(%t) <{permutation = array<i64: 2, 0, 1>}> : (tensor<2x3x4xi32>) -> tensor<4x2x3xi32>
+func.func @transpose(%x: tensor<2x3xf32>, %t: tensor<2x3x4xi32>, %d: tensor<?x5xf16>) -> tensor<3x2xf32> {
+  %0 = accy.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %1 = accy.transpose %t, dims = [2, 0, 1] : (tensor<2x3x4xi32>) -> tensor<4x2x3xi32>
+  %2 = accy.transpose %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = accy.transpose %d, dims = [1, 0] : (tensor<?x5xf16>) -> tensor<5x?xf16>
+  func.return %0 : tensor<3x2xf32>
+}

@@ -1,0 +1,156 @@
+// RUN: accy-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Syntax errors: each prints one `file:line:col: error: message` line. The positions are
+// where xDSL's parser stops, so some point past the mistake (noted below).
+
+func.func @unknown_op(%a: tensor<4xf32>) {
+  // The position is the token after the op name.
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:18: error: Operation accy.frob is not registered
+  %0 = accy.frob %a : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @unknown_dialect(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:16: error: Operation foo.bar is not registered
+  %0 = foo.bar %a : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @missing_type(%a: tensor<4xf32>) {
+  %0 = accy.add %a, %a
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: Expected ':'
+  func.return
+}
+
+// -----
+
+func.func @undefined_value(%a: tensor<4xf32>) {
+  %0 = accy.add %a, %zz : tensor<4xf32>
+  func.return
+// The position is the end of the input (here of the chunk, at the next separator).
+// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 3]]:1: error: values used but not defined: [%zz]
+}
+
+// -----
+
+func.func @operand_type(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: operand is used with type tensor<4xf32>, but has been previously used or defined with type tensor<4xf16>
+  %0 = accy.add %a, %b : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @redefined_value(%a: tensor<4xf32>) {
+  %0 = accy.add %a, %a : tensor<4xf32>
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: SSA value %0 is already defined
+  %0 = accy.add %a, %a : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @comparison_direction(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: Expected `EQ`, `NE`, `LT`, `LE`, `GT`, or `GE`.
+  %0 = accy.compare XX, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+func.func @combiner(%a: tensor<2x3xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:20: error: Expected `add`, `max`, `min`, or `mul`.
+  %0 = accy.reduce sum %a, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @dim_list(%a: tensor<2x3xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:35: error: Expected integer literal
+  %0 = accy.transpose %a, dims = [x, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @dims_keyword(%a: tensor<2x3xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:27: error: Expected 'dims'
+  %0 = accy.transpose %a, perm = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @dim_pair(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:52: error: Expected 'x'
+  %0 = accy.dot_general %l, %r, batching_dims = [] [], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @scan_dim(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:36: error: Expected integer literal
+  %0 = accy.scan add %a, %a, dim = x : tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @iterate_negative_trip_count(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: Expected integer literal
+  %r = accy.iterate -1 iter_args(%p = %a) : tensor<4xf32> {
+    accy.yield %p : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @iterate_keyword(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:23: error: Expected 'iter_args'
+  %r = accy.iterate 2 (%p = %a) : tensor<4xf32> {
+    accy.yield %p : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @iterate_type_count(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:32: error: expected 2 types for the iter_args, got 1
+  %r = accy.iterate 2 iter_args(%p = %a, %q = %a) : tensor<4xf32> {
+    accy.yield %p : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @dense_shape(%a: tensor<4xf32>) {
+  %0 = accy.constant dense<[1.0, 2.0]> : tensor<3xf32>
+  // The position is the token after the type.
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: Shape mismatch in dense literal. Expected [3] shape from the type, but got [2] shape.
+  func.return
+}
+
+// -----
+
+func.func @stray_token(%a: tensor<4xf32>) {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:40: error: @ identifier expected to start with letter, '_', or '"'.
+  %0 = accy.add %a, %a : tensor<4xf32> @
+  func.return
+}
+
+// -----
+
+func.func @extra_brace(%a: tensor<4xf32>) {
+  func.return
+}
+// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:1: error: Could not parse entire input!
+}

@@ -1,0 +1,62 @@
+// RUN: accy-opt %s | filecheck %s
+// RUN: accy-opt %s --print-op-generic | accy-opt | filecheck %s
+// RUN: accy-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: func.func @reduce(%x: tensor<2x3xf32>, %i: tensor<4x5x6xi32>, %d: tensor<?x3xbf16>) -> tensor<2xf32> {
+// CHECK-NEXT:    %0 = accy.reduce add %x, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
+// CHECK-NEXT:    %1 = accy.reduce max %x, dims = [0] : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK-NEXT:    %2 = accy.reduce min %i, dims = [0, 2] : (tensor<4x5x6xi32>) -> tensor<5xi32>
+// CHECK-NEXT:    %3 = accy.reduce mul %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+// CHECK-NEXT:    %4 = accy.reduce add %d, dims = [1] : (tensor<?x3xbf16>) -> tensor<?xbf16>
+// CHECK-NEXT:    %5 = accy.reduce add %x, dims = [] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %0 : tensor<2xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "reduce"
+// GENERIC:         %0 = "accy.reduce"(%x) <{kind = #accy<combiner add>, dimensions = array<i64: 1>}> : (tensor<2x3xf32>) -> tensor<2xf32>
+// GENERIC-NEXT:    %1 = "accy.reduce"(%x) <{kind = #accy<combiner max>, dimensions = array<i64: 0>}> : (tensor<2x3xf32>) -> tensor<3xf32>
+// GENERIC-NEXT:    %2 = "accy.reduce"(%i) <{kind = #accy<combiner min>, dimensions = array<i64: 0, 2>}> : (tensor<4x5x6xi32>) -> tensor<5xi32>
+// GENERIC-NEXT:    %3 = "accy.reduce"(%x) <{kind = #accy<combiner mul>, dimensions = array<i64: 0, 1>}> : (tensor<2x3xf32>) -> tensor<f32>
+func.func @reduce(%x: tensor<2x3xf32>, %i: tensor<4x5x6xi32>, %d: tensor<?x3xbf16>) -> tensor<2xf32> {
+  %0 = accy.reduce add %x, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
+  %1 = accy.reduce max %x, dims = [0] : (tensor<2x3xf32>) -> tensor<3xf32>
+  %2 = accy.reduce min %i, dims = [0, 2] : (tensor<4x5x6xi32>) -> tensor<5xi32>
+  %3 = accy.reduce mul %x, dims = [0, 1] : (tensor<2x3xf32>) -> tensor<f32>
+  %4 = accy.reduce add %d, dims = [1] : (tensor<?x3xbf16>) -> tensor<?xbf16>
+  %5 = accy.reduce add %x, dims = [] : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @dot_general(%l: tensor<8x2x3xf32>, %r: tensor<8x3x4xf32>, %a: tensor<2x3xf16>, %b: tensor<3x4xf16>, %v: tensor<5xi32>, %d: tensor<?x3xf32>, %e: tensor<3x?xf32>) -> tensor<8x2x4xf32> {
+// CHECK-NEXT:    %0 = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2x3xf32>, tensor<8x3x4xf32>) -> tensor<8x2x4xf32>
+// CHECK-NEXT:    %1 = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+// CHECK-NEXT:    %2 = accy.dot_general %v, %v, batching_dims = [] x [], contracting_dims = [0] x [0] : (tensor<5xi32>, tensor<5xi32>) -> tensor<i32>
+// CHECK-NEXT:    %3 = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [] x [] : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x3x3x4xf16>
+// CHECK-NEXT:    %4 = accy.dot_general %d, %e, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x3xf32>, tensor<3x?xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT:    func.return %0 : tensor<8x2x4xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "dot_general"
+// GENERIC:         %0 = "accy.dot_general"(%l, %r) <{lhs_batching_dimensions = array<i64: 0>, rhs_batching_dimensions = array<i64: 0>, lhs_contracting_dimensions = array<i64: 2>, rhs_contracting_dimensions = array<i64: 1>}> : (tensor<8x2x3xf32>, tensor<8x3x4xf32>) -> tensor<8x2x4xf32>
+// GENERIC-NEXT:    %1 = "accy.dot_general"(%a, %b) <{lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>}> : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+func.func @dot_general(%l: tensor<8x2x3xf32>, %r: tensor<8x3x4xf32>, %a: tensor<2x3xf16>, %b: tensor<3x4xf16>, %v: tensor<5xi32>, %d: tensor<?x3xf32>, %e: tensor<3x?xf32>) -> tensor<8x2x4xf32> {
+  %0 = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2x3xf32>, tensor<8x3x4xf32>) -> tensor<8x2x4xf32>
+  %1 = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+  %2 = accy.dot_general %v, %v, batching_dims = [] x [], contracting_dims = [0] x [0] : (tensor<5xi32>, tensor<5xi32>) -> tensor<i32>
+  %3 = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [] x [] : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x3x3x4xf16>
+  %4 = accy.dot_general %d, %e, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<?x3xf32>, tensor<3x?xf32>) -> tensor<?x?xf32>
+  func.return %0 : tensor<8x2x4xf32>
+}
+
+// CHECK-LABEL: func.func @scan(%x: tensor<2x3xf32>, %s: tensor<2x3xf32>, %i: tensor<7xi64>, %d: tensor<?x4xbf16>) -> tensor<2x3xf32> {
+// CHECK-NEXT:    %0 = accy.scan add %x, %s, dim = 1 : tensor<2x3xf32>
+// CHECK-NEXT:    %1 = accy.scan max %x, %s, dim = 0 : tensor<2x3xf32>
+// CHECK-NEXT:    %2 = accy.scan min %i, %i, dim = 0 : tensor<7xi64>
+// CHECK-NEXT:    %3 = accy.scan mul %d, %d, dim = 1 : tensor<?x4xbf16>
+// CHECK-NEXT:    func.return %0 : tensor<2x3xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "scan"
+// GENERIC:         %0 = "accy.scan"(%x, %s) <{kind = #accy<combiner add>, dimension = 1 : i64}> : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// GENERIC-NEXT:    %1 = "accy.scan"(%x, %s) <{kind = #accy<combiner max>, dimension = 0 : i64}> : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+func.func @scan(%x: tensor<2x3xf32>, %s: tensor<2x3xf32>, %i: tensor<7xi64>, %d: tensor<?x4xbf16>) -> tensor<2x3xf32> {
+  %0 = accy.scan add %x, %s, dim = 1 : tensor<2x3xf32>
+  %1 = accy.scan max %x, %s, dim = 0 : tensor<2x3xf32>
+  %2 = accy.scan min %i, %i, dim = 0 : tensor<7xi64>
+  %3 = accy.scan mul %d, %d, dim = 1 : tensor<?x4xbf16>
+  func.return %0 : tensor<2x3xf32>
+}

@@ -1,0 +1,19 @@
+// RUN: accy-opt --import-stablehlo %s | filecheck %s
+
+// CHECK-LABEL: func.func @main(%arg0: tensor<3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<4x3xf32>)
+// CHECK-NEXT:    %0 = accy.broadcast_in_dim %arg0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    %1 = accy.reshape %arg1 : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT:    %2 = accy.transpose %arg1, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT:    %3 = accy.iota dim = 1 : tensor<4x3xi32>
+// CHECK-NEXT:    %4 = accy.concatenate %arg1, %arg2, %0, dim = 0 : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+// CHECK-NEXT:    %5 = accy.slice %arg2 [1:3, 0:3:2] : (tensor<4x3xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT:    func.return %1, %2, %3, %4, %5
+func.func @main(%arg0: tensor<3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<4x3xf32>) -> (tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xi32>, tensor<8x3xf32>, tensor<2x2xf32>) {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = stablehlo.reshape %arg1 : (tensor<2x3xf32>) -> tensor<6xf32>
+  %2 = stablehlo.transpose %arg1, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %3 = stablehlo.iota dim = 1 : tensor<4x3xi32>
+  %4 = stablehlo.concatenate %arg1, %arg2, %0, dim = 0 : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<8x3xf32>
+  %5 = stablehlo.slice %arg2 [1:3, 0:3:2] : (tensor<4x3xf32>) -> tensor<2x2xf32>
+  return %1, %2, %3, %4, %5 : tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xi32>, tensor<8x3xf32>, tensor<2x2xf32>
+}

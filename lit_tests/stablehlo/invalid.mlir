@@ -1,0 +1,57 @@
+// RUN: accy-opt --import-stablehlo --split-input-file --verify-diagnostics %s | filecheck %s
+
+// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'stablehlo.cosine' is not supported by the StableHLO importer
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %a : tensor<4xf32>
+  %1 = stablehlo.cosine %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// The location of JAX's debug info wins over the text position.
+// CHECK: model.py:42:7: error: 'stablehlo.sort' is not supported by the StableHLO importer
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "stablehlo.sort"(%a) ({
+  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
+    %lt = stablehlo.compare LT, %p, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32> loc(#site)
+  return %0 : tensor<4xf32>
+}
+#site = loc("jit(f)/sort"("model.py":42:7))
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: use of undeclared SSA value name
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = stablehlo.add %a, %b : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error: 'stablehlo.while' is not a counted loop {{.*}}: the cond compares GT, not LT
+func.func @main(%arg0: tensor<f32>) -> tensor<f32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %n = stablehlo.constant dense<3> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c, %x = %arg0) : tensor<i32>, tensor<f32>
+   cond {
+    %1 = stablehlo.compare GT, %n, %i, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %2, %x : tensor<i32>, tensor<f32>
+  }
+  return %0#1 : tensor<f32>
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: 'stablehlo.reduce' is not a supported reduction: {{.*}} (found stablehlo.and, stablehlo.return)
+func.func @main(%a: tensor<4xi32>) -> tensor<i32> {
+  %z = stablehlo.constant dense<-1> : tensor<i32>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.and across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
