@@ -28,6 +28,8 @@ _EXPORTS = {
     "Outcome": "accy.passes.analysis",
     "Preparation": "accy.preparation",
     "WorkBudgetExhausted": "accy.passes.analysis",
+    "compile": "accy.compile",
+    "import_stablehlo": "accy.stablehlo",
     "make_context": "accy.source",
     "parse": "accy.source",
     "prepare": "accy.preparation",
@@ -53,9 +55,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from accy.compile import compile
     from accy.builder import BlockBuilder, Builder, FunctionBuilder, tensor_type
     from accy.diagnostics import AccyError, AccyInputError, AccyParseError, AccyVerifyError
     from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted
     from accy.passes.memory import Aliased, KernelWritten, MissingOutputWriter
     from accy.preparation import Preparation, prepare
     from accy.source import make_context, parse, verify
+    from accy.stablehlo import import_stablehlo
