@@ -29,6 +29,7 @@ _EXPORTS = {
     "Preparation": "accy.preparation",
     "WorkBudgetExhausted": "accy.passes.analysis",
     "compile": "accy.compile",
+    "export": "accy.export",
     "import_stablehlo": "accy.stablehlo",
     "make_context": "accy.source",
     "parse": "accy.source",
@@ -56,6 +57,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from accy.compile import compile
+    from accy.export import export
     from accy.builder import BlockBuilder, Builder, FunctionBuilder, tensor_type
     from accy.diagnostics import AccyError, AccyInputError, AccyParseError, AccyVerifyError
     from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted

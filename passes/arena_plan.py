@@ -8,7 +8,7 @@ another in the module's constant arena (they are all live all the time).
 
 In-place reuse: the output of a pointwise work item (every member reads element i to
 write element i: no broadcast, slice or concatenate) takes the buffer of an input of the
-same aligned size that dies at that work item, when the input is a temporary (never a
+same byte size (so the same element width) that dies at that work item, when the input is a temporary (never a
 function input, constant or output) and neither lives in a loop. The two slots then share one buffer whose interval covers both.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
@@ -134,7 +134,6 @@ def _in_place_pairs(
     buffers: BufferPlan,
     liveness: Liveness,
     sizes: dict[int, int],
-    alignment: int,
 ) -> dict[int, int]:
     """Output slot → input slot whose buffer it takes over (see the module docstring)."""
     reuses: dict[int, int] = {}
@@ -157,7 +156,7 @@ def _in_place_pairs(
                 or source.role.constant
                 or isinstance(source.producer, ops.IterateOp)
                 or liveness.intervals[source.id].end != item.id
-                or align_up(sizes[source.id], alignment) != align_up(sizes[out.id], alignment)
+                or sizes[source.id] != sizes[out.id]  # same count, so same element width
             ):
                 continue
             reuses[out.id] = source.id
@@ -204,7 +203,7 @@ def plan_arena(
             functions[slot.function_name].separate.append(slot.id)
         else:
             sizes[slot.id] = size
-    reuses = _in_place_pairs(schedule, buffers, liveness, sizes, alignment)
+    reuses = _in_place_pairs(schedule, buffers, liveness, sizes)
 
     for name, arena in functions.items():
         owned = [s for s in buffers.slots if s.function_name == name and s.id in sizes]

@@ -15,4 +15,8 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name → factory of the pass class."""
     from accy.passes.plan_passes import PLAN_PASSES
 
-    return {p.name: (lambda p=p: p) for p in PLAN_PASSES}
+    passes = {p.name: (lambda p=p: p) for p in PLAN_PASSES}
+    passes["accy-lower"] = lambda: __import__(
+        "accy.passes.lower.lower_pass", fromlist=["LowerPass"]
+    ).LowerPass
+    return passes

@@ -7,10 +7,13 @@ variable ``ACCY_CUDA_DRIVER``). ``libaccy_fake_cuda.so`` is a fake CUDA driver
 for tests: it keeps "device" memory in host memory, logs every call, checks
 for misuse, and runs no kernel.
 
+``load(path)`` loads a program compiled ahead of time by ``accy.export``.
+
 This package imports only the standard library and numpy, so that compiled
 programs run where no compiler package is installed.
 """
 
 from accy.runtime.libraries import fake_driver_library_path, runtime_library_path
+from accy.runtime.loader import CudaRuntimeError, load
 
-__all__ = ["fake_driver_library_path", "runtime_library_path"]
+__all__ = ["CudaRuntimeError", "fake_driver_library_path", "load", "runtime_library_path"]

@@ -1,0 +1,116 @@
+"""`accy-run`: compile an accy program and run one function on arrays from an `.npz` file.
+
+    accy-run FILE.mlir --target cpu [--function NAME] --inputs IN.npz [-o OUT.npz]
+             [--rows N ...]
+
+Inputs: the `.npz` arrays named `arg0`, `arg1`, ... are the function's parameters in order;
+if there are no `argN` keys, the arrays are taken in the order they were stored (other
+keys, e.g. `expected`, are then ignored only when `argN` keys exist). A function without
+parameters needs no `--inputs`.
+
+Output: one line per result (`result #N: shape (..) dtype D`), then a summary line
+(`@f on cpu: arena B bytes, W work items, T ms`). `-o` writes the results to an `.npz`
+with keys `result0`, `result1`, ...
+
+Errors are `file:line:col: error: ...` (or `error: ...`) lines on stderr with exit
+status 1, never a traceback. The CLI is a thin face over `accy.compile`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from accy.diagnostics import AccyError
+
+
+def load_inputs(path: str) -> list[np.ndarray]:
+    """The arrays of an `.npz`, by `argN` keys when present, else in stored order."""
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise AccyError(f"cannot read inputs '{path}': {error}") from None
+    with archive:
+        keys = list(archive.keys())
+        numbered = sorted(
+            (int(k[3:]), k) for k in keys if k.startswith("arg") and k[3:].isdigit()
+        )
+        if numbered:
+            if [n for n, _ in numbered] != list(range(len(numbered))):
+                raise AccyError(
+                    f"inputs '{path}': keys {', '.join(k for _, k in numbered)} must be "
+                    "arg0, arg1, ... without gaps"
+                )
+            return [archive[k] for _, k in numbered]
+        return [archive[k] for k in keys]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="accy-run", description="Compile an accy program and run a function."
+    )
+    parser.add_argument("file", help="the accy program (.mlir)")
+    parser.add_argument("--target", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument("--function", help="the function to run (default: the first)")
+    parser.add_argument("--inputs", help=".npz with arrays arg0, arg1, ... (or in order)")
+    parser.add_argument("-o", "--output", help="write the results to this .npz")
+    parser.add_argument(
+        "--rows", type=int, action="append", default=[], help="row counts to plan for"
+    )
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        sys.exit(1 if exit_.code == 2 else exit_.code)
+    try:
+        _run(args)
+    except AccyError as error:
+        print(error.diagnostic(), file=sys.stderr)
+        sys.exit(1)
+    except Exception as error:  # the bridge's errors and anything unexpected
+        message = str(error).strip().replace("\n", "\n  ")
+        print(f"error: {type(error).__name__}: {message}", file=sys.stderr)
+        sys.exit(1)
+
+
+def _run(args: argparse.Namespace) -> None:
+    import time
+
+    from accy.compile import compile as accy_compile
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise AccyError(f"cannot open input file '{args.file}'")
+    from accy.source import parse
+
+    module = parse(path.read_text(), filename=args.file)
+    options = {"rows": args.rows} if args.rows else {}
+    exe = accy_compile(module, target=args.target, **options)
+    names = exe.function_names
+    if not names:
+        raise AccyError(f"{args.file} has no function to run")
+    name = (args.function or names[0]).removeprefix("@")
+    function = exe[name]
+    inputs = load_inputs(args.inputs) if args.inputs else []
+    start = time.perf_counter()
+    results = function(*inputs)
+    elapsed = time.perf_counter() - start
+    for index, result in enumerate(results):
+        shape = "(" + ", ".join(map(str, result.shape)) + ("," if result.ndim == 1 else "") + ")"
+        print(f"result #{index}: shape {shape} dtype {result.dtype}")
+    prep = exe.preparation
+    arena = prep.arena.functions.get(name)
+    items = sum(1 for w in prep.schedule.work_items if w.function == name)
+    print(
+        f"@{name} on {args.target}: arena {arena.size if arena else 0} bytes, "
+        f"{items} work item{'' if items == 1 else 's'}, {elapsed * 1e3:.3f} ms"
+    )
+    if args.output:
+        np.savez(args.output, **{f"result{i}": r for i, r in enumerate(results)})
+
+
+if __name__ == "__main__":
+    main()

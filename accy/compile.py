@@ -1,0 +1,72 @@
+"""`accy.compile`: plan a program, lower it for a target and load it, ready to call.
+
+    exe = accy.compile(text_or_module, target="cpu", rows=[1024])
+    outputs = exe(x, y)            # tuple of numpy arrays (first function)
+    outputs = exe["f"](x, y)       # by name
+    exe.preparation                # the plan (accy.prepare's result)
+    exe.lowered_text               # the upstream MLIR that was compiled
+
+`plan_options` are `accy.prepare`'s keyword arguments (`rows`, `budget`, `alignment`, ...).
+Targets: `cpu` (`accy.targets.cpu`) and `cuda` (`accy.targets.cuda`, when installed).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+
+from accy.diagnostics import AccyError
+from accy.preparation import prepare
+from accy.source import parse, verify
+
+TARGET_MODULES = {"cpu": "accy.targets.cpu", "cuda": "accy.targets.cuda"}
+
+
+def compile(  # noqa: A001 - the public name
+    module_or_text: ModuleOp | str | Path,
+    target: str = "cpu",
+    **plan_options: Any,
+):
+    """Compile `module_or_text` (an accy module, `.mlir` text or a path) for `target`.
+
+    Raises `AccyParseError`/`AccyVerifyError` for bad programs, the planner's errors
+    (`MissingOutputWriter`, `WorkBudgetExhausted`, ...), `AccyError` for an unknown or
+    unavailable target or a program the target cannot lower.
+    """
+    if isinstance(module_or_text, ModuleOp):
+        module = module_or_text
+        verify(module)
+    else:
+        module = parse(module_or_text)
+    if target not in TARGET_MODULES:
+        raise AccyError(
+            f"unknown target '{target}'; known targets: {', '.join(sorted(TARGET_MODULES))}"
+        )
+    try:
+        target_module = importlib.import_module(TARGET_MODULES[target])
+    except ModuleNotFoundError as error:
+        if error.name != TARGET_MODULES[target]:
+            raise
+        raise AccyError(
+            f"the {target} target is not available: {TARGET_MODULES[target]} "
+            f"(accy/targets/{target}.py) is not installed"
+        ) from None
+    preparation = prepare(module, **plan_options)
+    return target_module.build(module, preparation)
+
+
+class _CallableModule(type(importlib)):  # types.ModuleType
+    """`accy.compile` names both this module and the function: importing the submodule
+    (which Python binds as the package attribute `accy.compile`) must not shadow the
+    function, so the module itself is callable and forwards to `compile`."""
+
+    def __call__(self, *args: Any, **kwargs: Any):
+        return compile(*args, **kwargs)
+
+
+import sys as _sys  # noqa: E402
+
+_sys.modules[__name__].__class__ = _CallableModule

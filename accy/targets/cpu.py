@@ -1,0 +1,153 @@
+"""The CPU executable: the plan lowered by `accy-lower{target=cpu}` and JIT-compiled.
+
+    exe = accy.compile(text, target="cpu")
+    (y,) = exe(x)                      # the first (or only) function
+    (y,) = exe["other"](x)             # any function by name
+    exe.preparation.arena.functions    # the plan it runs
+    print(exe.lowered_text)            # the upstream MLIR it compiled
+
+Arguments are checked before anything runs, with `accy.reference.check_arguments` (so the
+reference and the compiled target report the same `AccyInputError`s), plus the CPU rules:
+every `?` dim of one call takes the same size (the row count, bound from the first
+argument with a `?`), which may not exceed the largest planned row count when the plan
+put dynamic buffers in the arena.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
+from xdsl.printer import Printer
+
+from accy.diagnostics import AccyInputError
+from accy.dtypes import numpy_dtype
+from accy.passes.lower.cpu import row_binding
+from accy.passes.lower.lower_pass import lower_module
+from accy.preparation import Preparation
+from accy.reference import check_arguments, find_function
+
+JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
+"""The CPU pipeline expands bf16 truncation in arith (LLVM would call `__truncsfbf2`)."""
+
+
+def module_text(module: ModuleOp) -> str:
+    """Upstream MLIR text of a lowered module."""
+    import io
+
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue() + "\n"
+
+
+def cpu_pipeline() -> str:
+    from accy import mlir_bridge
+
+    return mlir_bridge.CPU_PIPELINE.replace("arith-expand,", JIT_PIPELINE_BF16)
+
+
+class CpuFunction:
+    """One compiled function: call it with numpy arrays, get a tuple of arrays."""
+
+    def __init__(self, executable: CpuExecutable, function: func.FuncOp):
+        self.executable = executable
+        self.function = function
+        self.name = function.sym_name.data
+        self.binding = row_binding(function)
+        self.last_seconds: float | None = None
+        """Wall time of the last call's compiled code (arguments already checked)."""
+
+    def rows(self, arrays: Sequence[np.ndarray]) -> int | None:
+        """The row count bound by `arrays` (checked: every `?` dim agrees)."""
+        if self.binding is None:
+            return None
+        arg, dim = self.binding
+        rows = arrays[arg].shape[dim]
+        for index, (param, array) in enumerate(zip(self.function.body.block.args, arrays)):
+            assert isinstance(param.type, TensorType)
+            for d, size in enumerate(param.type.get_shape()):
+                if size == DYNAMIC_INDEX and array.shape[d] != rows:
+                    raise AccyInputError(
+                        f"argument #{index} of @{self.name}: dynamic dim {d} is "
+                        f"{array.shape[d]}, but the CPU target binds every '?' of a call to "
+                        f"one row count, {rows} (dim {dim} of argument #{arg})"
+                    )
+        planned = self.executable.preparation.arena.planned_rows
+        if planned is not None and rows > planned and self._has_planned_dynamic_slots():
+            raise AccyInputError(
+                f"@{self.name} was planned for at most {planned} rows (rows=...), got {rows}; "
+                "compile with a larger rows value"
+            )
+        return rows
+
+    def _has_planned_dynamic_slots(self) -> bool:
+        prep = self.executable.preparation
+        arena = prep.arena.functions.get(self.name)
+        return arena is not None and any(
+            slot.function is self.function and slot.is_dynamic and slot.id in arena.offsets
+            for slot in prep.buffers.slots
+        )
+
+    def result_specs(self, rows: int | None) -> list[tuple[tuple[int, ...], np.dtype]]:
+        specs = []
+        for t in self.function.function_type.outputs:
+            assert isinstance(t, TensorType)
+            shape = tuple(rows if d == DYNAMIC_INDEX else d for d in t.get_shape())
+            specs.append((shape, numpy_dtype(t.get_element_type())))  # type: ignore[misc]
+        return specs
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        checked = check_arguments(self.function, arrays)
+        rows = self.rows(checked)
+        inputs = [a if a.flags.c_contiguous else np.ascontiguousarray(a) for a in checked]
+        start = time.perf_counter()
+        outputs = self.executable.jit.run(self.name, inputs, self.result_specs(rows))
+        self.last_seconds = time.perf_counter() - start
+        return tuple(outputs)
+
+
+class CpuExecutable:
+    """A module compiled for the CPU; see the module docstring."""
+
+    target = "cpu"
+
+    def __init__(self, module: ModuleOp, preparation: Preparation, *, opt_level: int = 3):
+        from accy import mlir_bridge
+
+        self.module = module
+        self.preparation = preparation
+        lowered = lower_module(module, preparation.manager, "cpu")
+        self.lowered_text = module_text(lowered)
+        self.jit = mlir_bridge.JitModule(
+            self.lowered_text, opt_level=opt_level, pipeline=cpu_pipeline()
+        )
+        self.functions = {
+            op.sym_name.data: CpuFunction(self, op)
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.body.blocks
+        }
+        for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
+            self.jit.lookup(name)
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.functions)
+
+    def __getitem__(self, name: str) -> CpuFunction:
+        name = name.removeprefix("@")
+        if name not in self.functions:
+            find_function(self.module, name)  # raises AccyInputError listing the functions
+        return self.functions[name]
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        if not self.functions:
+            raise AccyInputError("the module has no function to run")
+        return next(iter(self.functions.values()))(*arrays)
+
+
+def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CpuExecutable:
+    return CpuExecutable(module, preparation, **options)

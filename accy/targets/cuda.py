@@ -1,0 +1,174 @@
+"""The CUDA executable: the plan lowered by `accy-lower{target=cuda}`, kernels compiled to
+PTX, host code JIT-compiled against accy's runtime library.
+
+    exe = accy.compile(text, target="cuda")            # chip="sm_90" by default
+    (y,) = exe(x)                                      # numpy in, numpy out
+    exe.ptx["accy_kernels"]                            # the kernels' PTX
+    print(exe.lowered_text)                            # the upstream MLIR before PTX
+
+Kernels: every `gpu.module` becomes a `gpu.binary` holding PTX for `chip`
+(`mlir_bridge.compile_kernels_to_ptx`; kernels that call math functions need libdevice,
+found by `mlir_bridge.find_libdevice`, or `LibdeviceNotFoundError` says where it looked).
+Host: the ExecutionEngine JITs the host functions and resolves the MLIR GPU runtime ABI
+(`mgpu*`) from `libaccy_runtime.so`, which loads the CUDA driver at run time
+(`libcuda.so.1`, or `$ACCY_CUDA_DRIVER`). The engine's initialization loads the kernels;
+the runtime's error record is checked after it and after every call, so a machine
+without a driver or a GPU gets `CudaRuntimeError` with the runtime's message (for example
+"cannot load the CUDA driver library 'libcuda.so.1' ...") instead of wrong results.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+
+from accy.diagnostics import AccyInputError
+from accy.dtypes import numpy_dtype
+from accy.passes.lower.cuda import lower_cuda_programs
+from accy.passes.lower.cuda_kernels import KernelProgram
+from accy.preparation import Preparation
+from accy.reference import check_arguments, find_function
+from accy.runtime.libraries import runtime_library_path
+from accy.runtime.loader import CudaRuntimeError, RuntimeErrors
+from accy.targets.cpu import module_text
+
+DEFAULT_CHIP = "sm_90"
+
+
+@dataclass(frozen=True)
+class CudaCode:
+    """A module compiled for CUDA, before it is loaded."""
+
+    lowered_text: str
+    """Upstream MLIR: host functions and the `gpu.module` of kernels."""
+    binary_text: str
+    """The same with every `gpu.module` compiled to a `gpu.binary` (PTX)."""
+    ptx: dict[str, str]
+    """Kernel module symbol → its PTX."""
+    programs: dict[int, KernelProgram]
+    """Work item id → its launches."""
+    chip: str
+
+
+def compile_cuda(
+    module: ModuleOp, preparation: Preparation, *, chip: str = DEFAULT_CHIP, opt: int = 3
+) -> CudaCode:
+    """Lower `module` with its plan and compile its kernels to PTX for `chip`."""
+    from accy import mlir_bridge
+
+    lowered, programs = lower_cuda_programs(module, preparation.manager)
+    text = module_text(lowered)
+    binary = mlir_bridge.compile_kernels_to_ptx(text, chip=chip, opt=opt)
+    ptx = {name: code for name, code in mlir_bridge.extract_ptx(binary).items() if ":" not in name}
+    return CudaCode(text, binary, ptx, programs, chip)
+
+
+def result_specs(function: func.FuncOp) -> list[tuple[tuple[int, ...], np.dtype]]:
+    specs = []
+    for t in function.function_type.outputs:
+        assert isinstance(t, TensorType)
+        specs.append((tuple(t.get_shape()), numpy_dtype(t.get_element_type())))
+    return specs
+
+
+class CudaFunction:
+    """One compiled function: call it with numpy arrays, get a tuple of arrays."""
+
+    def __init__(self, executable: CudaExecutable, function: func.FuncOp):
+        self.executable = executable
+        self.function = function
+        self.name = function.sym_name.data
+        self.last_seconds: float | None = None
+        """Wall time of the last call (copies in, kernels, copies out)."""
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        checked = check_arguments(self.function, arrays)
+        inputs = [np.ascontiguousarray(a) for a in checked]
+        executable = self.executable
+        with executable.lock:
+            executable.errors.clear()
+            start = time.perf_counter()
+            outputs = executable.jit.run(self.name, inputs, result_specs(self.function))
+            self.last_seconds = time.perf_counter() - start
+            executable.errors.check(f"running @{self.name} on the GPU")
+        return tuple(outputs)
+
+
+class CudaExecutable:
+    """A module compiled for CUDA and loaded; see the module docstring."""
+
+    target = "cuda"
+
+    def __init__(
+        self,
+        module: ModuleOp,
+        preparation: Preparation,
+        *,
+        chip: str = DEFAULT_CHIP,
+        opt_level: int = 3,
+    ):
+        from accy import mlir_bridge
+
+        self.module = module
+        self.preparation = preparation
+        self.code = compile_cuda(module, preparation, chip=chip, opt=opt_level)
+        runtime = runtime_library_path()
+        self.errors = RuntimeErrors(ctypes.CDLL(str(runtime), mode=ctypes.RTLD_GLOBAL))
+        self.lock = threading.Lock()
+        self.errors.clear()
+        self.jit = mlir_bridge.JitModule(
+            self.code.binary_text, opt_level=opt_level, target="cuda", shared_libs=[runtime]
+        )
+        try:
+            self.errors.check("loading the kernels")
+        except CudaRuntimeError as error:
+            raise CudaRuntimeError(
+                f"{error}\n(the CUDA target runs on a GPU; without one, accy.export(..., "
+                "target='cuda') still compiles ahead of time)"
+            ) from None
+        self.functions = {
+            op.sym_name.data: CudaFunction(self, op)
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and op.body.blocks
+        }
+
+    def close(self) -> None:
+        """Release the JIT engine (its destructor unloads the kernels)."""
+        jit = self.__dict__.pop("jit", None)
+        if jit is not None:
+            self.functions = {}
+            jit.close()
+
+    @property
+    def lowered_text(self) -> str:
+        return self.code.lowered_text
+
+    @property
+    def ptx(self) -> dict[str, str]:
+        return self.code.ptx
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.functions)
+
+    def __getitem__(self, name: str) -> CudaFunction:
+        name = name.removeprefix("@")
+        if name not in self.functions:
+            find_function(self.module, name)  # raises AccyInputError listing the functions
+        return self.functions[name]
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        if not self.functions:
+            raise AccyInputError("the module has no function to run")
+        return next(iter(self.functions.values()))(*arrays)
+
+
+def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CudaExecutable:
+    return CudaExecutable(module, preparation, **options)

@@ -1,0 +1,304 @@
+"""The programs the CUDA target is checked with: one per kernel pattern and plan feature.
+
+Each `Program` is accy text, the function to call, how to make its inputs from a seed,
+and a numpy oracle (`expected`) that needs nothing but numpy, so the GPU machine can
+check results without the compiler. `tests/cuda` runs the small ones against the fake
+CUDA driver; `prepare.py` exports all of them for `run_check.py` on a GPU.
+
+This file imports only numpy (run_check.py loads it on the GPU machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    text: str
+    inputs: tuple[tuple[tuple[int, ...], str], ...]
+    """(shape, numpy dtype name) of each argument."""
+    expected: Callable[..., tuple[np.ndarray, ...]]
+    features: tuple[str, ...] = ()
+    """Kernel patterns / plan features the program exercises (family ids, kinds, ...)."""
+    large: bool = False
+    """A benchmark-size program: timed on the GPU, skipped by the fake-driver tests."""
+    tolerance: float = 1e-5
+    bytes_moved: Callable[[], int] | None = field(default=None)
+    """Bytes a perfect kernel reads and writes (for bandwidth), large programs only."""
+
+    def make_inputs(self, seed: int = 0) -> list[np.ndarray]:
+        rng = np.random.default_rng(seed)
+        arrays = []
+        for shape, dtype in self.inputs:
+            if np.dtype(dtype).kind == "f":
+                arrays.append(rng.standard_normal(shape, dtype=np.float32).astype(dtype))
+            elif dtype == "bool":
+                arrays.append(rng.integers(0, 2, shape).astype(bool))
+            else:
+                arrays.append(rng.integers(-50, 50, shape).astype(dtype))
+        return arrays
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+PROGRAMS: list[Program] = [
+    Program(
+        "elementwise_chain",
+        """
+func.func @elementwise_chain(%x: tensor<64x96xf32>, %y: tensor<64x96xf32>) -> tensor<64x96xf32> {
+  %s = accy.add %x, %y : tensor<64x96xf32>
+  %e = accy.exponential %s : tensor<64x96xf32>
+  %t = accy.tanh %x : tensor<64x96xf32>
+  %c = accy.compare LT, %s, %y : (tensor<64x96xf32>, tensor<64x96xf32>) -> tensor<64x96xi1>
+  %sel = accy.select %c, %e, %t : tensor<64x96xi1>, tensor<64x96xf32>
+  %h = accy.convert %sel : (tensor<64x96xf32>) -> tensor<64x96xf16>
+  %back = accy.convert %h : (tensor<64x96xf16>) -> tensor<64x96xf32>
+  %r = accy.logistic %back : tensor<64x96xf32>
+  func.return %r : tensor<64x96xf32>
+}
+""",
+        (((64, 96), "float32"), ((64, 96), "float32")),
+        lambda x, y: (_sigmoid(np.where(x + y < y, np.exp(x + y), np.tanh(x))
+                               .astype(np.float16).astype(np.float32)),),
+        ("elementwise", "compare", "select", "convert"),
+        tolerance=1e-3,
+    ),
+    Program(
+        "broadcast",
+        """
+func.func @broadcast(%x: tensor<64x128xf32>, %row: tensor<128xf32>, %col: tensor<64xf32>) -> tensor<64x128xf32> {
+  %r = accy.broadcast_in_dim %row, dims = [1] : (tensor<128xf32>) -> tensor<64x128xf32>
+  %c = accy.broadcast_in_dim %col, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %s = accy.add %x, %r : tensor<64x128xf32>
+  %m = accy.multiply %s, %c : tensor<64x128xf32>
+  func.return %m : tensor<64x128xf32>
+}
+""",
+        (((64, 128), "float32"), ((128,), "float32"), ((64,), "float32")),
+        lambda x, row, col: ((x + row[None, :]) * col[:, None],),
+        ("broadcast",),
+    ),
+    Program(
+        "broadcast_reshape_roots",
+        """
+func.func @broadcast_reshape_roots(%v: tensor<1x5xi32>, %m: tensor<6x4xf32>) -> (tensor<3x4x5xi32>, tensor<4x6xf32>) {
+  %b = accy.broadcast_in_dim %v, dims = [0, 2] : (tensor<1x5xi32>) -> tensor<3x4x5xi32>
+  %r = accy.reshape %m : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  func.return %b, %r : tensor<3x4x5xi32>, tensor<4x6xf32>
+}
+""",
+        (((1, 5), "int32"), ((6, 4), "float32")),
+        lambda v, m: (np.broadcast_to(v.reshape(1, 1, 5), (3, 4, 5)), m.reshape(4, 6)),
+        ("broadcast", "reshape"),
+    ),
+    Program(
+        "transpose",
+        """
+func.func @transpose(%x: tensor<32x48x5xf32>) -> tensor<5x32x48xf32> {
+  %t = accy.transpose %x, dims = [2, 0, 1] : (tensor<32x48x5xf32>) -> tensor<5x32x48xf32>
+  func.return %t : tensor<5x32x48xf32>
+}
+""",
+        (((32, 48, 5), "float32"),),
+        lambda x: (np.transpose(x, (2, 0, 1)),),
+        ("transpose",),
+    ),
+    Program(
+        "reduce_row",
+        """
+func.func @reduce_row(%x: tensor<64x1000xf32>) -> tensor<64xf32> {
+  %sq = accy.multiply %x, %x : tensor<64x1000xf32>
+  %r = accy.reduce add %sq, dims = [1] : (tensor<64x1000xf32>) -> tensor<64xf32>
+  func.return %r : tensor<64xf32>
+}
+""",
+        (((64, 1000), "float32"),),
+        lambda x: ((x.astype(np.float64) ** 2).sum(axis=1).astype(np.float32),),
+        ("reduce.row",),
+        tolerance=1e-4,
+    ),
+    Program(
+        "reduce_columns",
+        """
+func.func @reduce_columns(%x: tensor<300x7xi32>) -> tensor<7xi32> {
+  %r = accy.reduce max %x, dims = [0] : (tensor<300x7xi32>) -> tensor<7xi32>
+  func.return %r : tensor<7xi32>
+}
+""",
+        (((300, 7), "int32"),),
+        lambda x: (x.max(axis=0),),
+        ("reduce.row",),
+    ),
+    Program(
+        "reduce_split",
+        """
+func.func @reduce_split(%x: tensor<8x10000xf32>) -> tensor<8xf32> {
+  %r = accy.reduce max %x, dims = [1] : (tensor<8x10000xf32>) -> tensor<8xf32>
+  func.return %r : tensor<8xf32>
+}
+""",
+        (((8, 10000), "float32"),),
+        lambda x: (x.max(axis=1),),
+        ("reduce.split",),
+    ),
+    Program(
+        "scan_block",
+        """
+func.func @scan_block(%x: tensor<16x1000xf32>, %scratch: tensor<16x1000xf32>) -> tensor<16x1000xf32> {
+  %r = accy.scan add %x, %scratch, dim = 1 : tensor<16x1000xf32>
+  func.return %r : tensor<16x1000xf32>
+}
+""",
+        (((16, 1000), "float32"), ((16, 1000), "float32")),
+        lambda x, s: (np.cumsum(x.astype(np.float64), axis=1).astype(np.float32),),
+        ("scan.block",),
+        tolerance=1e-3,
+    ),
+    Program(
+        "scan_multiblock",
+        """
+func.func @scan_multiblock(%x: tensor<4x5000xi32>, %scratch: tensor<4x5000xi32>) -> tensor<4x5000xi32> {
+  %r = accy.scan add %x, %scratch, dim = 1 : tensor<4x5000xi32>
+  func.return %r : tensor<4x5000xi32>
+}
+""",
+        (((4, 5000), "int32"), ((4, 5000), "int32")),
+        lambda x, s: (np.cumsum(x, axis=1, dtype=np.int32),),
+        ("scan.multiblock",),
+    ),
+    Program(
+        "dot_tiled",
+        """
+func.func @dot_tiled(%a: tensor<2x50x96xf32>, %b: tensor<2x96x40xf32>) -> tensor<2x50x40xf32> {
+  %r = accy.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x50x96xf32>, tensor<2x96x40xf32>) -> tensor<2x50x40xf32>
+  func.return %r : tensor<2x50x40xf32>
+}
+""",
+        (((2, 50, 96), "float32"), ((2, 96, 40), "float32")),
+        lambda a, b: (np.matmul(a.astype(np.float64), b).astype(np.float32),),
+        ("dot.tiled",),
+        tolerance=1e-4,
+    ),
+    Program(
+        "dot_splitk",
+        """
+func.func @dot_splitk(%a: tensor<20x5000xf32>, %b: tensor<5000x24xf32>) -> tensor<20x24xf32> {
+  %r = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<20x5000xf32>, tensor<5000x24xf32>) -> tensor<20x24xf32>
+  func.return %r : tensor<20x24xf32>
+}
+""",
+        (((20, 5000), "float32"), ((5000, 24), "float32")),
+        lambda a, b: ((a.astype(np.float64) @ b).astype(np.float32),),
+        ("dot.splitk",),
+        tolerance=1e-3,
+    ),
+    Program(
+        "iterate",
+        """
+func.func @iterate(%x: tensor<256xf32>, %y: tensor<256xf32>) -> tensor<256xf32> {
+  %half = accy.constant dense<5.000000e-01> : tensor<256xf32>
+  %r = accy.iterate 3 iter_args(%p = %x) : tensor<256xf32> {
+    %m = accy.multiply %p, %half : tensor<256xf32>
+    %n = accy.add %m, %y : tensor<256xf32>
+    accy.yield %n : tensor<256xf32>
+  }
+  func.return %r : tensor<256xf32>
+}
+""",
+        (((256,), "float32"), ((256,), "float32")),
+        lambda x, y: (((x * 0.5 + y) * 0.5 + y) * 0.5 + y,),
+        ("iterate",),
+    ),
+    Program(
+        "constants",
+        """
+func.func @constants(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %table = accy.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0], [13.0, 14.0, 15.0, 16.0]]> : tensor<4x4xf32>
+  %two = accy.constant dense<2.0> : tensor<4x4xf32>
+  %s = accy.add %x, %table : tensor<4x4xf32>
+  %m = accy.multiply %s, %two : tensor<4x4xf32>
+  func.return %m : tensor<4x4xf32>
+}
+""",
+        (((4, 4), "float32"),),
+        lambda x: ((x + np.arange(1, 17, dtype=np.float32).reshape(4, 4)) * 2,),
+        ("constant_memory", "splat"),
+    ),
+    Program(
+        "aliased_outputs",
+        """
+func.func @aliased_outputs(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<3xi32>) {
+  %k = accy.constant dense<[7, 8, 9]> : tensor<3xi32>
+  %s = accy.add %x, %y : tensor<8xf32>
+  func.return %x, %s, %k : tensor<8xf32>, tensor<8xf32>, tensor<3xi32>
+}
+""",
+        (((8,), "float32"), ((8,), "float32")),
+        lambda x, y: (x, x + y, np.array([7, 8, 9], np.int32)),
+        ("bidirectional", "aliased_constant"),
+    ),
+    Program(
+        "slice_concat_iota",
+        """
+func.func @slice_concat_iota(%x: tensor<6x10xf32>) -> tensor<6x12xf32> {
+  %s = accy.slice %x [0:6:1, 1:9:2] : (tensor<6x10xf32>) -> tensor<6x4xf32>
+  %i = accy.iota dim = 1 : tensor<6x8xf32>
+  %c = accy.concatenate %s, %i, dim = 1 : (tensor<6x4xf32>, tensor<6x8xf32>) -> tensor<6x12xf32>
+  func.return %c : tensor<6x12xf32>
+}
+""",
+        (((6, 10), "float32"),),
+        lambda x: (np.concatenate([x[:, 1:9:2], np.broadcast_to(np.arange(8, dtype=np.float32),
+                                                                 (6, 8))], axis=1),),
+        ("slice", "iota", "concatenate"),
+    ),
+]
+
+LARGE_ELEMENTS = 64 * 1024 * 1024
+
+LARGE_PROGRAMS: list[Program] = [
+    Program(
+        "large_fused_elementwise",
+        f"""
+func.func @large_fused_elementwise(%a: tensor<{LARGE_ELEMENTS}xf32>, %b: tensor<{LARGE_ELEMENTS}xf32>, %c: tensor<{LARGE_ELEMENTS}xf32>, %d: tensor<{LARGE_ELEMENTS}xf32>) -> tensor<{LARGE_ELEMENTS}xf32> {{
+  %s = accy.add %a, %b : tensor<{LARGE_ELEMENTS}xf32>
+  %m = accy.multiply %s, %c : tensor<{LARGE_ELEMENTS}xf32>
+  %r = accy.subtract %m, %d : tensor<{LARGE_ELEMENTS}xf32>
+  func.return %r : tensor<{LARGE_ELEMENTS}xf32>
+}}
+""",
+        tuple(((LARGE_ELEMENTS,), "float32") for _ in range(4)),
+        lambda a, b, c, d: ((a + b) * c - d,),
+        ("elementwise",),
+        large=True,
+        bytes_moved=lambda: 5 * 4 * LARGE_ELEMENTS,
+    ),
+    Program(
+        "large_row_reduce",
+        """
+func.func @large_row_reduce(%x: tensor<16384x4096xf32>) -> tensor<16384xf32> {
+  %r = accy.reduce add %x, dims = [1] : (tensor<16384x4096xf32>) -> tensor<16384xf32>
+  func.return %r : tensor<16384xf32>
+}
+""",
+        (((16384, 4096), "float32"),),
+        lambda x: (x.sum(axis=1, dtype=np.float64).astype(np.float32),),
+        ("reduce.row",),
+        large=True,
+        tolerance=1e-3,
+        bytes_moved=lambda: 4 * 16384 * 4096 + 4 * 16384,
+    ),
+]
+
+ALL_PROGRAMS = PROGRAMS + LARGE_PROGRAMS
+
+
+def program(name: str) -> Program:
+    return next(p for p in ALL_PROGRAMS if p.name == name)

@@ -1,0 +1,47 @@
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | filecheck %s
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check > /dev/null
+
+// Dynamic rows without a `rows` plan: the `?` dims are bound to dim 0 of %x, and the
+// dynamic temporary (slot 2, %s) gets a separate allocation freed at the end. The loop's
+// carried buffer (slot 4, the iterate's result) is the out-param; the init is copied in,
+// the body writes slot 5 (static, 16 bytes, in the arena at offset 0: it is live [3, 3]
+// only, after input slot 1, at offset 0 and live [0, 2], was last read) and the yield
+// copies it back into the carried buffer each iteration. The arena keeps the planned
+// 512 bytes (slot 1 at 0, output slot 4 at 256).
+
+func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>) {
+  %s = accy.exponential %x : tensor<?x4xf32>
+  %t = accy.add %s, %s : tensor<?x4xf32>
+  %r = accy.iterate 3 iter_args(%c = %v) : tensor<4xf32> {
+    %n = accy.multiply %c, %c : tensor<4xf32>
+    accy.yield %n : tensor<4xf32>
+  }
+  return %t, %r : tensor<?x4xf32>, tensor<4xf32>
+}
+
+// CHECK:      func.func @f(%[[X:.*]]: memref<?x4xf32>, %[[V:.*]]: memref<4xf32>, %[[T:.*]]: memref<?x4xf32>, %[[R:.*]]: memref<4xf32>)
+// CHECK-DAG:  %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:  %[[C3:.*]] = arith.constant 3 : index
+// CHECK:      %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
+// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
+// CHECK:      %[[S:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x4xf32>
+// CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<512xi8> to memref<4xf32>
+// Work item 0 (exp) loops over the bound rows.
+// CHECK:      scf.for %{{.*}} = %[[C0]] to %rows step
+// CHECK:        math.exp
+// CHECK:        memref.store %{{.*}}, %[[S]]
+// Work item 1 (add) writes the out-param.
+// CHECK:      scf.for %{{.*}} = %[[C0]] to %rows step
+// CHECK:        arith.addf
+// CHECK:        memref.store %{{.*}}, %[[T]]
+// Work item 2 (iterate): init copy, 3 trips, body work item 3, yield copy.
+// CHECK:      "memref.copy"(%[[V]], %[[R]])
+// CHECK:      scf.for %{{.*}} = %[[C0]] to %[[C3]] step
+// CHECK:        scf.for
+// CHECK:          memref.load %[[R]]
+// CHECK:          arith.mulf
+// CHECK:          memref.store %{{.*}}, %[[N]]
+// CHECK:        "memref.copy"(%[[N]], %[[R]])
+// CHECK:      memref.dealloc %[[S]] : memref<?x4xf32>
+// CHECK:      memref.dealloc %arena : memref<512xi8>
+// CHECK:      func.return

@@ -1,0 +1,66 @@
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | filecheck %s
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check | filecheck %s --check-prefix=LLVM
+// RUN: accy-opt %s --accy-report arena -p accy-plan-buffers -o /dev/null 2>&1 | filecheck %s --check-prefix=PLAN
+
+// A fused add -> multiply (one work item), a row reduction and a broadcasting divide.
+// Slots: 0 %a, 1 %b (inputs), 2 %c (constant), 3 %e (exp, temporary, 16 bytes),
+// 4 %r (reduce, temporary, 4 bytes), 5 %q (output). On the CPU inputs are the argument
+// memrefs, the output is the out-param and only the temporaries 3 and 4 are arena views.
+
+func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %c = accy.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %s = accy.add %a, %b : tensor<4xf32>
+  %t = accy.multiply %s, %c : tensor<4xf32>
+  %e = accy.exponential %t : tensor<4xf32>
+  %r = accy.reduce add %e, dims = [0] : (tensor<4xf32>) -> tensor<f32>
+  %bb = accy.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %q = accy.divide %e, %bb : tensor<4xf32>
+  return %q : tensor<4xf32>
+}
+
+// The plan (every device_global slot packed by liveness, 256-byte aligned):
+// PLAN:      arena of @f: 768 bytes
+// PLAN:      0 input offset 256 16 [0, 0]
+// PLAN-NEXT: 1 input offset 512 16 [0, 0]
+// PLAN-NEXT: 2 constant constant offset 0 16 [0, 2]
+// PLAN-NEXT: 3 temporary offset 0 16 [0, 2]
+// PLAN-NEXT: 4 temporary offset 256 4 [1, 2]
+// PLAN-NEXT: 5 output offset 512 16 [2, 2]
+
+// The constant lives in a read-only global.
+// CHECK:      "memref.global"() <{sym_name = "__accy_constant_2", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant
+// Inputs first, then one out-param per result.
+// CHECK:      func.func @f(%[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>) attributes {llvm.emit_c_interface} {
+// CHECK-DAG:  %[[OFF0:.*]] = arith.constant 0 : index
+// Slot 4 is live [1, 2] while slot 3 (offset 0, 16 -> 256 bytes aligned) is: offset 256
+// (input slot 1's bytes there are dead after work item 0).
+// CHECK-DAG:  %[[OFF256:.*]] = arith.constant 256 : index
+// The arena is allocated once at the planned 768 bytes = 3 x 256 (the plan also places the
+// inputs and the output, which on the CPU are the caller's buffers).
+// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<768xi8>
+// CHECK:      %[[C:.*]] = memref.get_global @__accy_constant_2 : memref<4xf32>
+// CHECK:      %[[E:.*]] = memref.view %arena[%[[OFF0]]][] : memref<768xi8> to memref<4xf32>
+// CHECK:      %[[R:.*]] = memref.view %arena[%[[OFF256]]][] : memref<768xi8> to memref<f32>
+// Work item 0: add, multiply, exp fused in one loop writing slot 3.
+// CHECK:      scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:        memref.load %[[A]][%[[I]]]
+// CHECK:        memref.load %[[B]][%[[I]]]
+// CHECK:        arith.addf
+// CHECK:        memref.load %[[C]][%[[I]]]
+// CHECK:        arith.mulf
+// CHECK:        math.exp
+// CHECK:        memref.store %{{.*}}, %[[E]][%[[I]]] : memref<4xf32>
+// Work item 1: the reduction carries its accumulator.
+// CHECK:      scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32) {
+// CHECK:        arith.addf {{.*}} fastmath<reassoc> : f32
+// CHECK:      memref.store %{{.*}}, %[[R]][] : memref<f32>
+// Work item 2: the divide writes straight into the out-param.
+// CHECK:      scf.for
+// CHECK:        memref.load %[[R]][] : memref<f32>
+// CHECK:        arith.divf
+// CHECK:        memref.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<4xf32>
+// CHECK:      memref.dealloc %arena : memref<768xi8>
+// CHECK-NEXT: func.return
+
+// LLVM: llvm.func @f(
+// LLVM: llvm.func @_mlir_ciface_f(

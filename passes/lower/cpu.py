@@ -1,0 +1,684 @@
+"""The CPU target: accy functions → upstream `func`/`memref`/`scf`/`arith`/`math` host code
+that runs the preparation's plan with loops instead of kernels.
+
+For each accy function `@f(%args: tensor...) -> (tensor...)` the lowering emits
+
+    func.func @f(%in_0: memref<...>, ..., %out_0: memref<...>, ...)
+        attributes {llvm.emit_c_interface}
+
+(the calling convention of `accy.mlir_bridge.JitModule.run`: inputs, then one out-param
+per result; the caller owns every argument buffer) whose body
+
+1. binds the row count (see *Dynamic dims*) and allocates the function's arena once:
+   `memref.alloc() {alignment = 256} : memref<SIZExi8>` at the planned size;
+2. gives every slot its storage ("home"):
+   - a temporary slot in the arena: `memref.view %arena[%offset][sizes]` at the planned
+     offset (dynamic slots planned without `rows`: a separate `memref.alloc` with the
+     dynamic size, freed at the end); each arena workspace: a view of its bytes;
+   - an input slot: the argument memref itself;
+   - an output slot that a work item writes: the out-param itself (kernel-written outputs
+     are written straight into it);
+   - a constant slot: `memref.get_global` of a `memref.global ... constant` holding it;
+   - copies only where the plan needs a distinct output buffer: an aliased output (an
+     input or constant returned as is) and a bidirectional slot (an input that is also an
+     output) are copied input/constant → out-param at the start; an input or constant
+     that a work item writes (a scan's scratch) is first copied into a private buffer so
+     the caller's array and the read-only global stay untouched; a value returned twice
+     is copied into its other out-params at the end;
+3. runs one loop nest per work item in schedule order (`scf.for`, the innermost loop
+   over the contiguous last dim):
+   - fused elementwise/broadcast/reshape groups: one loop nest over the root's shape,
+     the members through `scalar` + `indexing` (splat constants become `arith.constant`);
+   - transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
+   - reduce: loops over the kept dims, then an `scf.for` per reduced dim carrying the
+     accumulator (f32 for f16/bf16; float add/mul with `fastmath<reassoc>`), with the
+     fused prologue evaluated in the innermost loop;
+   - dot_general: output zeroed, then loops batch, lhs free (i), contracting (k), rhs free
+     (j) accumulating into the output, so the innermost loop is contiguous; f16/bf16
+     accumulate in f32 in loops batch, i, j, k and round once;
+   - scan: loops over the other dims, then a sequential loop along the scan dim with the
+     carry, writing the scratch slot (which the result shares);
+   - iterate: inits copied into the carried slots (its result slots, which the body's
+     block arguments share), one host `scf.for` over the trip count emitting the body's
+     work items, then the yielded values copied into the carried slots; a yielded value
+     that is itself a carried slot is staged through a temporary buffer first (so
+     `yield %b, %a` swaps correctly);
+4. deallocates the separate allocations and the arena, and returns.
+
+Dynamic dims: every `?` dim of a function is bound to one row count, read with
+`memref.dim` from the first argument that has a `?` (its first `?` dim). A function with
+`?` dims but no argument with one, a reshape whose dynamic dim is not carried through
+unchanged, a concatenate along a dynamic dim or a slice with a dynamic result dim cannot
+be bound that way and is rejected with `CpuLoweringError` at the op's location. When the
+plan sized dynamic slots at `rows`, the caller must not pass more rows than the largest
+planned (`accy.compile` checks this before running).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from accy.dialects import accy as ops
+from accy.passes.analysis import AnalysisManager
+from accy.passes.arena_plan import ARENA, ArenaPlan, FunctionArena
+from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.lower.indexing import (
+    FusedGroup,
+    shape_of,
+    slice_operand_indices,
+    transpose_operand_indices,
+)
+from accy.passes.lower.scalar import (
+    combine,
+    combiner_identity,
+    compute_type,
+    constant,
+    convert_element,
+    emit,
+    is_low_precision,
+    narrow,
+    widen,
+)
+from accy.passes.memory import MEMORY, MemorySpacePlan, written_slots
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    i8,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+
+from accy.diagnostics import AccyError
+from accy.dtypes import dense_values
+
+INDEX = IndexType()
+ARENA_ALIGNMENT = 256
+EMIT_C_INTERFACE = "llvm.emit_c_interface"
+
+
+class CpuLoweringError(AccyError):
+    """A program the CPU lowering cannot express (e.g. unbindable dynamic dims)."""
+
+
+@dataclass(frozen=True)
+class LoweringPlan:
+    """The analyses the lowering reads (from the module's analysis manager)."""
+
+    schedule: SchedulePlan
+    buffers: BufferPlan
+    memory: MemorySpacePlan
+    arena: ArenaPlan
+
+    @classmethod
+    def from_manager(cls, manager: AnalysisManager, module: ModuleOp) -> LoweringPlan:
+        return cls(
+            schedule=manager.get(SCHEDULE, module),
+            buffers=manager.get(BUFFERS, module),
+            memory=manager.get(MEMORY, module),
+            arena=manager.get(ARENA, module),
+        )
+
+
+def memref_type(t: Attribute) -> MemRefType:
+    """The identity-layout memref of a tensor type (`?` dims stay dynamic)."""
+    assert isinstance(t, TensorType), t
+    return MemRefType(t.get_element_type(), list(t.get_shape()))
+
+
+def global_name(slot: BufferSlot) -> str:
+    return f"__accy_constant_{slot.id}"
+
+
+# ---------------------------------------------------------------------------------------
+# Dynamic dims
+# ---------------------------------------------------------------------------------------
+
+
+def row_binding(function: func.FuncOp) -> tuple[int, int] | None:
+    """`(argument, dim)` whose size binds every `?` of `function`, or None when it has no
+    `?` dims. Raises `CpuLoweringError` when the `?` dims cannot be bound (see the module
+    docstring)."""
+    binding = None
+    for index, arg in enumerate(function.body.block.args):
+        shape = shape_of(arg)
+        if DYNAMIC_INDEX in shape:
+            binding = (index, shape.index(DYNAMIC_INDEX))
+            break
+    for op in function.body.walk():
+        _check_dynamic_op(op)
+        if binding is None:
+            for value in op.results:
+                if isinstance(value.type, TensorType) and DYNAMIC_INDEX in shape_of(value):
+                    raise CpuLoweringError(
+                        f"function @{function.sym_name.data} has dynamic dims but no "
+                        "argument with a dynamic dim to bind them to (the CPU target binds "
+                        "every '?' to the row count of the first argument that has one)",
+                        op.location,
+                    )
+    if binding is None:
+        for t in function.function_type.outputs:
+            if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape():
+                raise CpuLoweringError(
+                    f"function @{function.sym_name.data} returns dynamic dims but no "
+                    "argument has a dynamic dim to bind them to",
+                    function.location,
+                )
+    return binding
+
+
+def _check_dynamic_op(op: Operation) -> None:
+    if isinstance(op, ops.ReshapeOp):
+        source, target = shape_of(op.operand), shape_of(op.result)
+        if source != target and (DYNAMIC_INDEX in source or DYNAMIC_INDEX in target):
+            static = [int(np.prod([d for d in s if d != DYNAMIC_INDEX])) for s in (source, target)]
+            counts = [s.count(DYNAMIC_INDEX) for s in (source, target)]
+            if counts != [1, 1] or static[0] != static[1]:
+                raise CpuLoweringError(
+                    "'accy.reshape' op changes a dynamic dim's size; the CPU target binds "
+                    "every '?' to one row count, so a reshape must keep exactly one '?' and "
+                    "the same static element count",
+                    op.location,
+                )
+    elif isinstance(op, ops.ConcatenateOp):
+        if any(shape_of(v)[op.dim] == DYNAMIC_INDEX for v in op.inputs):
+            raise CpuLoweringError(
+                "'accy.concatenate' op along a dynamic dim is not supported by the CPU "
+                "target (its size would differ from the bound row count)",
+                op.location,
+            )
+    elif isinstance(op, ops.SliceOp):
+        if DYNAMIC_INDEX in shape_of(op.result):
+            raise CpuLoweringError(
+                "'accy.slice' op with a dynamic result dim is not supported by the CPU "
+                "target (its size would differ from the bound row count)",
+                op.location,
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# Module
+# ---------------------------------------------------------------------------------------
+
+
+def lower_module_cpu(module: ModuleOp, plan: LoweringPlan) -> ModuleOp:
+    """A new module of upstream ops running `module`'s plan on the CPU (the input module
+    is not changed)."""
+    lowered = ModuleOp([])
+    top = Builder(InsertPoint.at_end(lowered.body.block))
+    for slot in plan.buffers.slots:
+        if slot.role.constant and isinstance(slot.producer, ops.ConstantOp):
+            top.insert(_global_of(slot))
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            top.insert(FunctionLowering(op, plan).lower())
+    return lowered
+
+
+def _global_of(slot: BufferSlot) -> memref.GlobalOp:
+    assert isinstance(slot.producer, ops.ConstantOp)
+    value: DenseIntOrFPElementsAttr = slot.producer.value
+    return memref.GlobalOp.get(
+        StringAttr(global_name(slot)),
+        memref_type(slot.value.type),
+        value,
+        StringAttr("private"),
+        UnitAttr(),
+        alignment=64,
+    )
+
+
+@dataclass
+class FunctionLowering:
+    """Lowers one accy function (see the module docstring)."""
+
+    source: func.FuncOp
+    plan: LoweringPlan
+    homes: dict[int, SSAValue] = field(default_factory=dict)
+    frees: list[SSAValue] = field(default_factory=list)
+    constants: dict[tuple[object, Attribute], SSAValue] = field(default_factory=dict)
+    splats: dict[SSAValue, object] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.source.sym_name.data
+
+    # ----------------------------------------------------------------- entry and exit
+
+    def lower(self) -> func.FuncOp:
+        binding = row_binding(self.source)
+        params = [memref_type(a.type) for a in self.source.body.block.args]
+        results = [memref_type(t) for t in self.source.function_type.outputs]
+        self.entry = Block(arg_types=[*params, *results])
+        self.inputs = list(self.entry.args[: len(params)])
+        self.outputs = list(self.entry.args[len(params) :])
+        # Constants go to a prologue block, moved to the top of the entry block at the end.
+        self.prologue = Block()
+        self.start = Builder(InsertPoint.at_end(self.prologue))
+        b = Builder(InsertPoint.at_end(self.entry))
+        self.rows: SSAValue | None = None
+        if binding is not None:
+            arg, dim = binding
+            self.rows = emit(
+                b, memref.DimOp(self.inputs[arg], self.index(dim))
+            )
+            self.rows.name_hint = "rows"
+        self.items = [w for w in self.plan.schedule.work_items if w.function == self.name]
+        self.arena_plan: FunctionArena | None = self.plan.arena.functions.get(self.name)
+        self._allocate(b)
+        self._emit_items(b, None)
+        self._finish(b)
+        first = self.entry.first_op
+        for op in list(self.prologue.ops):
+            op.detach()
+            self.entry.insert_op_before(op, first)  # type: ignore[arg-type]
+        function = func.FuncOp(
+            self.name,
+            FunctionType.from_lists([*params, *results], []),
+            Region(self.entry),
+        )
+        function.attributes[EMIT_C_INTERFACE] = UnitAttr()
+        return function
+
+    def index(self, value: int) -> SSAValue:
+        """An index constant, built once at the function's start."""
+        key = (value, INDEX)
+        if key not in self.constants:
+            self.constants[key] = constant(self.start, value, INDEX)
+        return self.constants[key]
+
+    def sizes(self, value: SSAValue) -> list[SSAValue]:
+        """The dim sizes of a tensor value as index values (`?` → the row count)."""
+        return [
+            self.rows if d == DYNAMIC_INDEX else self.index(d)  # type: ignore[misc]
+            for d in shape_of(value)
+        ]
+
+    def dynamic_sizes(self, value: SSAValue) -> list[SSAValue]:
+        return [self.rows for d in shape_of(value) if d == DYNAMIC_INDEX]  # type: ignore[misc]
+
+    def _returned(self) -> list[SSAValue]:
+        ret = self.source.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        return list(ret.arguments)
+
+    def _allocate(self, b: Builder) -> None:
+        buffers = self.plan.buffers
+        slots = [s for s in buffers.slots if s.function is self.source]
+        written = {
+            slot_id for item in self.items for slot_id in written_slots(item, buffers)
+        }
+        out_param: dict[int, SSAValue] = {}
+        for index, value in enumerate(self._returned()):
+            out_param.setdefault(buffers.slot_of_value[value].id, self.outputs[index])
+        arena = self.arena_plan
+        self.arena: SSAValue | None = None
+        if arena is not None and arena.size > 0 and self._needs_arena(slots, arena):
+            alloc = memref.AllocOp.get(i8, ARENA_ALIGNMENT, [arena.size])
+            self.arena = emit(b, alloc)
+            self.arena.name_hint = "arena"
+            self.frees.append(self.arena)
+        for slot in slots:
+            self.homes[slot.id] = self._home(b, slot, slot.id in written, out_param)
+        if arena is not None and self.arena is not None:
+            for workspace in arena.workspaces:
+                view = memref.ViewOp(
+                    self.arena,
+                    self.index(workspace.offset),
+                    [],
+                    MemRefType(i8, [workspace.term.bytes]),
+                )
+                emit(b, view).name_hint = "workspace"
+
+    def _needs_arena(self, slots: list[BufferSlot], arena: FunctionArena) -> bool:
+        return bool(arena.workspaces) or any(
+            s.is_temporary and s.id in arena.offsets for s in slots
+        )
+
+    def _home(
+        self, b: Builder, slot: BufferSlot, written: bool, out_param: dict[int, SSAValue]
+    ) -> SSAValue:
+        t = memref_type(slot.value.type)
+        if slot.role.constant or slot.role.input:
+            if slot.role.constant:
+                source = emit(b, memref.GetGlobalOp(global_name(slot), t))
+                self._note_splat(slot)
+            else:
+                source = slot.value  # the block argument of the accy function
+                source = self.inputs[self.source.body.block.args.index(source)]
+            if slot.id in out_param:  # aliased or bidirectional: copy into the out-param
+                b.insert(memref.CopyOp(source, out_param[slot.id]))
+                return out_param[slot.id]
+            if written:  # a work item writes it: keep the caller's array untouched
+                private = self._alloc(b, slot.value)
+                b.insert(memref.CopyOp(source, private))
+                return private
+            return source
+        if slot.id in out_param:
+            return out_param[slot.id]
+        arena = self.arena_plan
+        if arena is not None and slot.id in arena.offsets and self.arena is not None:
+            view = memref.ViewOp(
+                self.arena, self.index(arena.offsets[slot.id]), self.dynamic_sizes(slot.value), t
+            )
+            result = emit(b, view)
+            result.name_hint = f"slot{slot.id}"
+            return result
+        return self._alloc(b, slot.value)
+
+    def _alloc(self, b: Builder, value: SSAValue) -> SSAValue:
+        t = memref_type(value.type)
+        alloc = memref.AllocOp(self.dynamic_sizes(value), [], t, IntegerAttr(64, 64))
+        result = emit(b, alloc)
+        self.frees.append(result)
+        return result
+
+    def _note_splat(self, slot: BufferSlot) -> None:
+        assert isinstance(slot.producer, ops.ConstantOp)
+        values = dense_values(slot.producer.value)
+        if values.size > 0 and bool(np.all(values == values.flat[0])) and not (
+            values.dtype.kind == "f" and np.isnan(values.flat[0])
+        ):
+            self.splats[slot.value] = values.flat[0].item()
+
+    def _finish(self, b: Builder) -> None:
+        buffers = self.plan.buffers
+        for index, value in enumerate(self._returned()):
+            home = self.homes[buffers.slot_of_value[value].id]
+            if home is not self.outputs[index]:
+                b.insert(memref.CopyOp(home, self.outputs[index]))
+        for buffer in reversed(self.frees):
+            b.insert(memref.DeallocOp.get(buffer))
+        b.insert(func.ReturnOp())
+
+    # ------------------------------------------------------------------- helpers
+
+    def memref_of(self, value: SSAValue) -> SSAValue:
+        slot = self.plan.buffers.get_slot(value)
+        if slot is None:
+            raise CpuLoweringError(
+                f"internal: value read from storage has no slot ({value})",
+                getattr(value.owner, "location", None),
+            )
+        return self.homes[slot.id]
+
+    def load(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return emit(b, memref.LoadOp.get(self.memref_of(value), list(indices)))
+
+    def splat(self, b: Builder, value: SSAValue) -> SSAValue | None:
+        if value not in self.splats:
+            return None
+        t = value.type.get_element_type()  # type: ignore[attr-defined]
+        key = (self.splats[value], t)
+        if key not in self.constants:
+            self.constants[key] = constant(self.start, self.splats[value], t)
+        return self.constants[key]
+
+    def store(self, b: Builder, element: SSAValue, target: SSAValue, indices) -> None:
+        b.insert(memref.StoreOp.get(element, target, list(indices)))
+
+    def loop(
+        self, b: Builder, size: SSAValue, carried: Sequence[SSAValue] = ()
+    ) -> tuple[scf.ForOp, Builder, SSAValue, list[SSAValue]]:
+        """`scf.for %i = 0 to size` carrying `carried`; returns the loop, a builder at the
+        end of its body (the caller inserts the `scf.yield`), the iv and the carried args."""
+        body = Block(arg_types=[INDEX, *(v.type for v in carried)])
+        loop = scf.ForOp(self.index(0), size, self.index(1), list(carried), body)
+        b.insert(loop)
+        return loop, Builder(InsertPoint.at_end(body)), body.args[0], list(body.args[1:])
+
+    def loop_nest(self, b: Builder, sizes: Sequence[SSAValue]) -> tuple[Builder, list[SSAValue]]:
+        """Nested `scf.for`s without carried values; a builder inside the innermost."""
+        ivs = []
+        for size in sizes:
+            _, inner, iv, _ = self.loop(b, size)
+            yield_op = scf.YieldOp()
+            inner.insert(yield_op)
+            b = Builder(InsertPoint.before(yield_op))
+            ivs.append(iv)
+        return b, ivs
+
+    def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
+        if source is not target:
+            b.insert(memref.CopyOp(source, target))
+
+    # --------------------------------------------------------------- work items
+
+    def _emit_items(self, b: Builder, parent: int | None) -> None:
+        for item in self.items:
+            if item.parent == parent:
+                self._emit_item(b, item)
+
+    def _emit_item(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        if isinstance(root, ops.IterateOp):
+            self._iterate(b, item)
+        elif isinstance(root, ops.ReduceOp):
+            self._reduce(b, item)
+        elif isinstance(root, ops.DotGeneralOp):
+            self._dot(b, item)
+        elif isinstance(root, ops.ScanOp):
+            self._scan(b, item)
+        elif isinstance(root, ops.TransposeOp):
+            self._transpose(b, item)
+        elif isinstance(root, ops.IotaOp):
+            self._iota(b, item)
+        elif isinstance(root, ops.ConcatenateOp):
+            self._concatenate(b, item)
+        elif isinstance(root, ops.SliceOp):
+            self._slice(b, item)
+        else:
+            self._elementwise(b, item)
+
+    def _group(self, item: WorkItem) -> FusedGroup:
+        return FusedGroup(item.members, self.load, self.sizes, self.splat)
+
+    def _elementwise(self, b: Builder, item: WorkItem) -> None:
+        result = item.root.results[0]
+        target = self.memref_of(result)
+        inner, ivs = self.loop_nest(b, self.sizes(result))
+        element = self._group(item).evaluate(inner, result, ivs)
+        self.store(inner, element, target, ivs)
+
+    def _transpose(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.TransposeOp)
+        inner, ivs = self.loop_nest(b, self.sizes(root.result))
+        element = self.load(inner, root.operand, transpose_operand_indices(root, ivs))
+        self.store(inner, element, self.memref_of(root.result), ivs)
+
+    def _iota(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.IotaOp)
+        inner, ivs = self.loop_nest(b, self.sizes(root.result))
+        t = root.result.type.get_element_type()
+        position = emit(inner, arith.IndexCastOp(ivs[root.dimension], IntegerType(64)))
+        element = convert_element(inner, position, t)
+        self.store(inner, element, self.memref_of(root.result), ivs)
+
+    def _slice(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.SliceOp)
+        inner, ivs = self.loop_nest(b, self.sizes(root.result))
+        element = self.load(inner, root.operand, slice_operand_indices(inner, root, ivs))
+        self.store(inner, element, self.memref_of(root.result), ivs)
+
+    def _concatenate(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.ConcatenateOp)
+        target = self.memref_of(root.result)
+        offset = 0
+        for value in root.inputs:
+            inner, ivs = self.loop_nest(b, self.sizes(value))
+            element = self.load(inner, value, ivs)
+            out = list(ivs)
+            if offset:
+                out[root.dim] = emit(inner, arith.AddiOp(ivs[root.dim], self.index(offset)))
+            self.store(inner, element, target, out)
+            offset += shape_of(value)[root.dim]
+
+    def _reduce(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.ReduceOp)
+        kind = root.kind.data
+        reduced = [int(d) for d in root.dimensions.get_values()]
+        operand = root.operand
+        sizes = self.sizes(operand)
+        kept = [d for d in range(len(sizes)) if d not in reduced]
+        inner, kept_ivs = self.loop_nest(b, [sizes[d] for d in kept])
+        element_type = root.result.type.get_element_type()
+        acc_type = compute_type(element_type)
+        group = self._group(item)
+        identity = combiner_identity(inner, kind, acc_type)
+
+        def build(builder: Builder, position: int, acc: SSAValue, ivs: dict[int, SSAValue]):
+            if position == len(reduced):
+                indices = [ivs[d] for d in range(len(sizes))]
+                x = widen(builder, group.evaluate(builder, operand, indices))
+                return combine(builder, kind, acc, x, reassociate=True)
+            dim = reduced[position]
+            loop, body, iv, (carried,) = self.loop(builder, sizes[dim], [acc])
+            body.insert(scf.YieldOp(build(body, position + 1, carried, {**ivs, dim: iv})))
+            return loop.results[0]
+
+        total = build(inner, 0, identity, dict(zip(kept, kept_ivs)))
+        self.store(inner, narrow(inner, total, element_type), self.memref_of(root.result), kept_ivs)
+
+    def _dot(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.DotGeneralOp)
+        (lb, rb), (lc, rc) = root.batching, root.contracting
+        lhs_sizes, rhs_sizes = self.sizes(root.lhs), self.sizes(root.rhs)
+        l_free = [d for d in range(len(lhs_sizes)) if d not in lb and d not in lc]
+        r_free = [d for d in range(len(rhs_sizes)) if d not in rb and d not in rc]
+        element_type = root.result.type.get_element_type()
+        acc_type = compute_type(element_type)
+        target = self.memref_of(root.result)
+        zero_kind = ops.CombinerKind.ADD
+
+        def product(builder: Builder, batch, free_l, contract, free_r) -> SSAValue:
+            lhs_idx: list[SSAValue | None] = [None] * len(lhs_sizes)
+            rhs_idx: list[SSAValue | None] = [None] * len(rhs_sizes)
+            for d, iv in zip(lb, batch):
+                lhs_idx[d] = iv
+            for d, iv in zip(rb, batch):
+                rhs_idx[d] = iv
+            for d, iv in zip(l_free, free_l):
+                lhs_idx[d] = iv
+            for d, iv in zip(r_free, free_r):
+                rhs_idx[d] = iv
+            for d, iv in zip(lc, contract):
+                lhs_idx[d] = iv
+            for d, iv in zip(rc, contract):
+                rhs_idx[d] = iv
+            x = widen(builder, self.load(builder, root.lhs, lhs_idx))  # type: ignore[arg-type]
+            y = widen(builder, self.load(builder, root.rhs, rhs_idx))  # type: ignore[arg-type]
+            return combine(builder, ops.CombinerKind.MUL, x, y)
+
+        batch_sizes = [lhs_sizes[d] for d in lb]
+        lfree_sizes = [lhs_sizes[d] for d in l_free]
+        rfree_sizes = [rhs_sizes[d] for d in r_free]
+        contract_sizes = [lhs_sizes[d] for d in lc]
+        nb, nl = len(batch_sizes), len(lfree_sizes)
+
+        if is_low_precision(element_type):
+            # batch, i, j, then k carrying an f32 accumulator; one rounding at the end.
+            inner, ivs = self.loop_nest(b, batch_sizes + lfree_sizes + rfree_sizes)
+            batch, free_l, free_r = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
+
+            def build(builder: Builder, position: int, acc: SSAValue, contract: list):
+                if position == len(contract_sizes):
+                    return combine(
+                        builder, zero_kind, acc, product(builder, batch, free_l, contract, free_r)
+                    )
+                loop, body, iv, (carried,) = self.loop(builder, contract_sizes[position], [acc])
+                body.insert(scf.YieldOp(build(body, position + 1, carried, contract + [iv])))
+                return loop.results[0]
+
+            total = build(inner, 0, combiner_identity(inner, zero_kind, acc_type), [])
+            self.store(inner, narrow(inner, total, element_type), target, ivs)
+            return
+
+        # Zero the output, then batch, i, k, j accumulating into it (j innermost).
+        zero_inner, zero_ivs = self.loop_nest(b, self.sizes(root.result))
+        self.store(zero_inner, combiner_identity(zero_inner, zero_kind, acc_type), target, zero_ivs)
+        inner, ivs = self.loop_nest(b, batch_sizes + lfree_sizes + contract_sizes + rfree_sizes)
+        nc = len(contract_sizes)
+        batch, free_l = ivs[:nb], ivs[nb : nb + nl]
+        contract, free_r = ivs[nb + nl : nb + nl + nc], ivs[nb + nl + nc :]
+        out_idx = batch + free_l + free_r
+        old = emit(inner, memref.LoadOp.get(target, out_idx))
+        new = combine(inner, zero_kind, old, product(inner, batch, free_l, contract, free_r))
+        self.store(inner, new, target, out_idx)
+
+    def _scan(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.ScanOp)
+        kind = root.kind.data
+        dim = root.dimension.value.data
+        sizes = self.sizes(root.operand)
+        others = [d for d in range(len(sizes)) if d != dim]
+        inner, outer_ivs = self.loop_nest(b, [sizes[d] for d in others])
+        element_type = root.result.type.get_element_type()
+        identity = combiner_identity(inner, kind, compute_type(element_type))
+        target = self.memref_of(root.result)
+        loop, body, iv, (carry,) = self.loop(inner, sizes[dim], [identity])
+        ivs = dict(zip(others, outer_ivs))
+        ivs[dim] = iv
+        indices = [ivs[d] for d in range(len(sizes))]
+        x = widen(body, self.load(body, root.operand, indices))
+        new = combine(body, kind, carry, x)
+        self.store(body, narrow(body, new, element_type), target, indices)
+        body.insert(scf.YieldOp(new))
+        del loop
+
+    def _iterate(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.IterateOp)
+        carried = [self.memref_of(r) for r in root.res]
+        for init, home in zip(root.inits, carried):
+            self.copy(b, self.memref_of(init), home)
+        yielded = root.body.block.last_op
+        assert isinstance(yielded, ops.YieldOp)
+        sources = [self.memref_of(v) for v in yielded.values]
+        # A yielded value that is another position's carried buffer is overwritten by the
+        # copies: stage it through a temporary first.
+        staged: dict[int, SSAValue] = {}
+        for position, (source, home) in enumerate(zip(sources, carried)):
+            if source is not home and source in carried:
+                staged[position] = self._alloc(b, yielded.values[position])
+        _, body, _, _ = self.loop(b, self.index(root.trip_count.value.data))
+        self._emit_items(body, item.id)
+        for position, temp in staged.items():
+            body.insert(memref.CopyOp(sources[position], temp))
+        for position, (source, home) in enumerate(zip(sources, carried)):
+            self.copy(body, staged.get(position, source), home)
+        body.insert(scf.YieldOp())
+
+
+def lower_cpu(module: ModuleOp, manager: AnalysisManager) -> ModuleOp:
+    """Lower `module` (planned through `manager`) for the CPU target; a new module."""
+    return lower_module_cpu(module, LoweringPlan.from_manager(manager, module))
+
+
+__all__ = [
+    "CpuLoweringError",
+    "LoweringPlan",
+    "lower_cpu",
+    "lower_module_cpu",
+    "memref_type",
+    "row_binding",
+]

@@ -1,0 +1,269 @@
+"""CUDA kernels of the contraction families (`accy/families/dot.toml`).
+
+Any `accy.dot_general` is seen as a batched `M x K` by `K x N` product: the batch dims,
+the lhs free dims (M), the contracting dims (K) and the rhs free dims (N) are each
+linearized row-major, so the result's row-major index is `(batch * M + m) * N + n`.
+Products accumulate in the compute type (`f32` for `f16`/`bf16`; `i1`: AND then OR).
+
+Both families stage operand tiles in shared memory (address space 3, `device_shared`):
+a block of 16 x 16 threads walks the contraction in steps of 16, each step loading one
+16 x 16 tile of each operand into shared memory and accumulating from there.
+
+- `dot.tiled`: one block per 16 x 16 output tile walks the whole contraction.
+- `dot.splitk`: the host loops over 128 x 128 output tiles; per tile, phase 1 runs
+  `sm_count` blocks, block `g` accumulating contraction slice `g` of the tile into its own
+  slot of the `partials` workspace (`sm_count * 128 * 128` 4-byte accumulators), and phase
+  2 adds the slots in block order (deterministic) into the result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from accy.dialects import accy as ops
+from accy.passes.lower import cuda_ir as ir
+from accy.passes.lower.cuda_kernels import (
+    Kernel,
+    KernelContext,
+    KernelProgram,
+    linear_thread,
+    static_indices,
+    static_shape,
+)
+from accy.passes.lower.cuda_reductions import (
+    from_partial,
+    partial_type,
+    to_partial,
+    workspace_view,
+)
+from accy.passes.lower.scalar import (
+    combine,
+    combiner_identity,
+    compute_type,
+    element_type,
+    emit,
+    narrow,
+    widen,
+)
+from accy.passes.schedule import WorkItem
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
+TILE = 16
+"""Threads per block side and contraction step of the shared-memory tiles."""
+
+SPLITK_TILE = 128
+"""Output tile side of `dot.splitk` (its workspace expression's 128 x 128)."""
+
+ADD, MUL = ops.CombinerKind.ADD, ops.CombinerKind.MUL
+
+
+def _product(sizes) -> int:
+    return int(np.prod(sizes, dtype=np.int64))
+
+
+class Contraction:
+    """A `dot_general` as a batched `M x K` by `K x N` product."""
+
+    def __init__(self, op: ops.DotGeneralOp):
+        self.op = op
+        lhs, rhs = static_shape(op.lhs), static_shape(op.rhs)
+        (lb, rb), (lc, rc) = op.batching, op.contracting
+        l_free = [d for d in range(len(lhs)) if d not in lb and d not in lc]
+        r_free = [d for d in range(len(rhs)) if d not in rb and d not in rc]
+        self.lhs_groups = (list(lb), l_free, list(lc))  # batch, m, k
+        self.rhs_groups = (list(rb), list(rc), r_free)  # batch, k, n
+        self.lhs_shape, self.rhs_shape = lhs, rhs
+        self.batch = _product([lhs[d] for d in lb])
+        self.m = _product([lhs[d] for d in l_free])
+        self.k = _product([lhs[d] for d in lc])
+        self.n = _product([rhs[d] for d in r_free])
+        self.element = element_type(op.result)
+        self.compute = compute_type(self.element)
+        self.result_shape = static_shape(op.result)
+
+    @staticmethod
+    def _indices(b: Builder, shape, groups, linears) -> list[SSAValue]:
+        indices: list[SSAValue | None] = [None] * len(shape)
+        for dims, linear in zip(groups, linears):
+            for d, index in zip(dims, static_indices(b, linear, [shape[d] for d in dims])):
+                indices[d] = index
+        return indices  # type: ignore[return-value]
+
+    def lhs_element(self, b: Builder, kernel: Kernel, batch, m, k) -> SSAValue:
+        indices = self._indices(b, self.lhs_shape, self.lhs_groups, (batch, m, k))
+        return widen(b, kernel.load(b, self.op.lhs, indices))
+
+    def rhs_element(self, b: Builder, kernel: Kernel, batch, k, n) -> SSAValue:
+        indices = self._indices(b, self.rhs_shape, self.rhs_groups, (batch, k, n))
+        return widen(b, kernel.load(b, self.op.rhs, indices))
+
+    def store(self, b: Builder, kernel: Kernel, value: SSAValue, batch, m, n) -> None:
+        linear = ir.add(b, ir.mul(b, ir.add(b, ir.mul(b, batch, self.m), m), self.n), n)
+        indices = static_indices(b, linear, self.result_shape)
+        kernel.store(b, narrow(b, value, self.element), self.op.result, indices)
+
+
+def _both(b: Builder, first: SSAValue, second: SSAValue) -> SSAValue:
+    return emit(b, arith.AndIOp(first, second))
+
+
+def accumulate_tile(
+    b: Builder,
+    kernel: Kernel,
+    contraction: Contraction,
+    tiles: tuple[SSAValue, SSAValue],
+    threads: tuple[SSAValue, SSAValue],
+    batch: SSAValue,
+    m: SSAValue,
+    n: SSAValue,
+    k_begin: SSAValue | int,
+    k_end: SSAValue | int,
+) -> SSAValue:
+    """This thread's sum over `k_begin <= k < k_end` of `lhs[m, k] * rhs[k, n]`, staged
+    through the shared tiles `(lhs_tile, rhs_tile)` (16 x 16 each) with every thread of
+    the block taking part (the bounds must be the same for the whole block). The block's
+    threads `(tx, ty)` load `lhs[m0 + ty, k + tx]` and `rhs[k + ty, n0 + tx]`; elements
+    out of range are 0."""
+    lhs_tile, rhs_tile = tiles
+    tx, ty = threads
+    end = ir.index(b, k_end) if isinstance(k_end, int) else k_end
+    zero = combiner_identity(b, ADD, contraction.compute)
+    slot = ir.add(b, ir.mul(b, ty, TILE), tx)
+
+    def step(inner: Builder, k0: SSAValue, carried) -> list[SSAValue]:
+        k_lhs, k_rhs = ir.add(inner, k0, tx), ir.add(inner, k0, ty)
+        lhs_inside = _both(inner, ir.less(inner, m, contraction.m), ir.less(inner, k_lhs, end))
+        rhs_inside = _both(inner, ir.less(inner, n, contraction.n), ir.less(inner, k_rhs, end))
+        lhs_value = ir.select_if(
+            inner, lhs_inside,
+            lambda i: contraction.lhs_element(i, kernel, batch, m, k_lhs), lambda i: zero)
+        rhs_value = ir.select_if(
+            inner, rhs_inside,
+            lambda i: contraction.rhs_element(i, kernel, batch, k_rhs, n), lambda i: zero)
+        ir.store(inner, lhs_value, lhs_tile, [slot])
+        ir.store(inner, rhs_value, rhs_tile, [slot])
+        ir.barrier(inner)
+
+        def multiply_add(i: Builder, kk: SSAValue, acc) -> list[SSAValue]:
+            a = ir.load(i, lhs_tile, [ir.add(i, ir.mul(i, ty, TILE), kk)])
+            c = ir.load(i, rhs_tile, [ir.add(i, ir.mul(i, kk, TILE), tx)])
+            return [combine(i, ADD, acc[0], combine(i, MUL, a, c))]
+
+        total = ir.for_range(inner, 0, TILE, 1, multiply_add, [carried[0]])[0]
+        ir.barrier(inner)
+        return [total]
+
+    return ir.for_range(b, k_begin, end, TILE, step, [zero])[0]
+
+
+def _tile_memory(kernel: Kernel, contraction: Contraction) -> tuple[SSAValue, SSAValue]:
+    return (kernel.shared(contraction.compute, TILE * TILE),
+            kernel.shared(contraction.compute, TILE * TILE))
+
+
+def tiled_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+    """`dot.tiled`: block `(x, y, z)` computes output tile `(m0, n0) = (16 y, 16 x)` of
+    batch `z` over the whole contraction; grid `(ceil(N/16), ceil(M/16), batch)`."""
+    op = item.root
+    assert isinstance(op, ops.DotGeneralOp)
+    contraction = Contraction(op)
+    kernel = context.kernel(item, "dot_tiled", reads=[op.lhs, op.rhs], writes=[op.result])
+    b = kernel.builder
+    tiles = _tile_memory(kernel, contraction)
+    tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
+    m = ir.add(b, ir.mul(b, ir.block_id(b, "y"), TILE), ty)
+    n = ir.add(b, ir.mul(b, ir.block_id(b, "x"), TILE), tx)
+    batch = ir.block_id(b, "z")
+    total = accumulate_tile(b, kernel, contraction, tiles, (tx, ty), batch, m, n, 0,
+                            contraction.k)
+    inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
+    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, batch, m, n))
+    grid = [ir.ceil_div(contraction.n, TILE), ir.ceil_div(contraction.m, TILE), contraction.batch]
+    if 0 in grid:
+        return KernelProgram(())
+    return KernelProgram((kernel.launch(grid, [TILE, TILE]),))
+
+
+def splitk_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+    """`dot.splitk`: the host loops over the 128 x 128 output tiles (of every batch);
+    phase 1 (`sm_count` blocks of 16 x 16 threads) accumulates contraction slice `g` of
+    the tile into `partials[g]`, 16 x 16 sub-tile by sub-tile; phase 2 (64 blocks of 256
+    threads, one thread per tile element) adds `partials[0 .. sm_count)` in order."""
+    op = item.root
+    assert isinstance(op, ops.DotGeneralOp)
+    contraction = Contraction(op)
+    blocks = context.sm_count
+    tile_elements = SPLITK_TILE * SPLITK_TILE
+    stored = partial_type(item, contraction.element)
+    term = context.workspace_of(item, "partials", blocks * tile_elements * 4)
+    tiles_m = ir.ceil_div(contraction.m, SPLITK_TILE)
+    tiles_n = ir.ceil_div(contraction.n, SPLITK_TILE)
+    tile_count = contraction.batch * tiles_m * tiles_n
+    if tile_count == 0:
+        return KernelProgram(())
+    slice_width = ir.ceil_div(contraction.k, blocks)
+
+    def tile_origin(kernel: Kernel, b: Builder) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """Batch, first row and first column of the host loop's tile."""
+        tile = kernel.loop_index()
+        per_batch = ir.index(b, tiles_m * tiles_n)
+        batch = emit(b, arith.DivUIOp(tile, per_batch))
+        within = emit(b, arith.RemUIOp(tile, per_batch))
+        m0 = ir.mul(b, emit(b, arith.DivUIOp(within, ir.index(b, tiles_n))), SPLITK_TILE)
+        n0 = ir.mul(b, emit(b, arith.RemUIOp(within, ir.index(b, tiles_n))), SPLITK_TILE)
+        return batch, m0, n0
+
+    # Phase 1: slice g of the contraction for every 16 x 16 sub-tile of the tile.
+    first = context.kernel(item, "dot_splitk_partials", reads=[op.lhs, op.rhs],
+                           workspaces=[term], loop_index=True)
+    b = first.builder
+    tiles = _tile_memory(first, contraction)
+    partials = workspace_view(b, first, term, stored)
+    tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
+    slice_id = ir.block_id(b)
+    batch, m0, n0 = tile_origin(first, b)
+    k_begin = ir.minimum(b, ir.mul(b, slice_id, slice_width), contraction.k)
+    k_end = ir.minimum(b, ir.add(b, k_begin, slice_width), contraction.k)
+    side = SPLITK_TILE // TILE
+
+    def sub_tile(inner: Builder, s: SSAValue, _carried) -> list[SSAValue]:
+        row = ir.add(inner, ir.mul(inner, emit(inner, arith.DivUIOp(s, ir.index(inner, side))),
+                                   TILE), ty)
+        col = ir.add(inner, ir.mul(inner, emit(inner, arith.RemUIOp(s, ir.index(inner, side))),
+                                   TILE), tx)
+        total = accumulate_tile(inner, first, contraction, tiles, (tx, ty), batch,
+                                ir.add(inner, m0, row), ir.add(inner, n0, col), k_begin, k_end)
+        slot = ir.add(inner, ir.mul(inner, slice_id, tile_elements),
+                      ir.add(inner, ir.mul(inner, row, SPLITK_TILE), col))
+        ir.store(inner, to_partial(inner, total), partials, [slot])
+        return []
+
+    ir.for_range(b, 0, side * side, 1, sub_tile)
+    phase1 = first.launch([blocks], [TILE, TILE])
+
+    # Phase 2: add the slices in order.
+    threads = 256
+    second = context.kernel(item, "dot_splitk_fold", writes=[op.result], workspaces=[term],
+                            loop_index=True)
+    b = second.builder
+    partials = workspace_view(b, second, term, stored)
+    element = linear_thread(b, threads)
+    batch, m0, n0 = tile_origin(second, b)
+    m = ir.add(b, m0, emit(b, arith.DivUIOp(element, ir.index(b, SPLITK_TILE))))
+    n = ir.add(b, n0, emit(b, arith.RemUIOp(element, ir.index(b, SPLITK_TILE))))
+
+    def add_slice(inner: Builder, g: SSAValue, acc) -> list[SSAValue]:
+        value = ir.load(inner, partials, [ir.add(inner, ir.mul(inner, g, tile_elements), element)])
+        return [combine(inner, ADD, acc[0], from_partial(inner, value, contraction.compute))]
+
+    inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
+
+    def fold(inner: Builder) -> None:
+        zero = combiner_identity(inner, ADD, contraction.compute)
+        total = ir.for_range(inner, 0, blocks, 1, add_slice, [zero])[0]
+        contraction.store(inner, second, total, batch, m, n)
+
+    ir.if_then(b, inside, fold)
+    phase2 = second.launch([tile_elements // threads], [threads])
+    return KernelProgram((phase1, phase2), host_loop=tile_count)

@@ -1,0 +1,513 @@
+"""CUDA kernels: one `gpu.func` (or a few, for multi-phase families) per work item.
+
+A *kernel pattern* turns one work item into a `KernelProgram`: the `gpu.func`s it adds to
+the module's `gpu.module` and the launches the host makes, in order, each with its grid,
+block and arguments. The patterns are chosen by the family the workspace plan assigned
+to the work item (`reduce.row`, `reduce.split`, `scan.block`, `scan.multiblock`,
+`dot.tiled`, `dot.splitk`) and, for work items without a family, by their kind
+(elementwise, broadcast, reshape, transpose; `iterate` is a host loop, not a kernel).
+Multi-phase families take their scratch only from their workspace buffers.
+
+This module holds the machinery every pattern shares (`KernelContext`, `Kernel`) and the
+patterns whose threads each compute one element of the result (`element_kernel`); the
+reductions and scans are in `cuda_reductions.py`, the contractions in `cuda_dot.py`.
+
+Kernel arguments are the device buffers of slots (a `memref` of the value's static shape,
+a view into the arena that the host passes), workspace buffers (`memref<N x i8>`) and, for
+patterns that run in a host loop, the loop's index. Constants planned in
+`device_constant` are not arguments: they are `memref.global constant`s in address space
+4 of the `gpu.module` (PTX `.const`, part of the module image, so never copied by the
+host). Splat constants are not read from memory at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from accy.dialects import accy as ops
+from accy.passes.buffers import BufferPlan
+from accy.passes.lower import cuda_ir as ir
+from accy.passes.lower.indexing import (
+    FusedGroup,
+    delinearize,
+    slice_operand_indices,
+    transpose_operand_indices,
+)
+from accy.passes.lower.scalar import constant, convert_element, element_type, emit
+from accy.passes.memory import MemorySpace, MemorySpacePlan
+from accy.passes.schedule import WorkItem, WorkKind
+from accy.passes.workspace.sizing import WorkspacePlan, WorkspaceTerm
+from xdsl.builder import Builder
+from xdsl.dialects import arith, gpu
+from xdsl.dialects.builtin import (
+    FunctionType,
+    MemRefType,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Block, Operation, SSAValue
+
+from accy.diagnostics import AccyError
+from accy.dtypes import dense_values
+
+ELEMENT_BLOCK = 256
+"""Threads per block of the one-thread-per-element kernels."""
+
+
+class CudaLoweringError(AccyError):
+    """A work item the CUDA target cannot lower (the message says why)."""
+
+
+# ---------------------------------------------------------------------------------------
+# What a work item becomes
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlotArg:
+    """A kernel argument: the device buffer of a slot."""
+
+    slot: int
+    type: MemRefType
+
+
+@dataclass(frozen=True)
+class WorkspaceArg:
+    """A kernel argument: a workspace term's buffer, as bytes."""
+
+    term: WorkspaceTerm
+    type: MemRefType
+
+
+@dataclass(frozen=True)
+class LoopIndexArg:
+    """A kernel argument: the index of the host loop the launch runs in."""
+
+
+KernelArg = SlotArg | WorkspaceArg | LoopIndexArg
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One `gpu.launch_func`: kernel symbol, grid and block sizes (x, y, z), arguments."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    args: tuple[KernelArg, ...]
+
+
+@dataclass(frozen=True)
+class KernelProgram:
+    """The launches of one work item, in order. With `host_loop`, the host runs them in
+    a loop of that many iterations, passing the iteration as every `LoopIndexArg`."""
+
+    launches: tuple[Launch, ...]
+    host_loop: int | None = None
+
+
+# ---------------------------------------------------------------------------------------
+# The shared machinery
+# ---------------------------------------------------------------------------------------
+
+
+def static_shape(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType), value.type
+    if not value.type.has_static_shape():
+        raise CudaLoweringError(
+            f"the CUDA target needs static shapes; {value.type} is dynamic",
+            _location(value),
+        )
+    return tuple(value.type.get_shape())
+
+
+def _location(value: SSAValue):
+    owner = value.owner
+    return owner.location if isinstance(owner, Operation) else None
+
+
+def storage_type(value: SSAValue) -> MemRefType:
+    """The device buffer type of a tensor value: a memref of its shape and element."""
+    return ir.memref_type(element_type(value), static_shape(value))
+
+
+def splat_value(value: SSAValue) -> int | float | bool | None:
+    """The single value of a splat `accy.constant`, or None."""
+    owner = value.owner
+    if not isinstance(owner, ops.ConstantOp):
+        return None
+    values = dense_values(owner.value)
+    if values.size == 0 or not np.all(values == values.flat[0]):
+        return None
+    scalar = values.flat[0]
+    return bool(scalar) if values.dtype == np.bool_ else scalar.item()
+
+
+@dataclass
+class KernelContext:
+    """The plan the kernels follow and the `gpu.module` they are added to."""
+
+    buffers: BufferPlan
+    memory: MemorySpacePlan
+    workspaces: WorkspacePlan
+    sm_count: int
+    module_block: Block
+    constant_globals: dict[int, Operation] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+
+    def slot_id(self, value: SSAValue) -> int:
+        slot = self.buffers.get_slot(value)
+        if slot is None:
+            raise CudaLoweringError(
+                f"value {value.name_hint or value} has no storage in the buffer plan",
+                _location(value),
+            )
+        return slot.id
+
+    def in_constant_memory(self, value: SSAValue) -> bool:
+        assignment = self.memory.assignment_for_value(value)
+        return assignment is not None and assignment.space is MemorySpace.DEVICE_CONSTANT
+
+    def constant_global(self, value: SSAValue) -> Operation:
+        """The `memref.global` in constant memory (address space 4) of a constant slot."""
+        slot = self.slot_id(value)
+        if slot not in self.constant_globals:
+            owner = value.owner
+            assert isinstance(owner, ops.ConstantOp)
+            global_op = ir.global_buffer(
+                f"accy_constant_{slot}",
+                ir.memref_type(element_type(value), static_shape(value), ir.CONSTANT),
+                owner.value,
+            )
+            self.add_global(global_op)
+            self.constant_globals[slot] = global_op
+        return self.constant_globals[slot]
+
+    def add_global(self, op: Operation) -> None:
+        """Put a `memref.global` at the top of the `gpu.module`."""
+        first = self.module_block.first_op
+        if first is None:
+            self.module_block.add_op(op)
+        else:
+            self.module_block.insert_op_before(op, first)
+
+    def unique_name(self, base: str) -> str:
+        name, n = base, 1
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        return name
+
+    def workspace_of(self, item: WorkItem, name: str, needed: int) -> WorkspaceTerm:
+        """The workspace `name` of the item's family, checked to hold `needed` bytes."""
+        family = self.workspaces.family_of[item.id]
+        term = self.workspaces.term(family, name)
+        if term is None or item.id not in term.nodes:
+            raise CudaLoweringError(
+                f"work item {item.id} runs {family} but the plan has no '{name}' workspace "
+                "for it",
+                item.root.location,
+            )
+        if term.bytes < needed:
+            raise CudaLoweringError(
+                f"work item {item.id} ({family}) needs {needed} bytes of '{name}' but the "
+                f"plan sized it at {term.bytes} bytes (its expression does not cover this "
+                "shape)",
+                item.root.location,
+            )
+        return term
+
+    def kernel(
+        self,
+        item: WorkItem,
+        phase: str,
+        *,
+        reads: Sequence[SSAValue] = (),
+        writes: Sequence[SSAValue] = (),
+        workspaces: Sequence[WorkspaceTerm] = (),
+        loop_index: bool = False,
+    ) -> Kernel:
+        """A new `gpu.func` for a phase of a work item's kernel program."""
+        name = self.unique_name(f"{item.function}_item{item.id}_{phase}")
+        return Kernel(self, name, reads, writes, workspaces, loop_index)
+
+
+class Kernel:
+    """One `gpu.func` being built, with its arguments bound to the values it touches.
+
+    Values that share a slot share one argument; constants in constant memory and splat
+    constants are read without an argument.
+    """
+
+    def __init__(
+        self,
+        context: KernelContext,
+        name: str,
+        reads: Sequence[SSAValue],
+        writes: Sequence[SSAValue],
+        workspaces: Sequence[WorkspaceTerm],
+        loop_index: bool,
+    ):
+        self.context = context
+        self.name = name
+        args: list[KernelArg] = []
+        slot_index: dict[int, int] = {}
+        for value in writes:
+            if context.in_constant_memory(value):
+                raise CudaLoweringError(
+                    f"kernel {name} writes slot {context.slot_id(value)}, which the plan "
+                    "put in device_constant memory (a scan into a constant's buffer?)",
+                    _location(value),
+                )
+        for value in (*writes, *reads):
+            if value in writes or not self._without_argument(value):
+                slot = context.slot_id(value)
+                if slot not in slot_index:
+                    slot_index[slot] = len(args)
+                    args.append(SlotArg(slot, storage_type(value)))
+        workspace_index: dict[tuple[str, str], int] = {}
+        for term in workspaces:
+            workspace_index[(term.family, term.name)] = len(args)
+            args.append(WorkspaceArg(term, ir.bytes_type(term.bytes)))
+        if loop_index:
+            args.append(LoopIndexArg())
+        self.args = tuple(args)
+        types = [ir.INDEX if isinstance(a, LoopIndexArg) else a.type for a in args]
+        self.func = gpu.FuncOp(name, FunctionType.from_lists(types, []), kernel=True)
+        self.block = self.func.body.block
+        self._slot_index = slot_index
+        self._workspace_index = workspace_index
+        self.builder = ir.builder_at_end(self.block)
+        self._globals: dict[int, SSAValue] = {}
+
+    def _without_argument(self, value: SSAValue) -> bool:
+        return splat_value(value) is not None or self.context.in_constant_memory(value)
+
+    def buffer(self, value: SSAValue) -> SSAValue:
+        """The memref a value is stored in (an argument or a constant-memory global)."""
+        if self.context.in_constant_memory(value):
+            slot = self.context.slot_id(value)
+            if slot not in self._globals:
+                self._globals[slot] = ir.get_global(
+                    self.builder, self.context.constant_global(value)
+                )
+            return self._globals[slot]
+        return self.block.args[self._slot_index[self.context.slot_id(value)]]
+
+    def workspace(self, term: WorkspaceTerm) -> SSAValue:
+        return self.block.args[self._workspace_index[(term.family, term.name)]]
+
+    def loop_index(self) -> SSAValue:
+        return self.block.args[-1]
+
+    def load(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        """One element of a stored value (a splat constant needs no load)."""
+        splat = splat_value(value)
+        if splat is not None:
+            return constant(b, splat, element_type(value))
+        return ir.load(b, self.buffer(value), indices)
+
+    def store(
+        self, b: Builder, element: SSAValue, value: SSAValue, indices: Sequence[SSAValue]
+    ) -> None:
+        ir.store(b, element, self.buffer(value), indices)
+
+    def fused(self, item: WorkItem) -> FusedGroup:
+        """The item's members evaluated element by element, reading stored values here."""
+        return FusedGroup(
+            item.members,
+            load=self.load,
+            sizes=lambda value: [ir.index(self._current, d) for d in static_shape(value)],
+        )
+
+    def evaluate(
+        self, b: Builder, group: FusedGroup, value: SSAValue, indices: Sequence[SSAValue]
+    ) -> SSAValue:
+        """`group.evaluate` at builder `b` (the group's static sizes are built there)."""
+        self._current = b
+        return group.evaluate(b, value, indices)
+
+    def launch(self, grid: Sequence[int], block: Sequence[int]) -> Launch:
+        """Close the kernel, add it to the module, and describe one launch of it."""
+        self.builder.insert(gpu.ReturnOp([]))
+        self.context.module_block.add_op(self.func)
+        grid3 = (*grid, 1, 1, 1)[:3]
+        block3 = (*block, 1, 1, 1)[:3]
+        return Launch(self.name, grid3, block3, self.args)  # type: ignore[arg-type]
+
+    def shared(self, element, count: int) -> SSAValue:
+        """A block's shared-memory array of `count` elements (address space 3)."""
+        global_op = ir.global_buffer(
+            self.context.unique_name(f"{self.name}_shared"),
+            ir.memref_type(element, [count], ir.WORKGROUP),
+        )
+        self.context.add_global(global_op)
+        return ir.get_global(self.builder, global_op)
+
+
+def linear_thread(b: Builder, threads: int) -> SSAValue:
+    """`block_id.x * threads + thread_id.x`."""
+    return ir.add(b, ir.mul(b, ir.block_id(b), threads), ir.thread_id(b))
+
+
+def static_indices(b: Builder, linear: SSAValue, shape: Sequence[int]) -> list[SSAValue]:
+    """Row-major indices of `linear` in a static shape (none for rank 0)."""
+    if not shape:
+        return []
+    return delinearize(b, linear, [ir.index(b, d) for d in shape])
+
+
+def gather_indices(
+    outer: Sequence[SSAValue], inner: Sequence[SSAValue], inner_dims: Sequence[int], rank: int
+) -> list[SSAValue]:
+    """Indices of a rank-`rank` tensor whose dims `inner_dims` take `inner` (in order) and
+    whose other dims take `outer` (in order)."""
+    outer_iter, inner_iter = iter(outer), iter(inner)
+    by_dim = dict(zip(inner_dims, inner_iter))
+    return [by_dim[d] if d in by_dim else next(outer_iter) for d in range(rank)]
+
+
+# ---------------------------------------------------------------------------------------
+# One thread per element: fused elementwise groups and data movement
+# ---------------------------------------------------------------------------------------
+
+RootElement = Callable[[Builder, Kernel, Operation, list[SSAValue]], SSAValue]
+"""`(builder, kernel, root, result indices) -> the root's element there`."""
+
+
+def transpose_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
+    """Result element `i` of a transpose is operand element `i` permuted back."""
+    assert isinstance(op, ops.TransposeOp)
+    return kernel.load(b, op.operand, transpose_operand_indices(op, indices))
+
+
+def slice_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
+    """Result element `i` of a slice is operand element `start + i * stride`."""
+    assert isinstance(op, ops.SliceOp)
+    return kernel.load(b, op.operand, slice_operand_indices(b, op, indices))
+
+
+def iota_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
+    """The index along the iota dim, converted to the element type."""
+    assert isinstance(op, ops.IotaOp)
+    position = emit(b, arith.IndexCastOp(indices[op.dimension], i64))
+    return convert_element(b, position, element_type(op.result))
+
+
+def concatenate_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
+    """The operand whose range along the concatenation dim holds the index, chosen by a
+    chain of `scf.if` (only the chosen operand is read)."""
+    assert isinstance(op, ops.ConcatenateOp)
+    dim = op.dim
+    operands = list(op.operands)
+
+    def pick(b: Builder, k: int, begin: int) -> SSAValue:
+        size = static_shape(operands[k])[dim]
+        if k == len(operands) - 1:
+            return kernel.load(b, operands[k], _rebased(b, indices, dim, begin))
+        return ir.select_if(
+            b,
+            ir.less(b, indices[dim], begin + size),
+            lambda inner: kernel.load(inner, operands[k], _rebased(inner, indices, dim, begin)),
+            lambda inner: pick(inner, k + 1, begin + size),
+        )
+
+    return pick(b, 0, 0)
+
+
+def _rebased(b: Builder, indices: list[SSAValue], dim: int, begin: int) -> list[SSAValue]:
+    local = list(indices)
+    if begin:
+        local[dim] = ir.sub(b, indices[dim], begin)
+    return local
+
+
+ROOT_ELEMENTS: dict[type[Operation], RootElement] = {
+    ops.TransposeOp: transpose_element,
+    ops.SliceOp: slice_element,
+    ops.IotaOp: iota_element,
+    ops.ConcatenateOp: concatenate_element,
+}
+"""Roots that are not fusible ops: how one element of their result is found."""
+
+
+def element_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+    """One thread per result element (an exact grid of `ELEMENT_BLOCK`-thread blocks):
+    the thread delinearizes its index into the result's indices and computes the element
+    through the fused group (elementwise ops, broadcasts by index mapping, reshapes) or
+    the root's own index mapping (transpose, slice, iota, concatenate)."""
+    root = item.root
+    result = root.results[0]
+    shape = static_shape(result)
+    count = int(np.prod(shape, dtype=np.int64))
+    kernel = context.kernel(item, item.kind.value, reads=item.inputs, writes=[result])
+    b = kernel.builder
+    linear = linear_thread(b, ELEMENT_BLOCK)
+    root_element = ROOT_ELEMENTS.get(type(root))
+    group = kernel.fused(item)
+
+    def body(b: Builder) -> None:
+        indices = static_indices(b, linear, shape)
+        if root_element is not None:
+            element = root_element(b, kernel, root, indices)
+        else:
+            element = kernel.evaluate(b, group, result, indices)
+        kernel.store(b, element, result, indices)
+
+    ir.if_then(b, ir.less(b, linear, count), body)
+    grid = max(1, ir.ceil_div(count, ELEMENT_BLOCK))
+    return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
+
+
+# ---------------------------------------------------------------------------------------
+# Dispatch
+# ---------------------------------------------------------------------------------------
+
+KernelPattern = Callable[[KernelContext, WorkItem], KernelProgram]
+
+
+def family_patterns() -> dict[str, KernelPattern]:
+    """Family id → the pattern that implements it."""
+    from accy.passes.lower.cuda_dot import splitk_dot_kernel, tiled_dot_kernel
+    from accy.passes.lower.cuda_reductions import (
+        block_scan_kernel,
+        multiblock_scan_kernel,
+        row_reduce_kernel,
+        split_reduce_kernel,
+    )
+
+    return {
+        "reduce.row": row_reduce_kernel,
+        "reduce.split": split_reduce_kernel,
+        "scan.block": block_scan_kernel,
+        "scan.multiblock": multiblock_scan_kernel,
+        "dot.tiled": tiled_dot_kernel,
+        "dot.splitk": splitk_dot_kernel,
+    }
+
+
+ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)
+
+
+def lower_work_item(context: KernelContext, item: WorkItem) -> KernelProgram:
+    """The kernel program of a work item: by its planned family, else by its kind."""
+    family = context.workspaces.family_of.get(item.id)
+    if family is not None:
+        pattern = family_patterns().get(family)
+        if pattern is None:
+            raise CudaLoweringError(
+                f"work item {item.id} ({item.kind.value}) runs family '{family}', which "
+                "the CUDA target does not implement",
+                item.root.location,
+            )
+        return pattern(context, item)
+    if item.kind in ELEMENT_KINDS:
+        return element_kernel(context, item)
+    raise CudaLoweringError(
+        f"work item {item.id} of kind {item.kind.value} has no kernel family; the CUDA "
+        "target lowers reduce, scan and dot only through their families",
+        item.root.location,
+    )

@@ -1,0 +1,193 @@
+"""Index arithmetic of fused groups: from the index of one element of a group's root to the
+indices of the elements each member reads, as `arith` ops on `index` values.
+
+Through the fusible ops:
+
+- elementwise (incl. compare, select, convert): the identity;
+- `broadcast_in_dim`: operand dim `i` reads result dim `dims[i]`, or 0 where the operand
+  dim has size 1 (it is stretched);
+- `reshape`: the row-major linear index is preserved. The longest common suffix of dims
+  (same static sizes in both shapes) keeps its indices; only the leading dims are
+  linearized and delinearized (so the innermost, contiguous loop stays free of divisions).
+
+Target-neutral: the caller gives a builder, the root's element indices, a `load` callback
+for values read from storage and a `sizes` callback giving a value's dim sizes as `index`
+SSA values (static or bound at run time). `evaluate` then builds the scalar computation of
+the whole group with `scalar.lower_scalar`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from accy.dialects import accy as ops
+from accy.passes.lower.scalar import constant, emit, lower_scalar
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.ir import Operation, SSAValue
+
+Indices = list[SSAValue]
+Load = Callable[[Builder, SSAValue, Sequence[SSAValue]], SSAValue]
+"""`(builder, stored tensor value, element indices) -> element`."""
+Sizes = Callable[[SSAValue], Sequence[SSAValue]]
+"""`tensor value -> its dim sizes as index values`."""
+
+INDEX = IndexType()
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    assert isinstance(value.type, TensorType), value.type
+    return tuple(value.type.get_shape())
+
+
+def linearize(b: Builder, indices: Sequence[SSAValue], sizes: Sequence[SSAValue]) -> SSAValue:
+    """Row-major `((i0 * s1 + i1) * s2 + i2) ...`."""
+    if not indices:
+        return constant(b, 0, INDEX)
+    linear = indices[0]
+    for index, size in zip(indices[1:], sizes[1:]):
+        linear = emit(b, arith.AddiOp(emit(b, arith.MuliOp(linear, size)), index))
+    return linear
+
+
+def delinearize(b: Builder, linear: SSAValue, sizes: Sequence[SSAValue]) -> Indices:
+    """The row-major indices of `linear` in `sizes` (`remui`/`divui` from the last dim)."""
+    indices: Indices = []
+    for size in reversed(sizes[1:]):
+        indices.append(emit(b, arith.RemUIOp(linear, size)))
+        linear = emit(b, arith.DivUIOp(linear, size))
+    indices.append(linear)
+    return indices[::-1]
+
+
+def broadcast_operand_indices(
+    b: Builder, op: ops.BroadcastInDimOp, result_indices: Sequence[SSAValue]
+) -> Indices:
+    """Operand dim `i` reads result dim `dims[i]`, or 0 where it has static size 1."""
+    dims = [int(d) for d in op.broadcast_dimensions.get_values()]
+    operand_shape = shape_of(op.operand)
+    result_shape = shape_of(op.result)
+    indices: Indices = []
+    for i, dim in enumerate(dims):
+        if operand_shape[i] == 1 and result_shape[dim] != 1:
+            indices.append(constant(b, 0, INDEX))
+        else:
+            indices.append(result_indices[dim])
+    return indices
+
+
+def common_suffix(source: Sequence[int], target: Sequence[int]) -> int:
+    """How many trailing dims two shapes share (equal static sizes)."""
+    count = 0
+    while (
+        count < min(len(source), len(target))
+        and source[-1 - count] == target[-1 - count]
+        and source[-1 - count] != DYNAMIC_INDEX
+    ):
+        count += 1
+    return count
+
+
+def reshape_operand_indices(
+    b: Builder,
+    op: ops.ReshapeOp,
+    result_indices: Sequence[SSAValue],
+    sizes: Sizes,
+) -> Indices:
+    """The operand element with the same row-major linear index."""
+    source, target = shape_of(op.operand), shape_of(op.result)
+    if source == target:
+        return list(result_indices)
+    keep = common_suffix(source, target)
+    lead_target = len(target) - keep
+    lead_source = len(source) - keep
+    tail = list(result_indices[lead_target:])
+    if lead_source == 0:
+        return tail
+    linear = linearize(b, result_indices[:lead_target], list(sizes(op.result))[:lead_target])
+    return delinearize(b, linear, list(sizes(op.operand))[:lead_source]) + tail
+
+
+def transpose_operand_indices(
+    op: ops.TransposeOp, result_indices: Sequence[SSAValue]
+) -> Indices:
+    """Result dim `i` is operand dim `perm[i]`: operand index `perm[i]` = result index `i`."""
+    permutation = [int(d) for d in op.permutation.get_values()]
+    indices: list[SSAValue | None] = [None] * len(permutation)
+    for i, d in enumerate(permutation):
+        indices[d] = result_indices[i]
+    return indices  # type: ignore[return-value]
+
+
+def slice_operand_indices(
+    b: Builder, op: ops.SliceOp, result_indices: Sequence[SSAValue]
+) -> Indices:
+    """`start + i * stride` per dim."""
+    indices: Indices = []
+    for (start, _, stride), index in zip(op.ranges, result_indices):
+        if stride != 1:
+            index = emit(b, arith.MuliOp(index, constant(b, stride, INDEX)))
+        if start != 0:
+            index = emit(b, arith.AddiOp(index, constant(b, start, INDEX)))
+        indices.append(index)
+    return indices
+
+
+def operand_indices(
+    b: Builder,
+    op: Operation,
+    result_indices: Sequence[SSAValue],
+    sizes: Sizes,
+) -> Indices:
+    """The indices a fusible member `op` reads its operands at, for one result element."""
+    if isinstance(op, ops.BroadcastInDimOp):
+        return broadcast_operand_indices(b, op, result_indices)
+    if isinstance(op, ops.ReshapeOp):
+        return reshape_operand_indices(b, op, result_indices, sizes)
+    return list(result_indices)
+
+
+class FusedGroup:
+    """Builds one element of a fused group's values.
+
+    `members` are the group's ops; values produced outside them are read with `load`.
+    Within one call of `evaluate`, an element computed twice (same value, same index
+    values) is built once.
+    """
+
+    def __init__(
+        self,
+        members: Sequence[Operation],
+        load: Load,
+        sizes: Sizes,
+        splat: Callable[[Builder, SSAValue], SSAValue | None] | None = None,
+    ):
+        self.members = set(members)
+        self.load = load
+        self.sizes = sizes
+        self.splat = splat
+        """Optional: a scalar for a stored value that is a splat constant (no load)."""
+
+    def evaluate(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        cache: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
+        return self._value(b, value, list(indices), cache)
+
+    def _value(self, b, value: SSAValue, indices: Indices, cache) -> SSAValue:
+        key = (value, tuple(indices))
+        if key in cache:
+            return cache[key]
+        owner = value.owner
+        if isinstance(owner, Operation) and owner in self.members:
+            inner = operand_indices(b, owner, indices, self.sizes)
+            if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp)):
+                result = self._value(b, owner.operands[0], inner, cache)
+            else:
+                operands = [self._value(b, v, inner, cache) for v in owner.operands]
+                result = lower_scalar(b, owner, operands)
+        else:
+            result = self.splat(b, value) if self.splat is not None else None
+            if result is None:
+                result = self.load(b, value, indices)
+        cache[key] = result
+        return result

@@ -1,0 +1,515 @@
+"""Scalar lowering of accy's elementwise ops: one element at a time, upstream `arith`/`math`.
+
+Each entry of `SCALAR_LOWERINGS` (keyed by accy op class) builds the upstream ops that
+compute one element of the op's result from the scalar SSA values of its operands' elements,
+at a builder's insertion point. Nothing here knows about loops, memory or targets: the CPU
+lowering calls it inside a loop nest, the CUDA lowering inside a kernel.
+
+Element types and compute types:
+
+- `f32`, `i32`, `i64`, `i1` compute in their own type.
+- `f16` and `bf16` compute in `f32`: operands are extended (`arith.extf`), the op runs in
+  f32 and the result is rounded back (`arith.truncf`) after each op, exactly what the
+  reference interpreter does. (On the CPU the pipeline must expand bf16 truncation,
+  `arith-expand{include-bf16=true}`, or LLVM calls `__truncsfbf2`, which the JIT lacks.)
+
+Semantics follow `accy.reference` (the oracle); where an entry differs it says so.
+
+Usage::
+
+    from xdsl.builder import Builder
+    value = lower_scalar(builder, op, [lhs_element, rhs_element])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from accy.dialects import accy as ops
+from xdsl.builder import Builder
+from xdsl.dialects import arith, math, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+f32 = Float32Type()
+f64 = Float64Type()
+i1 = IntegerType(1)
+
+ScalarLowering = Callable[[Builder, Operation, Sequence[SSAValue]], SSAValue]
+"""`(builder, accy op, operand elements) -> result element` (in the result's element type)."""
+
+
+# ---------------------------------------------------------------------------------------
+# Small builders
+# ---------------------------------------------------------------------------------------
+
+
+def emit(b: Builder, op: Operation) -> SSAValue:
+    """Insert `op` and return its (single) result."""
+    b.insert(op)
+    return op.results[0]
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float32Type, Float16Type, BFloat16Type, Float64Type))
+
+
+def is_low_precision(t: Attribute) -> bool:
+    return isinstance(t, (Float16Type, BFloat16Type))
+
+
+def is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def int_width(t: Attribute) -> int:
+    assert isinstance(t, IntegerType)
+    return t.width.data
+
+
+def compute_type(t: Attribute) -> Attribute:
+    """The type arithmetic on element type `t` is done in (f32 for f16/bf16)."""
+    return f32 if is_low_precision(t) else t
+
+
+def constant(b: Builder, value: float | bool, t: Attribute) -> SSAValue:
+    """An `arith.constant` of element or index type `t`."""
+    if is_float(t):
+        return emit(b, arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
+    if isinstance(t, IndexType):
+        return emit(b, arith.ConstantOp(IntegerAttr(int(value), t)))
+    width = int_width(t)
+    value = int(value)
+    if width == 1:
+        value = -1 if value else 0  # i1 true is -1 as a signed 1-bit value
+    elif value >= 2 ** (width - 1):
+        value -= 2**width
+    return emit(b, arith.ConstantOp(IntegerAttr(value, t)))
+
+
+def widen(b: Builder, value: SSAValue) -> SSAValue:
+    """`value` in its compute type (f16/bf16 extended to f32, others unchanged)."""
+    if is_low_precision(value.type):
+        return emit(b, arith.ExtFOp(value, f32))
+    return value
+
+
+def narrow(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
+    """`value` (in the compute type of `t`) rounded back to `t`."""
+    if value.type != t:
+        return emit(b, arith.TruncFOp(value, t))  # type: ignore[arg-type]
+    return value
+
+
+def element_type(value: SSAValue) -> Attribute:
+    t = value.type
+    assert isinstance(t, TensorType), t
+    return t.get_element_type()
+
+
+def _float_binary(b, op, operands, make) -> SSAValue:
+    t = element_type(op.results[0])
+    lhs, rhs = (widen(b, v) for v in operands)
+    return narrow(b, emit(b, make(lhs, rhs)), t)
+
+
+def _float_unary(b, op, operands, make) -> SSAValue:
+    t = element_type(op.results[0])
+    return narrow(b, make(b, widen(b, operands[0])), t)
+
+
+# ---------------------------------------------------------------------------------------
+# One lowering per op
+# ---------------------------------------------------------------------------------------
+
+
+def lower_add(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.addf` (floats) / `arith.addi` (integers, wrapping)."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, arith.AddfOp)
+    return emit(b, arith.AddiOp(*operands))
+
+
+def lower_subtract(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.subf` / `arith.subi` (wrapping)."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, arith.SubfOp)
+    return emit(b, arith.SubiOp(*operands))
+
+
+def lower_multiply(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.mulf` / `arith.muli` (wrapping)."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, arith.MulfOp)
+    return emit(b, arith.MuliOp(*operands))
+
+
+def lower_divide(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.divf` for floats (IEEE). Integers: `arith.divsi` (truncating) on a safe
+    divisor, with XLA's convention `x / 0 = -1` and `MIN / -1 = MIN` (divsi would be
+    undefined for both)."""
+    t = element_type(op.results[0])
+    if is_float(t):
+        return _float_binary(b, op, operands, arith.DivfOp)
+    lhs, rhs = operands
+    width = int_width(t)
+    zero, one, minus_one = (constant(b, v, t) for v in (0, 1, -1))
+    minimum = constant(b, -(2 ** (width - 1)), t)
+    is_zero = emit(b, arith.CmpiOp(rhs, zero, "eq"))
+    overflow = emit(
+        b,
+        arith.AndIOp(
+            emit(b, arith.CmpiOp(lhs, minimum, "eq")),
+            emit(b, arith.CmpiOp(rhs, minus_one, "eq")),
+        ),
+    )
+    unsafe = emit(b, arith.OrIOp(is_zero, overflow))
+    safe = emit(b, arith.SelectOp(unsafe, one, rhs))
+    quotient = emit(b, arith.DivSIOp(lhs, safe))  # MIN / 1 = MIN for the overflow case
+    return emit(b, arith.SelectOp(is_zero, minus_one, quotient))
+
+
+def lower_maximum(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.maximumf` (propagates NaN, like numpy) / `arith.maxsi`."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, arith.MaximumfOp)
+    return emit(b, arith.MaxSIOp(*operands))
+
+
+def lower_minimum(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.minimumf` (propagates NaN) / `arith.minsi`."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, arith.MinimumfOp)
+    return emit(b, arith.MinSIOp(*operands))
+
+
+def integer_power(b: Builder, base: SSAValue, exponent: SSAValue) -> SSAValue:
+    """Wrapping `base ** exponent` by squaring: an `scf.for` over the exponent's bits with
+    (result, square) carried. A negative exponent gives 0, except base 1 (-> 1) and base
+    -1 (-> 1 or -1 by parity), as the reference does."""
+    t = base.type
+    width = int_width(t)
+    index = IndexType()
+    zero, one = constant(b, 0, t), constant(b, 1, t)
+    lower, upper, step = (constant(b, v, index) for v in (0, width - 1, 1))
+    body = Block(arg_types=[index, t, t, t])
+    _, result, square, remaining = body.args
+    inner = Builder(InsertPoint.at_end(body))
+    bit = emit(inner, arith.AndIOp(remaining, one))
+    odd = emit(inner, arith.CmpiOp(bit, one, "eq"))
+    product = emit(inner, arith.MuliOp(result, square))
+    next_result = emit(inner, arith.SelectOp(odd, product, result))
+    next_square = emit(inner, arith.MuliOp(square, square))
+    next_remaining = emit(inner, arith.ShRUIOp(remaining, one))
+    inner.insert(scf.YieldOp(next_result, next_square, next_remaining))
+    negative = emit(b, arith.CmpiOp(exponent, zero, "slt"))
+    start = emit(b, arith.SelectOp(negative, zero, exponent))
+    loop = scf.ForOp(lower, upper, step, [one, base, start], body)
+    b.insert(loop)
+    positive_result = loop.results[0]
+    # Negative exponents: 1 -> 1, -1 -> +-1 by parity, everything else -> 0.
+    minus_one = constant(b, -1, t)
+    is_one = emit(b, arith.CmpiOp(base, one, "eq"))
+    is_minus_one = emit(b, arith.CmpiOp(base, minus_one, "eq"))
+    even = emit(b, arith.CmpiOp(emit(b, arith.AndIOp(exponent, one)), zero, "eq"))
+    sign = emit(b, arith.SelectOp(even, one, minus_one))
+    negative_result = emit(
+        b, arith.SelectOp(is_one, one, emit(b, arith.SelectOp(is_minus_one, sign, zero)))
+    )
+    return emit(b, arith.SelectOp(negative, negative_result, positive_result))
+
+
+def lower_power(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.powf` for floats; integers by squaring (`integer_power`)."""
+    if is_float(element_type(op.results[0])):
+        return _float_binary(b, op, operands, math.PowFOp)
+    return integer_power(b, *operands)
+
+
+def lower_negate(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.negf` / `0 - x` (wrapping: -MIN = MIN)."""
+    t = element_type(op.results[0])
+    if is_float(t):
+        return _float_unary(b, op, operands, lambda b, x: emit(b, arith.NegfOp(x)))
+    return emit(b, arith.SubiOp(constant(b, 0, t), operands[0]))
+
+
+def lower_abs(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.absf` / `math.absi` (|MIN| = MIN, as numpy)."""
+    if is_float(element_type(op.results[0])):
+        return _float_unary(b, op, operands, lambda b, x: emit(b, math.AbsFOp(x)))
+    return emit(b, math.AbsIOp(operands[0]))
+
+
+def lower_exponential(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.exp`."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.ExpOp(x)))
+
+
+def lower_log(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.log` (natural logarithm)."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.LogOp(x)))
+
+
+TANH_SMALL = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
+              -3.33332819422e-1)
+"""Cephes `tanhf` odd polynomial for |x| < 0.625: `x + x**3 * P(x**2)` (about 1 ulp in f32)."""
+
+
+def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
+    """tanh of an f32 without libm's `tanhf` (slow, and not vectorisable): Cephes' form,
+    `x + x**3 * P(x**2)` for |x| < 0.625 and `sign(x) * (1 - 2 / (exp(2|x|) + 1))`
+    otherwise (no cancellation there; exp overflow gives exactly +-1; NaN stays NaN).
+    Accurate to a few f32 ulps, like `tanhf`."""
+    t = x.type
+    magnitude = emit(b, math.AbsFOp(x))
+    square = emit(b, arith.MulfOp(x, x))
+    poly = constant(b, TANH_SMALL[0], t)
+    for coefficient in TANH_SMALL[1:]:
+        poly = emit(b, arith.AddfOp(emit(b, arith.MulfOp(poly, square)), constant(b, coefficient, t)))
+    small = emit(b, arith.AddfOp(emit(b, arith.MulfOp(emit(b, arith.MulfOp(poly, square)), x)), x))
+    two = constant(b, 2.0, t)
+    exp = emit(b, math.ExpOp(emit(b, arith.MulfOp(magnitude, two))))
+    large = emit(
+        b,
+        arith.SubfOp(
+            constant(b, 1.0, t),
+            emit(b, arith.DivfOp(two, emit(b, arith.AddfOp(exp, constant(b, 1.0, t))))),
+        ),
+    )
+    signed = emit(b, math.CopySignOp(large, x))
+    is_small = emit(b, arith.CmpfOp(magnitude, constant(b, 0.625, t), "olt"))
+    return emit(b, arith.SelectOp(is_small, small, signed))
+
+
+def lower_tanh(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`tanh_f32` (f16/bf16 through f32); see there why not `math.tanh`."""
+    return _float_unary(b, op, operands, tanh_f32)
+
+
+def lower_sqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.sqrt`."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.SqrtOp(x)))
+
+
+def lower_rsqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.rsqrt` (1 / sqrt(x)); the CPU pipeline expands it to a divide of sqrt."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.RsqrtOp(x)))
+
+
+def logistic(b: Builder, x: SSAValue) -> SSAValue:
+    """`1 / (1 + exp(-x))` in the type of `x`."""
+    one = constant(b, 1.0, x.type)
+    exp = emit(b, math.ExpOp(emit(b, arith.NegfOp(x))))
+    return emit(b, arith.DivfOp(one, emit(b, arith.AddfOp(one, exp))))
+
+
+def lower_logistic(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`1 / (1 + exp(-x))` (`logistic`)."""
+    return _float_unary(b, op, operands, logistic)
+
+
+FLOAT_PREDICATES = {
+    ops.ComparisonDirection.EQ: "oeq",
+    ops.ComparisonDirection.NE: "une",
+    ops.ComparisonDirection.LT: "olt",
+    ops.ComparisonDirection.LE: "ole",
+    ops.ComparisonDirection.GT: "ogt",
+    ops.ComparisonDirection.GE: "oge",
+}
+"""Ordered float predicates, except NE which is unordered (`une`): numpy's `!=` (the
+reference) is true when either side is NaN."""
+
+INT_PREDICATES = {
+    ops.ComparisonDirection.EQ: "eq",
+    ops.ComparisonDirection.NE: "ne",
+    ops.ComparisonDirection.LT: "slt",
+    ops.ComparisonDirection.LE: "sle",
+    ops.ComparisonDirection.GT: "sgt",
+    ops.ComparisonDirection.GE: "sge",
+}
+"""Signed integer predicates (i1 uses the unsigned ones: false < true, as numpy bools)."""
+
+
+def lower_compare(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.cmpf` (ordered; NE unordered, see `FLOAT_PREDICATES`; f16/bf16 compared in
+    f32, which is exact) / `arith.cmpi` (signed; unsigned for i1)."""
+    assert isinstance(op, ops.CompareOp)
+    direction = op.direction.data
+    lhs, rhs = operands
+    t = lhs.type
+    if is_float(t):
+        lhs, rhs = widen(b, lhs), widen(b, rhs)
+        return emit(b, arith.CmpfOp(lhs, rhs, FLOAT_PREDICATES[direction]))
+    predicate = INT_PREDICATES[direction]
+    if is_bool(t) and predicate.startswith("s"):
+        predicate = "u" + predicate[1:]
+    return emit(b, arith.CmpiOp(lhs, rhs, predicate))
+
+
+def lower_select(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.select` on the stored element type (no widening needed)."""
+    return emit(b, arith.SelectOp(*operands))
+
+
+def convert_element(b: Builder, value: SSAValue, target: Attribute) -> SSAValue:
+    """Convert one element to `target` with the reference's semantics:
+
+    - to i1: `x != 0` (`cmpf une`, so NaN -> true, / `cmpi ne`);
+    - from i1: 0/1 (`arith.uitofp` through f32 / `arith.extui`);
+    - float -> int: truncation toward zero, saturating at the integer range, NaN -> 0,
+      decided in f64 like the reference (`fptosi` alone would be poison out of range);
+    - int -> float: `sitofp` to f64 (exact for i32) then `truncf`; for an f16/bf16 target
+      the f64 is first rounded to f32 (the reference rounds f64 -> f16 once: the two
+      differ only in rare ties of integers above 2**24);
+    - float -> float: `extf`/`truncf` (f16 <-> bf16 through f32, which is exact);
+    - int -> int: `trunci` (wraps) / `extsi`.
+    """
+    source = value.type
+    if source == target:
+        return value
+    if is_bool(target):
+        if is_float(source):
+            return emit(b, arith.CmpfOp(value, constant(b, 0.0, source), "une"))
+        return emit(b, arith.CmpiOp(value, constant(b, 0, source), "ne"))
+    if is_bool(source):
+        if is_float(target):
+            return narrow(b, emit(b, arith.UIToFPOp(value, f32)), target)
+        return emit(b, arith.ExtUIOp(value, target))
+    if is_float(source) and is_float(target):
+        if is_low_precision(source) and is_low_precision(target):
+            return emit(b, arith.TruncFOp(emit(b, arith.ExtFOp(value, f32)), target))
+        if isinstance(target, Float32Type) or (
+            isinstance(target, Float64Type) and not isinstance(source, Float64Type)
+        ):
+            return emit(b, arith.ExtFOp(value, target))
+        return emit(b, arith.TruncFOp(value, target))
+    if is_float(source):
+        width = int_width(target)
+        wide = value if isinstance(source, Float64Type) else emit(b, arith.ExtFOp(value, f64))
+        high = constant(b, float(2 ** (width - 1) - 1), f64)
+        low = constant(b, float(-(2 ** (width - 1))), f64)
+        too_big = emit(b, arith.CmpfOp(wide, high, "oge"))
+        too_small = emit(b, arith.CmpfOp(wide, low, "ole"))
+        nan = emit(b, arith.CmpfOp(wide, wide, "uno"))
+        unsafe = emit(b, arith.OrIOp(emit(b, arith.OrIOp(too_big, too_small)), nan))
+        safe = emit(b, arith.SelectOp(unsafe, constant(b, 0.0, f64), wide))
+        truncated = emit(b, arith.FPToSIOp(safe, target))  # type: ignore[arg-type]
+        result = emit(
+            b, arith.SelectOp(too_small, constant(b, -(2 ** (width - 1)), target), truncated)
+        )
+        return emit(
+            b, arith.SelectOp(too_big, constant(b, 2 ** (width - 1) - 1, target), result)
+        )
+    if is_float(target):
+        wide = emit(b, arith.SIToFPOp(value, f64))
+        if isinstance(target, Float64Type):
+            return wide
+        as_f32 = emit(b, arith.TruncFOp(wide, f32))
+        return narrow(b, as_f32, target)
+    if int_width(source) > int_width(target):
+        return emit(b, arith.TruncIOp(value, target))
+    return emit(b, arith.ExtSIOp(value, target))  # type: ignore[arg-type]
+
+
+def lower_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`convert_element` to the result's element type."""
+    return convert_element(b, operands[0], element_type(op.results[0]))
+
+
+SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
+    ops.AddOp: lower_add,
+    ops.SubtractOp: lower_subtract,
+    ops.MultiplyOp: lower_multiply,
+    ops.DivideOp: lower_divide,
+    ops.MaximumOp: lower_maximum,
+    ops.MinimumOp: lower_minimum,
+    ops.PowerOp: lower_power,
+    ops.NegateOp: lower_negate,
+    ops.AbsOp: lower_abs,
+    ops.ExponentialOp: lower_exponential,
+    ops.LogOp: lower_log,
+    ops.TanhOp: lower_tanh,
+    ops.SqrtOp: lower_sqrt,
+    ops.RsqrtOp: lower_rsqrt,
+    ops.LogisticOp: lower_logistic,
+    ops.CompareOp: lower_compare,
+    ops.SelectOp: lower_select,
+    ops.ConvertOp: lower_convert,
+}
+"""Accy elementwise op class → its scalar lowering (see each function's docstring)."""
+
+
+def lower_scalar(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """One element of `op`'s result from its operands' elements, built at `b`."""
+    try:
+        lowering = SCALAR_LOWERINGS[type(op)]
+    except KeyError:
+        raise NotImplementedError(f"no scalar lowering for '{op.name}'") from None
+    return lowering(b, op, operands)
+
+
+# ---------------------------------------------------------------------------------------
+# Combiners of reduce / scan / dot_general
+# ---------------------------------------------------------------------------------------
+
+
+def combiner_identity(b: Builder, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
+    """The neutral element of `kind` in compute type `t` (i1: add/max = false,
+    mul/min = true; max of floats = -inf, of ints = the minimum)."""
+    if kind == ops.CombinerKind.ADD:
+        return constant(b, 0, t)
+    if kind == ops.CombinerKind.MUL:
+        return constant(b, 1, t)
+    maximum = kind == ops.CombinerKind.MAX
+    if is_bool(t):
+        return constant(b, 0 if maximum else 1, t)
+    if is_float(t):
+        return constant(b, float("-inf") if maximum else float("inf"), t)
+    width = int_width(t)
+    return constant(b, -(2 ** (width - 1)) if maximum else 2 ** (width - 1) - 1, t)
+
+
+def combine(
+    b: Builder,
+    kind: ops.CombinerKind,
+    acc: SSAValue,
+    x: SSAValue,
+    *,
+    reassociate: bool = False,
+) -> SSAValue:
+    """`acc (kind) x` in the compute type. i1: add/max = OR, mul/min = AND. Floats:
+    max/min propagate NaN. `reassociate` puts `fastmath<reassoc>` on float add/mul so
+    LLVM may vectorise a reduction (a different, not a worse, summation order)."""
+    t = acc.type
+    if is_bool(t):
+        if kind in (ops.CombinerKind.ADD, ops.CombinerKind.MAX):
+            return emit(b, arith.OrIOp(acc, x))
+        return emit(b, arith.AndIOp(acc, x))
+    if is_float(t):
+        flags = arith.FastMathFlagsAttr(["reassoc"]) if reassociate else None
+        if kind == ops.CombinerKind.ADD:
+            return emit(b, arith.AddfOp(acc, x, flags))
+        if kind == ops.CombinerKind.MUL:
+            return emit(b, arith.MulfOp(acc, x, flags))
+        if kind == ops.CombinerKind.MAX:
+            return emit(b, arith.MaximumfOp(acc, x))
+        return emit(b, arith.MinimumfOp(acc, x))
+    if kind == ops.CombinerKind.ADD:
+        return emit(b, arith.AddiOp(acc, x))
+    if kind == ops.CombinerKind.MUL:
+        return emit(b, arith.MuliOp(acc, x))
+    if kind == ops.CombinerKind.MAX:
+        return emit(b, arith.MaxSIOp(acc, x))
+    return emit(b, arith.MinSIOp(acc, x))

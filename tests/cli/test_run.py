@@ -1,0 +1,103 @@
+"""`accy-run`: compile a file, run a function on `.npz` inputs, print shapes and a summary;
+user errors are one diagnostic line and exit status 1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from accy.cli.run import main
+
+PROGRAM = """func.func @f(%a: tensor<?x3xf32>, %b: tensor<3xf32>) -> (tensor<?x3xf32>, tensor<?xf32>) {
+  %m = accy.multiply %a, %a : tensor<?x3xf32>
+  %r = accy.reduce add %m, dims = [1] : (tensor<?x3xf32>) -> tensor<?xf32>
+  return %m, %r : tensor<?x3xf32>, tensor<?xf32>
+}
+func.func @g() -> tensor<2xi32> {
+  %c = accy.iota dim = 0 : tensor<2xi32>
+  return %c : tensor<2xi32>
+}
+"""
+
+
+@pytest.fixture()
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "prog.mlir"
+    path.write_text(PROGRAM)
+    return path
+
+
+def run(argv, capsys) -> tuple[int, str, str]:
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exit_:
+        code = exit_.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_prints_results_and_writes_npz(program: Path, tmp_path: Path, capsys) -> None:
+    a = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.savez(tmp_path / "in.npz", arg0=a, arg1=np.ones(3, np.float32), expected=a)
+    code, out, err = run(
+        [program, "--target", "cpu", "--inputs", tmp_path / "in.npz", "-o", tmp_path / "out.npz"],
+        capsys,
+    )
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "result #0: shape (4, 3) dtype float32"
+    assert lines[1] == "result #1: shape (4,) dtype float32"
+    assert lines[2].startswith("@f on cpu: arena ") and "2 work items" in lines[2]
+    assert lines[2].endswith(" ms")
+    results = np.load(tmp_path / "out.npz")
+    np.testing.assert_allclose(results["result0"], a * a)
+    np.testing.assert_allclose(results["result1"], (a * a).sum(axis=1))
+
+
+def test_positional_inputs_and_function(program: Path, tmp_path: Path, capsys) -> None:
+    np.savez(tmp_path / "pos.npz", np.ones((2, 3), np.float32), np.ones(3, np.float32))
+    code, out, err = run([program, "--inputs", tmp_path / "pos.npz"], capsys)
+    assert code == 0, err
+    code, out, err = run([program, "--function", "g"], capsys)
+    assert code == 0, err
+    assert out.splitlines()[0] == "result #0: shape (2,) dtype int32"
+    assert "@g on cpu" in out
+
+
+def test_argument_error_is_one_line(program: Path, tmp_path: Path, capsys) -> None:
+    np.savez(tmp_path / "bad.npz", arg0=np.ones((2, 3)), arg1=np.ones(3, np.float32))
+    code, out, err = run([program, "--inputs", tmp_path / "bad.npz"], capsys)
+    assert code == 1
+    assert err.strip() == (
+        "error: argument #0 (%a) of @f: expected dtype float32, got float64"
+    )
+
+
+def test_parse_error_has_location(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f() {\n  %x = accy.bogus\n}\n")
+    code, _, err = run([bad], capsys)
+    assert code == 1
+    assert err.startswith(f"{bad}:") and "accy.bogus" in err
+    assert "error:" in err and "Traceback" not in err
+
+
+def test_missing_file_and_unknown_function(program: Path, capsys) -> None:
+    code, _, err = run(["/nonexistent.mlir"], capsys)
+    assert (code, err.strip()) == (1, "error: cannot open input file '/nonexistent.mlir'")
+    code, _, err = run([program, "--function", "nope"], capsys)
+    assert code == 1 and "no function @nope" in err
+
+
+def test_console_script(program: Path) -> None:
+    script = Path(sys.executable).with_name("accy-run")
+    done = subprocess.run([str(script), str(program), "--function", "g"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "result #0: shape (2,) dtype int32" in done.stdout
+    done = subprocess.run([str(script), str(program), "--bogus"], capture_output=True, text=True)
+    assert done.returncode == 1

@@ -1,0 +1,342 @@
+"""The CUDA target end to end without a GPU: every check program (benchmarks/gpu/programs.py)
+is exported with `accy.export(target="cuda")`, loaded with `accy.runtime.load` in a fresh
+process whose runtime uses the fake CUDA driver (`ACCY_CUDA_DRIVER`), called once, and
+the driver's call log is checked against the plan in the export's manifest:
+
+- device bytes allocated == the planned arena (+ workspaces outside the arena), once;
+- host → device copies == the planned input transfers (count and bytes), plus one upload
+  per constant planned in device_global; constants in device_constant are never copied;
+- launches follow the schedule (iterate bodies repeated, host loops expanded), each with
+  the grid and block of its kernel program;
+- device → host copies == one per result, of its bytes;
+- every allocation is freed, and the fake saw no misuse (nothing touched after free, no
+  copy past an allocation, no leak).
+
+The fake runs no kernel, so values are not checked here (run_check.py does that on a GPU).
+Also here: PTX of every kernel pattern through `ptxas -arch=sm_90 --warning-as-error`,
+the error paths (no driver, a failing driver call, out of memory), the JIT path, and the
+loader's independence from the compiler packages (CPU target, real values).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import accy
+from accy.export import export
+from accy.runtime import fake_driver_library_path
+
+ROOT = Path(__file__).resolve().parents[2]
+PTXAS = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+
+
+def _load_programs():
+    spec = importlib.util.spec_from_file_location(
+        "accy_gpu_programs", ROOT / "benchmarks" / "gpu" / "programs.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+programs = _load_programs()
+PROGRAMS = {p.name: p for p in programs.PROGRAMS}
+
+# Runs in a fresh interpreter: load the export, call it, report the fake's logs as JSON.
+RUNNER = r"""
+import ctypes, json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from accy.runtime import load, CudaRuntimeError
+fake = ctypes.CDLL(sys.argv[3])
+for name, result in (("fake_cuda_event_count", ctypes.c_int), ("fake_cuda_error_count", ctypes.c_int),
+                     ("fake_cuda_check_leaks", ctypes.c_int)):
+    getattr(fake, name).restype = result
+def read(count, entry):
+    lines = []
+    for i in range(count()):
+        buffer = ctypes.create_string_buffer(4096)
+        entry(i, buffer, len(buffer))
+        lines.append(buffer.value.decode())
+    return lines
+error = None
+try:
+    module = load(sys.argv[2])
+    inputs = [np.load(path) for path in sys.argv[4:]]
+    outputs = module[module.function_names[0]](*inputs)
+    shapes = [list(o.shape) for o in outputs]
+    module.close()
+except CudaRuntimeError as e:
+    error, shapes = str(e), None
+calls = read(fake.fake_cuda_event_count, fake.fake_cuda_event)
+leaks = fake.fake_cuda_check_leaks()
+print(json.dumps({"error": error, "shapes": shapes, "calls": calls, "leaks": leaks,
+                  "misuse": read(fake.fake_cuda_error_count, fake.fake_cuda_error)}))
+"""
+
+
+def run_export(directory: Path, inputs, env: dict[str, str] | None = None,
+               driver: str | None = None) -> dict:
+    paths = []
+    for index, array in enumerate(inputs):
+        path = directory / f"input_{index}.npy"
+        np.save(path, array)
+        paths.append(str(path))
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ACCY_FAKE_CUDA")}
+    environment["ACCY_CUDA_DRIVER"] = driver or str(fake_driver_library_path())
+    environment.update(env or {})
+    process = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(ROOT), str(directory),
+         str(fake_driver_library_path()), *paths],
+        env=environment, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    return json.loads(process.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("exports")
+    return {name: export(p.text, root / name, target="cuda") for name, p in PROGRAMS.items()}
+
+
+def field(line: str, name: str) -> str:
+    return line.split(f"{name}=")[1].split()[0]
+
+
+def expected_launches(plan: dict) -> list[tuple[str, list[int], list[int]]]:
+    """The launches the plan's schedule implies, in order."""
+    items = plan["work_items"]
+
+    def run(item) -> list:
+        if item["kind"] == "iterate":
+            body = [i for i in items if i["parent"] == item["id"]]
+            return [launch for _ in range(item["trip_count"]) for child in body
+                    for launch in run(child)]
+        once = [(l["kernel"], l["grid"], l["block"]) for l in item["launches"]]
+        return once * (item["host_loop"] or 1)
+
+    return [launch for item in items if item["parent"] is None for launch in run(item)]
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_driver_calls_follow_the_plan(exports, name):
+    program = PROGRAMS[name]
+    directory = exports[name]
+    manifest = json.loads((directory / "manifest.json").read_text())
+    function = manifest["functions"][name]
+    plan = function["plan"]
+    result = run_export(directory, program.make_inputs())
+    assert result["error"] is None, result["error"]
+    assert result["misuse"] == [] and result["leaks"] == 0
+    calls = result["calls"]
+
+    # Allocations: the arena and the workspaces outside it, each once; all freed.
+    allocations = [c for c in calls if c.startswith("alloc ")]
+    expected_bytes = sorted(
+        ([plan["arena_bytes"]] if plan["arena_bytes"] else [])
+        + [w["bytes"] for w in plan["own_workspaces"]]
+    )
+    assert sorted(int(field(c, "bytes")) for c in allocations) == expected_bytes
+    assert plan["separate_slots"] == []
+    freed = {field(c, "ptr") for c in calls if c.startswith("free ")}
+    assert {field(c, "ptr") for c in allocations} == freed
+
+    # Host → device: the planned input transfers, then device_global constants, once.
+    transfers = plan["transfers"]
+    planned_in = [t["bytes"] for t in transfers if t["transfer"] in ("host_to_device", "bidirectional")]
+    uploads = [t["bytes"] for t in transfers
+               if "constant" in t["role"] and t["space"] == "device_global"]
+    copies_in = [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_htod")]
+    assert copies_in == planned_in + uploads
+
+    # Launches in schedule order with their planned grids.
+    launches = [(field(c, "name"), [int(v) for v in field(c, "grid").split(",")],
+                 [int(v) for v in field(c, "block").split(",")])
+                for c in calls if c.startswith("launch ")]
+    assert launches == expected_launches(plan)
+    assert sum(c.startswith("module_load") for c in calls) == 1
+
+    # Device → host: one copy per result, of its bytes.
+    result_bytes = [int(np.prod(r["shape"], dtype=np.int64)) * np.dtype(r["dtype"]).itemsize
+                    for r in function["results"]]
+    assert [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_dtoh")] == result_bytes
+    assert result["shapes"] == [r["shape"] for r in function["results"]]
+
+    # Device → device copies only for iterate (inits once, yields per iteration).
+    copies_dd = [c for c in calls if c.startswith("memcpy_dtod")]
+    loops = [i for i in plan["work_items"] if i["kind"] == "iterate"]
+    assert len(copies_dd) == sum(1 + i["trip_count"] for i in loops)
+
+
+def test_plan_features_are_covered(exports):
+    """Every family and plan feature the brief lists is exercised by some program."""
+    families = set()
+    for name, directory in exports.items():
+        plan = json.loads((directory / "manifest.json").read_text())["functions"][name]["plan"]
+        families |= {i["family"] for i in plan["work_items"] if i["family"]}
+        families |= {i["kind"] for i in plan["work_items"]}
+    assert {"reduce.row", "reduce.split", "scan.block", "scan.multiblock", "dot.tiled",
+            "dot.splitk", "elementwise", "broadcast", "transpose", "iterate"} <= families
+
+
+def test_constants_live_in_constant_memory(exports):
+    manifest = json.loads((exports["constants"] / "manifest.json").read_text())
+    plan = manifest["functions"]["constants"]["plan"]
+    constant_slots = [t for t in plan["transfers"] if "constant" in t["role"]]
+    assert {t["space"] for t in constant_slots} == {"device_constant"}
+    ptx = (exports["constants"] / "accy_kernels.ptx").read_text()
+    assert ".const .align 16 .b8 accy_constant_" in ptx  # the 4x4 table, not the splat
+    assert ptx.count(".const ") == 1
+
+
+@pytest.mark.skipif(not os.access(PTXAS, os.X_OK), reason="needs ptxas (CUDA toolkit)")
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_ptxas_accepts_every_kernel(exports, name, tmp_path):
+    for ptx in exports[name].glob("*.ptx"):
+        process = subprocess.run(
+            [PTXAS, "-arch=sm_90", "--warning-as-error", str(ptx), "-o", str(tmp_path / "k.cubin")],
+            capture_output=True, text=True, check=False,
+        )
+        assert process.returncode == 0 and process.stderr == "", process.stderr
+
+
+# ---------------------------------------------------------------------------------------
+# Error paths
+# ---------------------------------------------------------------------------------------
+
+
+def test_missing_driver_is_a_clear_error(exports):
+    result = run_export(exports["broadcast"], PROGRAMS["broadcast"].make_inputs(),
+                        driver="/nonexistent/libcuda.so.1")
+    assert result["error"].startswith(
+        f"loading the kernels of {exports['broadcast'].resolve()}: accy runtime: cannot load "
+        "the CUDA driver library '/nonexistent/libcuda.so.1'")
+
+
+def test_failing_driver_call_is_reported(exports):
+    result = run_export(exports["broadcast"], PROGRAMS["broadcast"].make_inputs(),
+                        env={"ACCY_FAKE_CUDA_FAIL": "cuLaunchKernel=719"})
+    assert result["error"].startswith("running @broadcast: accy runtime: cuLaunchKernel(")
+    assert "CUDA_ERROR_LAUNCH_FAILED" in result["error"]
+
+
+def test_out_of_memory_names_the_arena(exports):
+    manifest = json.loads((exports["reduce_row"] / "manifest.json").read_text())
+    arena = manifest["functions"]["reduce_row"]["plan"]["arena_bytes"]
+    result = run_export(exports["reduce_row"], PROGRAMS["reduce_row"].make_inputs(),
+                        env={"ACCY_FAKE_CUDA_MEMORY_LIMIT": str(arena // 2)})
+    assert result["error"] == (
+        f"running @reduce_row: accy runtime: cannot allocate {arena} bytes of device memory: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)")
+
+
+def test_wrong_arguments_are_refused_before_running(exports):
+    from accy.runtime.loader import check_arguments
+
+    params = [{"shape": [64, 128], "dtype": "float32"}]
+    with pytest.raises(TypeError, match=r"argument #0 of @f: dtype float64, expected float32"):
+        check_arguments("f", params, (np.zeros((64, 128)),))
+    with pytest.raises(ValueError, match=r"argument #0 of @f: shape \(64, 3\), expected \(64, 128\)"):
+        check_arguments("f", params, (np.zeros((64, 3), np.float32),))
+    with pytest.raises(TypeError, match="@f takes 1 arguments, got 0"):
+        check_arguments("f", params, ())
+
+
+# ---------------------------------------------------------------------------------------
+# JIT and the loader's independence
+# ---------------------------------------------------------------------------------------
+
+
+def test_jit_runs_the_plan_on_the_fake_driver():
+    script = textwrap.dedent("""
+        import ctypes, sys, numpy as np, accy
+        sys.path.insert(0, sys.argv[1])
+        from programs import program
+        p = program("iterate")
+        exe = accy.compile(p.text, target="cuda")
+        (out,) = exe(*p.make_inputs())
+        exe.close()
+        fake = ctypes.CDLL(sys.argv[2])
+        print(out.shape, fake.fake_cuda_error_count(), fake.fake_cuda_check_leaks())
+    """)
+    environment = dict(os.environ, ACCY_CUDA_DRIVER=str(fake_driver_library_path()))
+    process = subprocess.run(
+        [sys.executable, "-c", script, str(ROOT / "benchmarks" / "gpu"),
+         str(fake_driver_library_path())],
+        env=environment, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split("\n")[0] == "(256,) 0 0"
+
+
+def test_jit_without_a_driver_says_so(tmp_path):
+    script = "import accy, sys; accy.compile(open(sys.argv[1]).read(), target='cuda')"
+    source = tmp_path / "broadcast.mlir"
+    source.write_text(PROGRAMS["broadcast"].text)
+    environment = dict(os.environ, ACCY_CUDA_DRIVER="/nonexistent/libcuda.so.1")
+    process = subprocess.run([sys.executable, "-c", script, str(source)], env=environment,
+                             capture_output=True, text=True, timeout=300, check=False)
+    assert process.returncode != 0
+    assert "CudaRuntimeError: loading the kernels: accy runtime: cannot load the CUDA driver" in (
+        process.stderr)
+
+
+LOADER_ONLY = r"""
+import sys, importlib.abc
+class Refuse(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("xdsl", "torch_mlir", "numba_cuda_mlir", "mlir", "ml_dtypes"):
+            raise ImportError(f"{name} is not installed here")
+        return None
+sys.meta_path.insert(0, Refuse())
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import accy.runtime
+module = accy.runtime.load(sys.argv[2])
+x, row, col = (np.load(p) for p in sys.argv[3:6])
+(out,) = module.broadcast(x, row, col)
+assert module["broadcast"] is module.broadcast
+heavy = sorted(m for m in sys.modules if m.startswith(("accy.passes", "accy.dialects", "accy.mlir_bridge", "xdsl")))
+print(float(np.abs(out - (x + row[None, :]) * col[:, None]).max()), heavy)
+"""
+
+
+def test_loader_needs_only_numpy_and_ctypes(tmp_path):
+    program = PROGRAMS["broadcast"]
+    directory = export(program.text, tmp_path / "cpu", target="cpu")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["target"] == "cpu" and manifest["runtime"] is None
+    paths = []
+    for index, array in enumerate(program.make_inputs()):
+        np.save(tmp_path / f"{index}.npy", array)
+        paths.append(str(tmp_path / f"{index}.npy"))
+    process = subprocess.run(
+        [sys.executable, "-c", LOADER_ONLY, str(ROOT), str(directory), *paths],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.strip() == "0.0 []"
+
+
+def test_export_is_callable_from_the_package(tmp_path):
+    directory = accy.export(PROGRAMS["transpose"].text, tmp_path / "t", target="cuda")
+    names = sorted(p.name for p in directory.iterdir())
+    assert names == ["accy_kernels.ptx", "libaccy_program.so", "libaccy_runtime.so",
+                     "manifest.json"]
+    readelf = shutil.which("readelf")
+    if readelf:
+        dynamic = subprocess.run([readelf, "-d", str(directory / "libaccy_program.so")],
+                                 capture_output=True, text=True, check=False).stdout
+        assert "[$ORIGIN]" in dynamic and "libaccy_runtime.so" in dynamic
