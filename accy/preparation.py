@@ -26,11 +26,13 @@ from accy.passes.options import (
     DEFAULT_ALIGNMENT,
     DEFAULT_CONSTANT_CAPACITY,
     DEFAULT_PACK_BUDGET_MS,
+    DEFAULT_SHARED_LIMIT,
     DEFAULT_SM_COUNT,
     PlanOptions,
 )
 from accy.passes.schedule import SCHEDULE, SchedulePlan
 from accy.passes.shapes import SHAPES, ShapeLayoutAnalysis
+from accy.passes.shared_memory import SHARED_MEMORY, SharedMemoryPlan
 from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan
 
 
@@ -47,6 +49,7 @@ class Preparation:
     memory: MemorySpacePlan
     workspaces: WorkspacePlan
     arena: ArenaPlan
+    shared_memory: SharedMemoryPlan
 
     @property
     def budget(self) -> Budget:
@@ -63,13 +66,16 @@ def prepare(
     alignment: int = DEFAULT_ALIGNMENT,
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS,
     constant_capacity: int = DEFAULT_CONSTANT_CAPACITY,
+    shared_limit: int = DEFAULT_SHARED_LIMIT,
     check_arena: bool = False,
 ) -> Preparation:
     """Plan `module`. Raises `WorkBudgetExhausted` when an analysis does not fit the
-    budget, `MissingOutputWriter` when a result has no writer and `WorkspaceError` when
-    a family's workspace expression fails."""
+    budget, `MissingOutputWriter` when a result has no writer, `WorkspaceError` when
+    a family's workspace expression fails and `SharedMemoryExceeded` when a kernel needs
+    more shared memory per block than `shared_limit`."""
     options = PlanOptions(
         constant_capacity=constant_capacity,
+        shared_limit=shared_limit,
         rows=tuple(rows),
         sm_count=sm_count,
         families=tuple(Path(f) for f in families),
@@ -88,4 +94,5 @@ def prepare(
         buffers=manager.get(BUFFERS, module),
         workspaces=manager.get(WORKSPACES, module),
         arena=manager.get(ARENA, module),
+        shared_memory=manager.get(SHARED_MEMORY, module),
     )

@@ -16,6 +16,7 @@ from accy.passes.arena_plan import ARENA
 from accy.passes.buffers import BUFFERS, value_names
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
+from accy.passes.shared_memory import SHARED_MEMORY
 from accy.passes.workspace.sizing import WORKSPACES
 
 
@@ -64,6 +65,8 @@ def memory_report(module: ModuleOp, manager: AnalysisManager) -> str:
 
 def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
     plan = manager.get(SCHEDULE, module)
+    shared = manager.get(SHARED_MEMORY, module)
+    families = manager.get(WORKSPACES, module).family_of
     rows = [
         (
             w.id,
@@ -72,11 +75,16 @@ def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
             w.root.name,
             len(w.members),
             "-" if w.parent is None else w.parent,
+            families.get(w.id, "-"),
+            shared.bytes_of.get(w.id, 0),
         )
         for w in plan.work_items
     ]
-    header = ("item", "function", "kind", "root", "ops", "in loop")
-    return f"schedule: {plan.work_item_count()} work item(s)\n" + table(header, rows)
+    header = ("item", "function", "kind", "root", "ops", "in loop", "family", "shared bytes")
+    return (
+        f"schedule: {plan.work_item_count()} work item(s); shared memory limit "
+        f"{shared.limit} bytes per block\n" + table(header, rows)
+    )
 
 
 def workspaces_report(module: ModuleOp, manager: AnalysisManager) -> str:

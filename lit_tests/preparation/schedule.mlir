@@ -58,16 +58,17 @@ func.func @loops(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %s: tensor<2x3xf32>, 
   func.return %back, %r#1, %big : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
-// REPORT:      item  function  kind         root                   ops  in loop
-// REPORT-NEXT: 0     @softmax  reduce       accy.reduce            2    -
-// REPORT-NEXT: 1     @softmax  elementwise  accy.divide            2    -
-// REPORT-NEXT: 2     @softmax  transpose    accy.transpose         1    -
-// REPORT-NEXT: 3     @softmax  dot          accy.dot_general       1    -
-// REPORT-NEXT: 4     @loops    iterate      accy.iterate           1    -
-// REPORT-NEXT: 5     @loops    iterate      accy.iterate           1    4
-// REPORT-NEXT: 6     @loops    elementwise  accy.tanh              2    5
-// REPORT-NEXT: 7     @loops    elementwise  accy.negate            1    4
-// REPORT-NEXT: 8     @loops    scan         accy.scan              1    -
-// REPORT-NEXT: 9     @loops    reshape      accy.reshape           2    -
-// REPORT-NEXT: 10    @loops    broadcast    accy.broadcast_in_dim  1    -
+// REPORT:      schedule: 11 work item(s); shared memory limit 49152 bytes per block
+// REPORT-NEXT: item  function  kind         root                   ops  in loop  family      shared bytes
+// REPORT-NEXT: 0     @softmax  reduce       accy.reduce            2    -        reduce.row  1024
+// REPORT-NEXT: 1     @softmax  elementwise  accy.divide            2    -        -           0
+// REPORT-NEXT: 2     @softmax  transpose    accy.transpose         1    -        -           0
+// REPORT-NEXT: 3     @softmax  dot          accy.dot_general       1    -        dot.tiled   2048
+// REPORT-NEXT: 4     @loops    iterate      accy.iterate           1    -        -           0
+// REPORT-NEXT: 5     @loops    iterate      accy.iterate           1    4        -           0
+// REPORT-NEXT: 6     @loops    elementwise  accy.tanh              2    5        -           0
+// REPORT-NEXT: 7     @loops    elementwise  accy.negate            1    4        -           0
+// REPORT-NEXT: 8     @loops    scan         accy.scan              1    -        scan.block  128
+// REPORT-NEXT: 9     @loops    reshape      accy.reshape           2    -        -           0
+// REPORT-NEXT: 10    @loops    broadcast    accy.broadcast_in_dim  1    -        -           0
 // REPORT-NOT:  {{.}}

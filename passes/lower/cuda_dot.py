@@ -45,11 +45,12 @@ from accy.passes.lower.scalar import (
     widen,
 )
 from accy.passes.schedule import WorkItem
+from accy.passes.shared_memory import DOT_TILE
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
 
-TILE = 16
+TILE = DOT_TILE
 """Threads per block side and contraction step of the shared-memory tiles."""
 
 SPLITK_TILE = 128

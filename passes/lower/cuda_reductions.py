@@ -48,17 +48,11 @@ from accy.passes.lower.scalar import (
     widen,
 )
 from accy.passes.schedule import WorkItem
+from accy.passes.shared_memory import REDUCE_BLOCK, SCAN_TILE, scan_block_size
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float32Type, IntegerType, i32
 from xdsl.ir import Attribute, SSAValue
-
-REDUCE_BLOCK = 256
-"""Threads per block of the reduction kernels (a power of two: the tree halves it)."""
-
-SCAN_TILE = 1024
-"""Elements per tile of `scan.multiblock` (its workspace expression's 1024) and the
-largest block of `scan.block`."""
 
 SPLIT_BLOCKS_PER_SM = 8
 """Phase-1 blocks per SM of `reduce.split` (its workspace expression's `sm_count * 8`)."""
@@ -127,14 +121,6 @@ def block_scan(
     total = ir.load(b, shared, [ir.index(b, threads - 1)])
     ir.barrier(b)
     return prefix, total
-
-
-def scan_block_size(width: int) -> int:
-    """The smallest power of two >= width, between 32 (a warp) and `SCAN_TILE`."""
-    size = 32
-    while size < width and size < SCAN_TILE:
-        size *= 2
-    return size
 
 
 def partial_type(item: WorkItem, element: Attribute) -> Attribute:
