@@ -2,6 +2,7 @@
 
     accy-run FILE.mlir --target cpu [--function NAME] --inputs IN.npz [-o OUT.npz]
              [--rows N ...]
+    accy-run FILE.mlir --target cuda --export DIR    # ahead of time: see accy.export
 
 Inputs: the `.npz` arrays named `arg0`, `arg1`, ... are the function's parameters in order;
 if there are no `argN` keys, the arrays are taken in the order they were stored (other
@@ -26,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from accy.diagnostics import AccyError
+from accy.mlir_bridge import LibdeviceNotFoundError, MlirUnavailableError, UpstreamMlirError
+from accy.runtime.loader import CudaRuntimeError
 
 
 def load_inputs(path: str) -> list[np.ndarray]:
@@ -61,6 +64,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--rows", type=int, action="append", default=[], help="row counts to plan for"
     )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write the compiled program into DIR (shared library, PTX, runtime library, "
+        "manifest) instead of running it; load it with accy.runtime.load",
+    )
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
@@ -70,9 +79,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     except AccyError as error:
         print(error.diagnostic(), file=sys.stderr)
         sys.exit(1)
-    except Exception as error:  # the bridge's errors and anything unexpected
+    except (MlirUnavailableError, UpstreamMlirError, LibdeviceNotFoundError, CudaRuntimeError) as error:
+        # The toolchain or the device said no: missing packages, MLIR, libdevice, driver.
         message = str(error).strip().replace("\n", "\n  ")
-        print(f"error: {type(error).__name__}: {message}", file=sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
         sys.exit(1)
 
 
@@ -88,6 +98,12 @@ def _run(args: argparse.Namespace) -> None:
 
     module = parse(path.read_text(), filename=args.file)
     options = {"rows": args.rows} if args.rows else {}
+    if args.export:
+        from accy.export import export
+
+        directory = export(module, args.export, target=args.target, **options)
+        print(f"exported {args.file} for {args.target} to {directory}")
+        return
     exe = accy_compile(module, target=args.target, **options)
     names = exe.function_names
     if not names:

@@ -101,3 +101,16 @@ def test_console_script(program: Path) -> None:
     assert "result #0: shape (2,) dtype int32" in done.stdout
     done = subprocess.run([str(script), str(program), "--bogus"], capture_output=True, text=True)
     assert done.returncode == 1
+
+
+def test_export_writes_a_loadable_cpu_artifact(program: Path, tmp_path: Path, capsys) -> None:
+    from accy.runtime import load
+
+    code, out, err = run([program, "--target", "cpu", "--export", tmp_path / "art"], capsys)
+    assert code == 0, err
+    assert out.strip() == f"exported {program} for cpu to {tmp_path / 'art'}"
+    module = load(tmp_path / "art")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    squared, sums = module.f(a, np.ones(3, np.float32))
+    np.testing.assert_allclose(squared, a * a)
+    np.testing.assert_allclose(sums, (a * a).sum(axis=1))
