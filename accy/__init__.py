@@ -28,8 +28,8 @@ _EXPORTS = {
     "Outcome": "accy.passes.analysis",
     "Preparation": "accy.preparation",
     "WorkBudgetExhausted": "accy.passes.analysis",
-    "compile": "accy.compile",
-    "export": "accy.export",
+    "compile": "accy.compiler",
+    "export": "accy.aot",
     "import_stablehlo": "accy.stablehlo",
     "make_context": "accy.source",
     "parse": "accy.source",
@@ -56,8 +56,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from accy.compile import compile
-    from accy.export import export
+    from accy.compiler import compile
+    from accy.aot import export
     from accy.builder import BlockBuilder, Builder, FunctionBuilder, tensor_type
     from accy.diagnostics import AccyError, AccyInputError, AccyParseError, AccyVerifyError
     from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted

@@ -9,7 +9,11 @@ In ``cut`` and ``churn`` every work item is exactly full, so the lower bound is 
 and the ratio is the distance from it. Sizes are a whole number of alignment units minus a
 random slack, so rounding up to the alignment is exercised.
 
-Run: ``python benchmarks/packing.py [--quick] [--budget-ms M]``.
+Then the arenas of real programs: the five JAX-exported StableHLO programs in
+``tests/data/stablehlo``, imported and planned with ``accy.prepare``; per program and per
+packer, the arena over its lower bound (``prep.arena.functions[name].packer_sizes``).
+
+Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--no-programs]``.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ import argparse
 import random
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from accy.passes.arena import BufferInterval, check_placement, pack
 
 ALIGNMENT = 256
+STABLEHLO = Path(__file__).resolve().parents[1] / "tests" / "data" / "stablehlo"
 Generator = Callable[[random.Random, int], list[BufferInterval]]
 
 
@@ -105,11 +111,36 @@ def run_case(name: str, intervals: list[BufferInterval], budget_ms: float) -> fl
     return best
 
 
+def run_programs(budget_ms: float) -> None:
+    """Arena over lower bound per packer for each JAX-exported program's functions."""
+    import accy
+
+    worst = []
+    for path in sorted(STABLEHLO.glob("*.stablehlo.mlir")):
+        module = accy.import_stablehlo(path)
+        prep = accy.prepare(module, pack_budget_ms=budget_ms)
+        for function, arena in prep.arena.functions.items():
+            bound = arena.lower_bound
+            ratios = "  ".join(
+                f"{packer}={size / bound if bound else 1.0:.3f}"
+                for packer, size in arena.packer_sizes.items()
+            )
+            best = arena.size / bound if bound else 1.0
+            worst.append(best)
+            name = f"{path.name.removesuffix('.stablehlo.mlir')}/@{function}"
+            print(f"{name:<26} lb={bound:<8} {ratios}  best={best:.3f}")
+    if worst:
+        print(f"stablehlo: worst best={max(worst):.3f}  mean best={sum(worst) / len(worst):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer and smaller cases")
     parser.add_argument(
         "--budget-ms", type=float, default=1000.0, help="improvement budget per case"
+    )
+    parser.add_argument(
+        "--no-programs", action="store_true", help="skip the JAX-exported StableHLO programs"
     )
     args = parser.parse_args()
     seeds = range(2) if args.quick else range(5)
@@ -124,6 +155,8 @@ def main() -> None:
                 rng.shuffle(intervals)
                 bests.append(run_case(f"{family}/{count}/s{seed}", intervals, budget))
         print(f"{family}: worst best={max(bests):.3f}  mean best={sum(bests) / len(bests):.3f}")
+    if not args.no_programs:
+        run_programs(budget)
 
 
 if __name__ == "__main__":

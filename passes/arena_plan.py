@@ -6,10 +6,12 @@ the work items that run its family); they are packed with `accy.passes.arena.pac
 their liveness intervals. Constants planned in device_constant are laid out one after
 another in the module's constant arena (they are all live all the time).
 
-In-place reuse: the output of a pointwise work item (every member reads element i to
-write element i: no broadcast, slice or concatenate) takes the buffer of an input of the
-same byte size (so the same element width) that dies at that work item, when the input is a temporary (never a
-function input, constant or output) and neither lives in a loop. The two slots then share one buffer whose interval covers both.
+In-place reuse: an elementwise work item's output takes the buffer of an input of the
+same byte size (so the same element width) that dies at that work item, when every
+member on the way from that input to the output is pointwise (element i reads only
+element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
+the group is fine), the input is a temporary (never a function input, constant or
+output) and neither lives in a loop. The two slots then share one buffer whose interval covers both.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
@@ -39,10 +41,10 @@ from accy.passes.fusion import POINTWISE
 from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
 from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
 from accy.passes.options import PlanOptions
-from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkKind
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
 from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan, WorkspaceTerm
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from accy.dtypes import byte_width
 
@@ -129,6 +131,18 @@ def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
     return count * byte_width(slot.value.type.get_element_type())
 
 
+def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
+    """Whether every member that reads `value`, directly or through other members, is
+    pointwise: then output element i depends only on element i of `value`."""
+    tainted = {value}
+    for member in item.members:  # program order: producers before consumers
+        if any(operand in tainted for operand in member.operands):
+            if not isinstance(member, POINTWISE):
+                return False
+            tainted.update(member.results)
+    return True
+
+
 def _in_place_pairs(
     schedule: SchedulePlan,
     buffers: BufferPlan,
@@ -139,8 +153,7 @@ def _in_place_pairs(
     reuses: dict[int, int] = {}
     taken: set[int] = set()
     for item in schedule.work_items:
-        pointwise = all(isinstance(m, POINTWISE) for m in item.members)
-        if item.kind is not WorkKind.ELEMENTWISE or not pointwise or item.parent is not None:
+        if item.kind is not WorkKind.ELEMENTWISE or item.parent is not None:
             continue
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:
@@ -151,12 +164,11 @@ def _in_place_pairs(
                 source is None
                 or source.id in taken
                 or source.id not in sizes
-                or source.role.input
-                or source.role.output
-                or source.role.constant
+                or not source.is_temporary
                 or isinstance(source.producer, ops.IterateOp)
                 or liveness.intervals[source.id].end != item.id
                 or sizes[source.id] != sizes[out.id]  # same count, so same element width
+                or not _reads_pointwise(item, value)
             ):
                 continue
             reuses[out.id] = source.id

@@ -4,7 +4,8 @@ A *fusible* op is elementwise (including compare, select and convert), a
 `broadcast_in_dim`, a `reshape`, a `slice` or an `iota`. A fusible producer joins its consumer's group when its
 result has exactly one use, that use is by a fusible op or an `accy.reduce` (a reduction
 takes a fused elementwise prologue) in the same block, and the result is not returned
-(a `func.return` or `accy.yield` use is a use of its own). Every other op that computes
+(a `func.return` or `accy.yield` use is a use of its own). Uses are counted by consumer
+op, so `multiply %x, %x` fuses `%x`. Every other op that computes
 (transpose, dot_general, reduce, scan, iterate) roots its own group; constants belong to
 no group (they are data, not work).
 
@@ -81,13 +82,14 @@ class FusionPlan:
 
 
 def fuses_into_consumer(op: Operation) -> Operation | None:
-    """The consumer `op` fuses into, or None when `op` roots a group."""
+    """The consumer `op` fuses into, or None when `op` roots a group. Uses are counted
+    by consumer op: `multiply %x, %x` is one consumer, which computes `%x` once."""
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
-    uses = list(op.results[0].uses)
-    if len(uses) != 1:
+    consumers = {use.operation for use in op.results[0].uses}
+    if len(consumers) != 1:
         return None
-    consumer = uses[0].operation
+    (consumer,) = consumers
     if consumer.parent is not op.parent or not isinstance(consumer, FUSING_CONSUMERS):
         return None
     return consumer

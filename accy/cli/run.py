@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 def _run(args: argparse.Namespace) -> None:
     import time
 
-    from accy.compile import compile as accy_compile
+    from accy.compiler import compile as accy_compile
 
     path = Path(args.file)
     if not path.is_file():
@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> None:
     module = parse(path.read_text(), filename=args.file)
     options = {"rows": args.rows} if args.rows else {}
     if args.export:
-        from accy.export import export
+        from accy.aot import export
 
         directory = export(module, args.export, target=args.target, **options)
         print(f"exported {args.file} for {args.target} to {directory}")

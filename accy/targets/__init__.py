@@ -1,5 +1,45 @@
 """Execution targets of `accy.compile`: `cpu` (`accy.targets.cpu`, loops JIT-compiled by
-MLIR's ExecutionEngine) and `cuda` (`accy.targets.cuda`, when present).
+MLIR's ExecutionEngine) and `cuda` (`accy.targets.cuda`, kernels as PTX and host code
+JIT-compiled against accy's runtime library).
 
 A target module exposes `build(module, preparation, **options) -> Executable`.
 """
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+
+from accy.diagnostics import AccyInputError
+from accy.preparation import Preparation
+from accy.reference import find_function
+
+
+class Executable:
+    """A compiled module: its functions by name, callable with numpy arrays.
+
+    `exe(*arrays)` calls the first function, `exe["f"](*arrays)` any other.
+    """
+
+    target: str
+    module: ModuleOp
+    preparation: Preparation
+    functions: dict[str, Callable[..., tuple[np.ndarray, ...]]]
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.functions)
+
+    def __getitem__(self, name: str) -> Callable[..., tuple[np.ndarray, ...]]:
+        name = name.removeprefix("@")
+        if name not in self.functions:
+            find_function(self.module, name)  # raises AccyInputError listing the functions
+        return self.functions[name]
+
+    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        if not self.functions:
+            raise AccyInputError("the module has no function to run")
+        return next(iter(self.functions.values()))(*arrays)

@@ -29,7 +29,8 @@ from accy.dtypes import numpy_dtype
 from accy.passes.lower.cpu import row_binding
 from accy.passes.lower.lower_pass import lower_module
 from accy.preparation import Preparation
-from accy.reference import check_arguments, find_function
+from accy.reference import check_arguments
+from accy.targets import Executable
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
 """The CPU pipeline expands bf16 truncation in arith (LLVM would call `__truncsfbf2`)."""
@@ -110,7 +111,7 @@ class CpuFunction:
         return tuple(outputs)
 
 
-class CpuExecutable:
+class CpuExecutable(Executable):
     """A module compiled for the CPU; see the module docstring."""
 
     target = "cpu"
@@ -133,20 +134,6 @@ class CpuExecutable:
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
 
-    @property
-    def function_names(self) -> list[str]:
-        return list(self.functions)
-
-    def __getitem__(self, name: str) -> CpuFunction:
-        name = name.removeprefix("@")
-        if name not in self.functions:
-            find_function(self.module, name)  # raises AccyInputError listing the functions
-        return self.functions[name]
-
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
-        if not self.functions:
-            raise AccyInputError("the module has no function to run")
-        return next(iter(self.functions.values()))(*arrays)
 
 
 def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CpuExecutable:

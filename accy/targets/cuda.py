@@ -29,14 +29,14 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
-from accy.diagnostics import AccyInputError
 from accy.dtypes import numpy_dtype
 from accy.passes.lower.cuda import lower_cuda_programs
 from accy.passes.lower.cuda_kernels import KernelProgram
 from accy.preparation import Preparation
-from accy.reference import check_arguments, find_function
+from accy.reference import check_arguments
 from accy.runtime.libraries import runtime_library_path
 from accy.runtime.loader import CudaRuntimeError, RuntimeErrors
+from accy.targets import Executable
 from accy.targets.cpu import module_text
 
 DEFAULT_CHIP = "sm_90"
@@ -101,7 +101,7 @@ class CudaFunction:
         return tuple(outputs)
 
 
-class CudaExecutable:
+class CudaExecutable(Executable):
     """A module compiled for CUDA and loaded; see the module docstring."""
 
     target = "cuda"
@@ -154,20 +154,6 @@ class CudaExecutable:
     def ptx(self) -> dict[str, str]:
         return self.code.ptx
 
-    @property
-    def function_names(self) -> list[str]:
-        return list(self.functions)
-
-    def __getitem__(self, name: str) -> CudaFunction:
-        name = name.removeprefix("@")
-        if name not in self.functions:
-            find_function(self.module, name)  # raises AccyInputError listing the functions
-        return self.functions[name]
-
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
-        if not self.functions:
-            raise AccyInputError("the module has no function to run")
-        return next(iter(self.functions.values()))(*arrays)
 
 
 def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CudaExecutable:

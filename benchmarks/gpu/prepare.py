@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE))
 from programs import ALL_PROGRAMS
 
 import accy
-from accy.export import export
+from accy.aot import export
 
 ARTIFACTS = HERE / "artifacts"
 

@@ -95,15 +95,15 @@ def improve(
     Stops after ``budget_ms`` milliseconds even if the iteration cap is not reached. Returns
     ``placement`` itself when the search finds nothing smaller.
     """
-    if not intervals:
-        return placement
+    if not intervals or placement.size <= placement.lower_bound:
+        return placement  # nothing to place, or already optimal
     intervals = sorted(intervals, key=lambda interval: interval.id)
     search = _start(intervals, placement, alignment)
     rng = random.Random(seed)
     score = search.score()
     deadline = time.perf_counter() + budget_ms / 1000.0
     for _ in range(max_iterations):
-        if time.perf_counter() >= deadline:
+        if time.perf_counter() >= deadline or score[0] <= placement.lower_bound:
             break
         source = rng.choice(search.critical_positions())
         if source == 0:

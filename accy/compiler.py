@@ -1,5 +1,8 @@
 """`accy.compile`: plan a program, lower it for a target and load it, ready to call.
 
+(The module is `accy.compiler`, so that the package attribute `accy.compile` is the
+function.)
+
     exe = accy.compile(text_or_module, target="cpu", rows=[1024])
     outputs = exe(x, y)            # tuple of numpy arrays (first function)
     outputs = exe["f"](x, y)       # by name
@@ -25,7 +28,7 @@ from accy.source import parse, verify
 TARGET_MODULES = {"cpu": "accy.targets.cpu", "cuda": "accy.targets.cuda"}
 
 
-def compile(  # noqa: A001 - the public name
+def compile(
     module_or_text: ModuleOp | str | Path,
     target: str = "cpu",
     **plan_options: Any,
@@ -56,17 +59,3 @@ def compile(  # noqa: A001 - the public name
         ) from None
     preparation = prepare(module, **plan_options)
     return target_module.build(module, preparation)
-
-
-class _CallableModule(type(importlib)):  # types.ModuleType
-    """`accy.compile` names both this module and the function: importing the submodule
-    (which Python binds as the package attribute `accy.compile`) must not shadow the
-    function, so the module itself is callable and forwards to `compile`."""
-
-    def __call__(self, *args: Any, **kwargs: Any):
-        return compile(*args, **kwargs)
-
-
-import sys as _sys  # noqa: E402
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -237,17 +237,3 @@ def plan_summary(preparation: Preparation, function: func.FuncOp, programs) -> d
         "transfers": transfers,
         "outputs": outputs,
     }
-
-
-class _CallableModule(type(json)):  # types.ModuleType
-    """`accy.export` names both this module and the function (as `accy.compile` does):
-    once the submodule is imported, Python binds it as the package attribute, so the
-    module itself is callable and forwards to `export`."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Path:
-        return export(*args, **kwargs)
-
-
-import sys as _sys
-
-_sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,351 @@
+"""Branch-and-bound over skyline placements, in the spirit of MiniMalloc and TelaMalloc.
+
+Time is cut into *sections*: the stretches between consecutive buffer starts and ends, within
+which the set of live buffers does not change. The search fixes an arena capacity ``C`` and
+fills the arena from the bottom up. Its state is a *floor* per section (nothing unplaced may go
+below it there) and the unplaced buffers. At each node it takes the lowest floor, leftmost on
+ties, and its *segment* (the maximal run of neighbouring sections at that floor, at height
+``h``). A buffer can sit at ``h`` only if its whole lifetime lies inside the segment. The
+branches are:
+
+- for each such buffer ``b``, ``b`` is the leftmost buffer at ``h`` in the segment: ``b`` goes
+  to ``h`` and the sections of the segment left of ``b`` are raised to the lower of their two
+  neighbouring floors (the old left neighbour and ``h + size(b)``);
+- no buffer sits at ``h`` in the segment: the segment is raised to the lower of its two
+  neighbouring floors (the capacity beyond the first or last section).
+
+Completeness: take any placement consistent with the state and let every unplaced buffer fall
+as low as the floors allow (gravity). A fallen buffer rests on a floor or on the top of another
+unplaced buffer it meets in time; following those supports down from a buffer live in a run of
+sections where nothing sits at ``h`` ends at a buffer reaching outside the run, which sits at
+or above one of the run's neighbouring floors. So raising the run to the lower neighbour loses
+no placement, and the branches above cover every gravity placement. Placements made this way
+are valid by construction: a buffer goes to a height equal to the floor of every section of its
+lifetime, and every floor is at or above the top of every placed buffer live there.
+
+Pruning: raising a floor wastes address space in that section. ``slack[t]`` is the capacity
+minus the floor minus the bytes of unplaced buffers live in section ``t``; placing a buffer
+leaves it unchanged and a raise spends it, so a branch whose raise exceeds the slack of some
+section it raises is cut (the live bytes there could no longer fit). Symmetry: buffers with the
+same lifetime and size are interchangeable, so only the first unplaced one of each such class
+is branched on.
+
+Capacities are tried from the lower bound upwards in small steps, below an incumbent size, each
+attempt with its own share of a node budget; the first success is the smallest the search can
+reach. The node budget is the deterministic limit; a wall-clock deadline is a safety stop.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from accy.passes.arena.problem import BufferInterval, Placement, align_up, make_placement
+
+NAME = "search"
+
+# Capacities tried, as fractions of the lower bound above it (rounded up to the size unit).
+CAPACITY_STEPS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.35, 0.5)
+NODES_PER_MS = 20
+"""Search nodes granted per millisecond of budget (well under a slow machine's rate, so the
+node cap, not the clock, ends a search and the result stays reproducible)."""
+
+RANK = lambda top, left, right, last, high: 0
+RESTART_UNIT = 2
+FIRST_SHARE = 0.25
+_DEADLINE_CHECK = 127  # the clock is read every 128 nodes
+
+
+@dataclass
+class _Problem:
+    """The buffers of a search, in size units, by index (zero-size buffers left out).
+
+    ``first``/``last`` are inclusive section ranges; ``live`` the units live per section;
+    ``buckets[s]`` the buffers starting in section ``s`` in branching order; ``kind`` numbers
+    the classes of interchangeable buffers.
+    """
+
+    unit: int
+    indices: list[int]  # index into the interval list, by search index
+    size: list[int]
+    first: list[int]
+    last: list[int]
+    kind: list[int]
+    live: list[int]
+    buckets: list[list[int]]
+
+
+def _gcd_unit(sizes: Sequence[int]) -> int:
+    unit = 0
+    for size in sizes:
+        unit = math.gcd(unit, size)
+    return unit or 1
+
+
+def _build(intervals: Sequence[BufferInterval], alignment: int) -> _Problem:
+    aligned = [align_up(interval.size, alignment) for interval in intervals]
+    indices = [i for i, size in enumerate(aligned) if size > 0]
+    unit = _gcd_unit([aligned[i] for i in indices])
+    points = sorted({intervals[i].start for i in indices} | {intervals[i].end + 1 for i in indices})
+    sections = max(len(points) - 1, 0)
+    size = [aligned[i] // unit for i in indices]
+    first = [bisect_left(points, intervals[i].start) for i in indices]
+    last = [bisect_left(points, intervals[i].end + 1) - 1 for i in indices]
+    live = [0] * sections
+    for b, units in enumerate(size):
+        for t in range(first[b], last[b] + 1):
+            live[t] += units
+    kinds: dict[tuple[int, int, int], int] = {}
+    kind = [kinds.setdefault((first[b], last[b], size[b]), len(kinds)) for b in range(len(size))]
+    buckets: list[list[int]] = [[] for _ in range(sections)]
+    # Branching order: longer lifetimes, then larger buffers, then input (id) order.
+    for b in sorted(range(len(size)), key=lambda b: (-last[b], -size[b], b)):
+        buckets[first[b]].append(b)
+    return _Problem(unit, indices, size, first, last, kind, live, buckets)
+
+
+def _solve(
+    problem: _Problem, capacity: int, node_limit: int, deadline: float
+) -> tuple[list[int] | None, int]:
+    """Offsets (in units, by search index) fitting in ``capacity`` units, and nodes used.
+
+    ``None`` when the search proves there is none or runs out of nodes or time.
+    """
+    size, first, last, kind, buckets = (
+        problem.size,
+        problem.first,
+        problem.last,
+        problem.kind,
+        problem.buckets,
+    )
+    count = len(size)
+    sections = len(problem.live)
+    remaining = list(problem.live)
+    if any(units > capacity for units in remaining):
+        return None, 0
+    # A section with nothing left to place is closed: its floor is the capacity.
+    floors = [0 if units else capacity for units in remaining]
+    slack = [capacity - units if units else 0 for units in remaining]
+    placed = [False] * count
+    offsets = [0] * count
+    starts = [0] * sections  # unplaced buffers starting, and ending, in each section
+    ends = [0] * sections
+    for b in range(count):
+        starts[first[b]] += 1
+        ends[last[b]] += 1
+    # Frames: [choices, next choice, saved (low, floors, slack, remaining) or None, buffer]
+    stack: list[list] = []
+    nodes = 0
+    fresh = True
+    while True:
+        if fresh:
+            nodes += 1
+            if nodes > node_limit or (
+                not nodes & _DEADLINE_CHECK and time.perf_counter() > deadline
+            ):
+                return None, nodes
+            h = min(floors, default=capacity)
+            if h >= capacity:
+                return offsets, nodes
+            low = floors.index(h)
+            high = low
+            while high + 1 < sections and floors[high + 1] == h:
+                high += 1
+            left = floors[low - 1] if low else capacity
+            right = floors[high + 1] if high + 1 < sections else capacity
+            choices: list[tuple[int, int, int]] = []  # (buffer or -1, first raised, level)
+            room = capacity  # least slack over the sections left of the current start
+            for s in range(low, high + 1):
+                if s > low:
+                    room = min(room, slack[s - 1])
+                    if room <= 0:
+                        break
+                seen = set()
+                for b in buckets[s]:
+                    if placed[b] or last[b] > high or kind[b] in seen:
+                        continue
+                    seen.add(kind[b])
+                    top = h + size[b]
+                    level = min(left, top)
+                    if s > low and level - h > room:
+                        continue
+                    # Prefer buffers whose top meets a neighbouring floor and whose end
+                    # closes the segment: they leave fewer steps to fill.
+                    rank = RANK(top, left, right, last[b], high)
+                    choices.append((b, s, level, s - low, rank))
+            choices.sort(key=lambda c: (c[3], c[4]))
+            level = min(left, right)
+            if level - h <= min(slack[low : high + 1]):
+                choices.append((-1, high + 1, level, 0, 0))
+            stack.append([choices, 0, None, -1])
+            fresh = False
+        frame = stack[-1]
+        saved = frame[2]
+        if saved is not None:  # undo the choice tried last
+            lo, old_floors, old_slack, old_remaining = saved
+            hi = lo + len(old_floors)
+            floors[lo:hi] = old_floors
+            slack[lo:hi] = old_slack
+            remaining[lo:hi] = old_remaining
+            if frame[3] >= 0:
+                placed[frame[3]] = False
+                starts[first[frame[3]]] += 1
+                ends[last[frame[3]]] += 1
+            frame[2] = None
+        choices, index = frame[0], frame[1]
+        if index == len(choices):
+            stack.pop()
+            if not stack:
+                return None, nodes
+            continue
+        frame[1] = index + 1
+        b, raised_end, level = choices[index][:3]
+        # Recover the node's segment from the floors: the lowest, leftmost run.
+        h = min(floors)
+        low = floors.index(h)
+        if b < 0:
+            hi = raised_end
+            frame[2] = (low, floors[low:hi], slack[low:hi], remaining[low:hi])
+            frame[3] = -1
+            waste = level - h
+            for t in range(low, hi):
+                floors[t] = level
+                slack[t] -= waste
+        else:
+            s, e = first[b], last[b] + 1
+            frame[2] = (low, floors[low:e], slack[low:e], remaining[low:e])
+            frame[3] = b
+            waste = level - h
+            for t in range(low, s):
+                floors[t] = level
+                slack[t] -= waste
+            units = size[b]
+            top = h + units
+            for t in range(s, e):
+                left_units = remaining[t] - units
+                remaining[t] = left_units
+                if left_units:
+                    floors[t] = top
+                else:
+                    floors[t] = capacity
+                    slack[t] = 0
+            placed[b] = True
+            offsets[b] = h
+            starts[s] -= 1
+            ends[e - 1] -= 1
+            hi = e
+        # A step in the floors whose lower side has no slack needs an unplaced buffer
+        # starting (or ending) right at the step, at the lower floor.
+        fresh = True
+        for t in range(max(low, 1), min(hi + 1, sections)):
+            a, c = floors[t - 1], floors[t]
+            if (c < a and not slack[t] and not starts[t]) or (
+                a < c and not slack[t - 1] and not ends[t - 1]
+            ):
+                fresh = False
+                nodes += 1
+                break
+
+
+def capacities(lower: int, incumbent: int, unit: int) -> list[int]:
+    """The capacities to try, in units: the lower bound and small steps above it, each
+    strictly below the ``incumbent`` arena (all in units of ``unit`` bytes)."""
+    result: list[int] = []
+    for step in CAPACITY_STEPS:
+        capacity = -(-math.ceil(lower * (1 + step)) // unit)
+        if capacity * unit >= incumbent:
+            break
+        if not result or capacity > result[-1]:
+            result.append(capacity)
+    return result
+
+
+def _luby(i: int) -> int:
+    """The ``i``-th term (from 1) of the Luby restart sequence 1 1 2 1 1 2 4 1 1 2 ..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while True:
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+
+
+def _attempt(
+    problem: _Problem, capacity: int, node_limit: int, deadline: float, seed: int
+) -> tuple[list[int] | None, int]:
+    """Restarted searches at one capacity: the first in the fixed branching order, the others
+    with each start's candidates shuffled (seeded), node limits following the Luby sequence."""
+    base = problem.buckets
+    rng = random.Random(seed)
+    unit = RESTART_UNIT * max(len(problem.size), 1)
+    used = 0
+    restart = 0
+    try:
+        while used < node_limit and time.perf_counter() <= deadline:
+            restart += 1
+            limit = min(unit * _luby(restart), node_limit - used)
+            if restart > 1:
+                problem.buckets = [rng.sample(bucket, len(bucket)) for bucket in base]
+            offsets, nodes = _solve(problem, capacity, limit, deadline)
+            used += nodes
+            if offsets is not None:
+                return offsets, used
+            if nodes < limit:  # proved infeasible
+                return None, used
+    finally:
+        problem.buckets = base
+    return None, used
+
+
+def search(
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    incumbent: int,
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int = 0,
+) -> Placement | None:
+    """A placement smaller than ``incumbent`` bytes, or ``None`` when none was found.
+
+    Tries the lower bound first (with ``FIRST_SHARE`` of the nodes), then bisects the
+    capacities between the smallest not yet tried and the best arena so far, each attempt with
+    an even share of the nodes left over the bisection steps left. Stops at ``deadline`` (a
+    ``time.perf_counter`` value).
+    """
+    problem = _build(intervals, alignment)
+    unit = problem.unit
+    low = max(problem.live, default=0)
+    high = incumbent // unit  # every capacity tried is below the best arena found
+    best: list[int] | None = None
+    left = max_nodes
+    attempt = 0
+    while low < high and left > 0 and time.perf_counter() <= deadline:
+        if attempt == 0:
+            capacity, limit = low, max(int(left * FIRST_SHARE), 1)
+        else:
+            capacity = (low + high - 1) // 2
+            steps = max((high - low).bit_length(), 1)
+            limit = max(left // steps, 1)
+        offsets, used = _attempt(problem, capacity, limit, deadline, seed + attempt)
+        attempt += 1
+        left -= used
+        if offsets is None:
+            low = capacity + 1
+        else:
+            best = offsets
+            high = max(offsets[b] + problem.size[b] for b in range(len(offsets)))
+    if best is None:
+        return None
+    by_id = {interval.id: 0 for interval in intervals}
+    for b, offset in enumerate(best):
+        by_id[intervals[problem.indices[b]].id] = offset * unit
+    return make_placement(intervals, by_id, alignment, NAME)
