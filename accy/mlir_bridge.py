@@ -564,31 +564,12 @@ def _np():
 
 
 def memref_descriptor(array: "np.ndarray") -> ctypes.Structure:
-    """A ctypes ranked memref descriptor viewing ``array`` (no copy):
-    ``{allocated ptr, aligned ptr, i64 offset, i64 sizes[rank], i64 strides[rank]}``
-    with strides in elements (rank 0: the first three fields only). The caller keeps
-    ``array`` alive while the descriptor is used."""
-    a = array
-    rank = a.ndim
-    fields: list[tuple[str, Any]] = [
-        ("allocated", ctypes.c_void_p),
-        ("aligned", ctypes.c_void_p),
-        ("offset", ctypes.c_int64),
-    ]
-    if rank:
-        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    cls = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-    d = cls()
-    d.allocated = a.ctypes.data
-    d.aligned = a.ctypes.data
-    d.offset = 0
-    if rank:
-        for k, st in enumerate(a.strides):
-            if st % a.itemsize:
-                raise ValueError("array strides are not a multiple of its item size")
-        d.sizes[:] = list(a.shape)
-        d.strides[:] = [st // a.itemsize for st in a.strides]
-    return d
+    """A ctypes ranked memref descriptor viewing ``array`` (no copy; see
+    ``accy.runtime.loader.MemRefDescriptor``, which the ahead-of-time loader shares).
+    Non-contiguous arrays are copied to a contiguous one first by the caller."""
+    from accy.runtime.loader import MemRefDescriptor
+
+    return MemRefDescriptor(array)
 
 
 def memref_arg(array: "np.ndarray") -> Any:
@@ -601,6 +582,9 @@ def memref_arg(array: "np.ndarray") -> Any:
     pp._keep = (array, d, p)  # type: ignore[attr-defined]
     return pp
 
+
+_PACKED_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+"""The type of a packed `_mlir_ciface_` wrapper: one pointer to the argument pointers."""
 
 _SCALAR_CTYPES = {
     "f32": ctypes.c_float,
@@ -745,8 +729,12 @@ class JitModule:
         self.close()
 
     def lookup(self, name: str) -> int:
-        """Address of the packed wrapper ``_mlir__mlir_ciface_NAME`` (0 if absent)."""
-        return int(self.engine.raw_lookup("_mlir_ciface_" + name))
+        """Address of the packed wrapper ``_mlir__mlir_ciface_NAME`` (0 if absent).
+        ORC lookups cost about as much as a small kernel, so addresses are cached."""
+        cache = self.__dict__.setdefault("_addresses", {})
+        if name not in cache:
+            cache[name] = int(self.engine.raw_lookup("_mlir_ciface_" + name))
+        return cache[name]
 
     def invoke(self, name: str, *ctypes_args: Any) -> None:
         """Call ``_mlir_ciface_NAME`` with each argument given as a ctypes pointer to
@@ -760,7 +748,7 @@ class JitModule:
         packed = (ctypes.c_void_p * max(1, len(ctypes_args)))()
         for i, a in enumerate(ctypes_args):
             packed[i] = ctypes.cast(a, ctypes.c_void_p)
-        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(addr)(packed)
+        _PACKED_ENTRY(addr)(packed)
 
     def run(
         self,
@@ -794,7 +782,7 @@ class JitModule:
         for i, (spec, value) in enumerate(zip(sig, list(inputs) + [None] * len(result_specs))):
             if i >= n_in:
                 shape, dtype = result_specs[i - n_in]
-                value = np.zeros(tuple(shape), dtype=np.dtype(dtype))
+                value = np.empty(tuple(shape), dtype=np.dtype(dtype))
                 outputs.append(value)
             if spec.shape is None:  # scalar
                 cty = _SCALAR_CTYPES.get(spec.type)

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from accy.diagnostics import AccyError
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena import align_up
-from accy.passes.arena_plan import ARENA
+from accy.passes.arena_plan import ARENA, planned_bytes
 from accy.passes.buffers import BUFFERS
 
 
@@ -43,7 +43,8 @@ def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
             slot = buffers.slots[slot_id]
             live = plan.intervals[slot_id]
             kind = "input" if slot.role.input else "output" if slot.role.output else "temporary"
-            boxes.append((live, offset, align_up(slot.byte_size or 0, alignment), kind, f"s{slot_id}"))
+            size = align_up(planned_bytes(slot, plan.planned_rows) or 0, alignment)
+            boxes.append((live, offset, size, kind, f"s{slot_id}"))
         for w in arena.workspaces:
             size = align_up(w.term.bytes, alignment)
             boxes.append((w.interval, w.offset, size, "temporary", w.term.name))

@@ -6,13 +6,14 @@ missing) and returns text; `accy-opt --accy-report=NAME` prints it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena import align_up
-from accy.passes.arena_plan import ARENA
+from accy.passes.arena_plan import ARENA, planned_bytes
 from accy.passes.buffers import BUFFERS, value_names
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
@@ -111,21 +112,23 @@ def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
     parts = []
     for name, arena in plan.functions.items():
         rows = []
+        alignment = manager.options.alignment
+        total = 0
         for slot in (s for s in buffers.slots if s.function_name == name):
             live = plan.intervals[slot.id]
-            where = plan.describe_slot(slot.id).split(" live ")[0]
-            size = "?" if slot.byte_size is None else slot.byte_size
-            rows.append((slot.id, slot.role, where, size, f"[{live.start}, {live.end}]"))
+            where = re.sub(r" live \[\d+, \d+\]", "", plan.describe_slot(slot.id))
+            size = planned_bytes(slot, plan.planned_rows)
+            rows.append(
+                (slot.id, slot.role, where, "?" if size is None else size, f"[{live.start}, {live.end}]")
+            )
+            if slot.id in arena.offsets and slot.id not in arena.reuses:
+                total += align_up(size or 0, alignment)
         for w in arena.workspaces:
             rows.append(
                 (f"{w.term.family}.{w.term.name}", "workspace", f"offset {w.offset}",
                  w.term.bytes, f"[{w.interval.start}, {w.interval.end}]")
             )
-        total = sum(
-            align_up(s.byte_size or 0, manager.options.alignment)
-            for s in buffers.slots
-            if s.function_name == name and s.id in arena.offsets
-        )
+            total += align_up(w.term.bytes, alignment)
         ratio = arena.size / arena.lower_bound if arena.lower_bound else 1.0
         dynamic = (
             f"dynamic slots planned at rows={plan.planned_rows}"

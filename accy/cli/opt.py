@@ -26,6 +26,7 @@ from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.options import PlanOptions
 from accy.passes.plan_passes import attach_analysis_manager
 from accy.passes.registry import accy_passes
+from accy.passes.workspace.registry import FamilyRegistry
 from accy.plot import plot_arena
 from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
@@ -144,6 +145,8 @@ class AccyOptMain(xDSLOptMain):
 
     def apply_passes(self, prog: ModuleOp) -> None:
         options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families))
+        if options.families:
+            FamilyRegistry.load(options.families)  # a bad file is an error even if unused
         manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work), options)
         attach_analysis_manager(prog, manager)
         super().apply_passes(prog)

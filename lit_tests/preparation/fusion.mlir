@@ -1,9 +1,9 @@
 // RUN: accy-opt %s -p accy-plan-fusion | filecheck %s
 
 // A fusible producer (elementwise, compare/select/convert, broadcast, reshape) with a
-// single use by a fusible op or a reduce joins its consumer's group and is elided;
-// a returned value, a value with two uses, constants and non-fusible ops root groups
-// (constants belong to none).
+// single consumer (a fusible op or a reduce; `multiply %x, %x` is one consumer) joins
+// its consumer's group and is elided; a returned value, a value with two consumers,
+// constants and non-fusible ops root groups (constants belong to none).
 
 // CHECK-LABEL: func.func @chain(
 // CHECK-NEXT:    %s = accy.add %a, %b {accy.fusion = "group 0 elided"}
@@ -19,10 +19,10 @@ func.func @chain(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> ten
 
 // CHECK-LABEL: func.func @uses(
 // CHECK-NEXT:    %k = accy.constant dense<2.000000e+00> : tensor<4xf32>{{$}}
-// CHECK-NEXT:    %twice = accy.add %a, %k {accy.fusion = "group 1 root"}
-// CHECK-NEXT:    %m = accy.multiply %twice, %twice {accy.fusion = "group 2 root"}
-// CHECK-NEXT:    %n = accy.negate %a {accy.fusion = "group 3 root"}
-// CHECK-NEXT:    %o = accy.abs %n {accy.fusion = "group 4 root"}
+// CHECK-NEXT:    %twice = accy.add %a, %k {accy.fusion = "group 1 elided"}
+// CHECK-NEXT:    %m = accy.multiply %twice, %twice {accy.fusion = "group 1 root"}
+// CHECK-NEXT:    %n = accy.negate %a {accy.fusion = "group 2 root"}
+// CHECK-NEXT:    %o = accy.abs %n {accy.fusion = "group 3 root"}
 // CHECK-NEXT:    func.return %m, %n, %o
 func.func @uses(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %k = accy.constant dense<2.0> : tensor<4xf32>
@@ -36,14 +36,14 @@ func.func @uses(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf3
 // A reduce takes an elementwise prologue; a transpose and a dot root their own groups
 // and take none.
 // CHECK-LABEL: func.func @softmax(
-// CHECK-NEXT:    %e = accy.exponential %x {accy.fusion = "group 5 elided"}
-// CHECK-NEXT:    %sum = accy.reduce add %e, dims = [1] {accy.fusion = "group 5 root"}
-// CHECK-NEXT:    %b = accy.broadcast_in_dim %sum, dims = [0] {accy.fusion = "group 6 elided"}
-// CHECK-NEXT:    %d = accy.divide %x, %b {accy.fusion = "group 6 root"}
-// CHECK-NEXT:    %n = accy.negate %d {accy.fusion = "group 7 root"}
-// CHECK-NEXT:    %t = accy.transpose %n, dims = [1, 0] {accy.fusion = "group 8 root"}
+// CHECK-NEXT:    %e = accy.exponential %x {accy.fusion = "group 4 elided"}
+// CHECK-NEXT:    %sum = accy.reduce add %e, dims = [1] {accy.fusion = "group 4 root"}
+// CHECK-NEXT:    %b = accy.broadcast_in_dim %sum, dims = [0] {accy.fusion = "group 5 elided"}
+// CHECK-NEXT:    %d = accy.divide %x, %b {accy.fusion = "group 5 root"}
+// CHECK-NEXT:    %n = accy.negate %d {accy.fusion = "group 6 root"}
+// CHECK-NEXT:    %t = accy.transpose %n, dims = [1, 0] {accy.fusion = "group 7 root"}
 // CHECK-NEXT:    %g = accy.dot_general %d, %t
-// CHECK-SAME:      {accy.fusion = "group 9 root"}
+// CHECK-SAME:      {accy.fusion = "group 8 root"}
 func.func @softmax(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %e = accy.exponential %x : tensor<2x3xf32>
   %sum = accy.reduce add %e, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
@@ -58,13 +58,13 @@ func.func @softmax(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
 // A loop roots its group (one entry per result); its body is fused on its own, after it.
 // A value yielded by the body is not fused into the yield.
 // CHECK-LABEL: func.func @loop(
-// CHECK:           %p2 = accy.add %p, %q {accy.fusion = "group 11 elided"}
-// CHECK-NEXT:      %t = accy.tanh %p2 {accy.fusion = "group 11 root"}
+// CHECK:           %p2 = accy.add %p, %q {accy.fusion = "group 10 elided"}
+// CHECK-NEXT:      %t = accy.tanh %p2 {accy.fusion = "group 10 root"}
 // CHECK-NEXT:      accy.yield %t, %q
-// CHECK-NEXT:    } {accy.fusion = ["group 10 root", "group 10 root"]}
-// CHECK-NEXT:    %c = accy.scan add %r, %s, dim = 1 {accy.fusion = "group 12 root"}
-// CHECK-NEXT:    %flat = accy.reshape %c {accy.fusion = "group 13 elided"}
-// CHECK-NEXT:    %back = accy.reshape %flat {accy.fusion = "group 13 root"}
+// CHECK-NEXT:    } {accy.fusion = ["group 9 root", "group 9 root"]}
+// CHECK-NEXT:    %c = accy.scan add %r, %s, dim = 1 {accy.fusion = "group 11 root"}
+// CHECK-NEXT:    %flat = accy.reshape %c {accy.fusion = "group 12 elided"}
+// CHECK-NEXT:    %back = accy.reshape %flat {accy.fusion = "group 12 root"}
 func.func @loop(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %s: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %r:2 = accy.iterate 4 iter_args(%p = %x, %q = %y) : tensor<2x3xf32>, tensor<2x3xf32> {
     %p2 = accy.add %p, %q : tensor<2x3xf32>

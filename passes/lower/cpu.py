@@ -87,6 +87,8 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
     DenseIntOrFPElementsAttr,
     FunctionType,
     IndexType,
@@ -108,6 +110,7 @@ from accy.dtypes import dense_values
 INDEX = IndexType()
 ARENA_ALIGNMENT = 256
 EMIT_C_INTERFACE = "llvm.emit_c_interface"
+NOALIAS = "llvm.noalias"
 
 
 class CpuLoweringError(AccyError):
@@ -291,6 +294,11 @@ class FunctionLowering:
             Region(self.entry),
         )
         function.attributes[EMIT_C_INTERFACE] = UnitAttr()
+        # Parameters and results are distinct arrays (results are fresh; inputs are only
+        # read), so LLVM may vectorize the loops without runtime overlap checks.
+        function.arg_attrs = ArrayAttr(
+            [DictionaryAttr({NOALIAS: UnitAttr()}) for _ in (*params, *results)]
+        )
         return function
 
     def index(self, value: int) -> SSAValue:

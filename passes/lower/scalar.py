@@ -252,9 +252,65 @@ def lower_abs(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAVal
     return emit(b, math.AbsIOp(operands[0]))
 
 
+EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
+                  1.6666665459e-1, 5.0000001201e-1)
+"""Cephes' `expf` minimax polynomial for exp(r) - 1 - r on |r| <= ln(2) / 2, over r**2."""
+
+EXP_HIGHEST = 88.72283905206835
+"""Above this, exp overflows f32 (+inf)."""
+
+EXP_LOWEST = -103.972077083991796
+"""Below this, exp is under half the smallest denormal f32: 0."""
+
+
+def exp_f32(b: Builder, x: SSAValue) -> SSAValue:
+    """exp of an f32 without libm's `expf` (a call LLVM cannot vectorize): Cephes' form,
+    `2**n * (1 + r + r**2 * P(r))` with `n = round(x / ln 2)` and `r = x - n ln 2` in two
+    parts; `2**n` is built from exponent bits as `2**(n >> 1) * 2**(n - (n >> 1))`, so
+    both factors are normal for every n in [-150, 128] (results near the top and the
+    denormal ones come out right). Within 2 ulps of `expf` on normal results; +inf above
+    `EXP_HIGHEST`, 0 below `EXP_LOWEST`, NaN stays NaN."""
+    t, i32 = x.type, IntegerType(32)
+    clamped = emit(b, arith.MinimumfOp(emit(b, arith.MaximumfOp(x, constant(b, EXP_LOWEST, t))),
+                                       constant(b, EXP_HIGHEST, t)))
+    n = emit(b, math.FloorOp(emit(b, arith.AddfOp(
+        emit(b, arith.MulfOp(clamped, constant(b, 1.44269504088896341, t))), constant(b, 0.5, t)))))
+    r = emit(b, arith.SubfOp(clamped, emit(b, arith.MulfOp(n, constant(b, 0.693359375, t)))))
+    r = emit(b, arith.SubfOp(r, emit(b, arith.MulfOp(n, constant(b, -2.12194440e-4, t)))))
+    poly = constant(b, EXP_POLYNOMIAL[0], t)
+    for coefficient in EXP_POLYNOMIAL[1:]:
+        poly = emit(b, arith.AddfOp(emit(b, arith.MulfOp(poly, r)), constant(b, coefficient, t)))
+    square = emit(b, arith.MulfOp(r, r))
+    y = emit(b, arith.AddfOp(emit(b, arith.AddfOp(emit(b, arith.MulfOp(poly, square)), r)),
+                             constant(b, 1.0, t)))
+    whole = emit(b, arith.FPToSIOp(n, i32))
+    half = emit(b, arith.ShRSIOp(whole, constant(b, 1, i32)))
+    rest = emit(b, arith.SubiOp(whole, half))
+    result = y
+    for power in (half, rest):
+        exponent = emit(b, arith.AddiOp(power, constant(b, 127, i32)))
+        scale = emit(b, arith.BitcastOp(emit(b, arith.ShLIOp(exponent, constant(b, 23, i32))), t))
+        result = emit(b, arith.MulfOp(result, scale))
+    result = _where(b, arith.CmpfOp(x, constant(b, EXP_HIGHEST, t), "ogt"),
+                    constant(b, float("inf"), t), result)
+    result = _where(b, arith.CmpfOp(x, constant(b, EXP_LOWEST, t), "olt"), constant(b, 0.0, t), result)
+    return _where(b, arith.CmpfOp(x, x, "uno"), x, result)
+
+
+def _where(b: Builder, condition: Operation, on_true: SSAValue, on_false: SSAValue) -> SSAValue:
+    return emit(b, arith.SelectOp(emit(b, condition), on_true, on_false))
+
+
+def exp(b: Builder, x: SSAValue) -> SSAValue:
+    """exp in the type of `x`: `exp_f32` for f32 (vectorisable), else `math.exp`."""
+    if isinstance(x.type, Float32Type):
+        return exp_f32(b, x)
+    return emit(b, math.ExpOp(x))
+
+
 def lower_exponential(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.exp`."""
-    return _float_unary(b, op, operands, lambda b, x: emit(b, math.ExpOp(x)))
+    """`exp` (f16/bf16 through f32); see `exp_f32` for why not `math.exp`."""
+    return _float_unary(b, op, operands, exp)
 
 
 def lower_log(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
@@ -280,12 +336,12 @@ def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
         poly = emit(b, arith.AddfOp(emit(b, arith.MulfOp(poly, square)), constant(b, coefficient, t)))
     small = emit(b, arith.AddfOp(emit(b, arith.MulfOp(emit(b, arith.MulfOp(poly, square)), x)), x))
     two = constant(b, 2.0, t)
-    exp = emit(b, math.ExpOp(emit(b, arith.MulfOp(magnitude, two))))
+    exp_2x = exp(b, emit(b, arith.MulfOp(magnitude, two)))
     large = emit(
         b,
         arith.SubfOp(
             constant(b, 1.0, t),
-            emit(b, arith.DivfOp(two, emit(b, arith.AddfOp(exp, constant(b, 1.0, t))))),
+            emit(b, arith.DivfOp(two, emit(b, arith.AddfOp(exp_2x, constant(b, 1.0, t))))),
         ),
     )
     signed = emit(b, math.CopySignOp(large, x))
@@ -311,8 +367,8 @@ def lower_rsqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAV
 def logistic(b: Builder, x: SSAValue) -> SSAValue:
     """`1 / (1 + exp(-x))` in the type of `x`."""
     one = constant(b, 1.0, x.type)
-    exp = emit(b, math.ExpOp(emit(b, arith.NegfOp(x))))
-    return emit(b, arith.DivfOp(one, emit(b, arith.AddfOp(one, exp))))
+    exp_minus_x = exp(b, emit(b, arith.NegfOp(x)))
+    return emit(b, arith.DivfOp(one, emit(b, arith.AddfOp(one, exp_minus_x))))
 
 
 def lower_logistic(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:

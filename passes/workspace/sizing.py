@@ -33,6 +33,7 @@ from accy.passes.analysis import (
 )
 from accy.passes.options import PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
+from accy.passes.workspace.expr import UnknownNameError
 from accy.passes.workspace.registry import FamilyEvaluationError, FamilyRegistry
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IntegerAttr, TensorType
@@ -164,7 +165,14 @@ def workspace_terms(
                 continue
             sizes = family.workspace_bytes(env)
         except FamilyEvaluationError as error:
-            raise WorkspaceError(str(error), item.root.location) from None
+            hint = ""
+            if isinstance(error.error, UnknownNameError) and error.error.name == "n":
+                hint = (
+                    f"; @{function.sym_name.data} has dynamic dims, so `n` is the row count "
+                    "to plan for: give rows (accy.prepare(..., rows=[...]) or the pass "
+                    "option rows=...)"
+                )
+            raise WorkspaceError(f"{error}{hint}", item.root.location) from None
         family_of[item.id] = family.id
         for decl in family.workspaces:
             key = (family.id, decl.name)

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import accy
-from accy.export import export
+from accy.aot import export
 from accy.runtime import fake_driver_library_path
 
 ROOT = Path(__file__).resolve().parents[2]
