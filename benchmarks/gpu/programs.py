@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -30,8 +31,17 @@ class Program:
     tolerance: float = 1e-5
     bytes_moved: Callable[[], int] | None = field(default=None)
     """Bytes a perfect kernel reads and writes (for bandwidth), large programs only."""
+    data: Path | None = None
+    """A program exported from JAX: `text` is then StableHLO, and this `.npz` holds its
+    inputs (`argN`) and JAX's output (`expected`)."""
+    function: str | None = None
+    """The function to call (default: `name`)."""
 
     def make_inputs(self, seed: int = 0) -> list[np.ndarray]:
+        if self.data is not None:
+            with np.load(self.data) as archive:
+                count = sum(k.startswith("arg") for k in archive.files)
+                return [archive[f"arg{i}"] for i in range(count)]
         rng = np.random.default_rng(seed)
         arrays = []
         for shape, dtype in self.inputs:
@@ -297,7 +307,35 @@ func.func @large_row_reduce(%x: tensor<16384x4096xf32>) -> tensor<16384xf32> {
     ),
 ]
 
-ALL_PROGRAMS = PROGRAMS + LARGE_PROGRAMS
+JAX_DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "stablehlo"
+
+
+def _jax_program(stem: str) -> Program:
+    """A program JAX exported (tests/data/stablehlo), checked against JAX's own output."""
+    data = JAX_DATA / f"{stem}.npz"
+
+    def expected(*_inputs):
+        with np.load(data) as archive:
+            return (archive["expected"],)
+
+    return Program(
+        f"jax_{stem}",
+        (JAX_DATA / f"{stem}.stablehlo.mlir").read_text(),
+        (),
+        expected,
+        ("stablehlo",),
+        tolerance=1e-4,
+        data=data,
+        function="main",
+    )
+
+
+JAX_PROGRAMS: list[Program] = [
+    _jax_program(stem)
+    for stem in ("fused_elementwise", "gelu_chain", "layernorm", "mlp", "softmax")
+]
+
+ALL_PROGRAMS = PROGRAMS + JAX_PROGRAMS + LARGE_PROGRAMS
 
 
 def program(name: str) -> Program:

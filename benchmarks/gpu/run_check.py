@@ -207,7 +207,7 @@ def main(argv=None) -> int:
                 module.close()
                 continue
             inputs = p.make_inputs(seed=0)
-            function = module[name]
+            function = module[p.function or name]
             outputs = function(*inputs)
             if fake:
                 shapes = [o.shape for o in outputs]
