@@ -10,6 +10,7 @@ function.)
     exe.lowered_text               # the upstream MLIR that was compiled
 
 `plan_options` are `accy.prepare`'s keyword arguments (`rows`, `budget`, `alignment`, ...).
+For `cuda`, `sm_count` defaults to the GPU's own multiprocessor count when one answers.
 Targets: `cpu` (`accy.targets.cpu`) and `cuda` (`accy.targets.cuda`, when installed).
 """
 
@@ -57,5 +58,11 @@ def compile(
             f"the {target} target is not available: {TARGET_MODULES[target]} "
             f"(accy/targets/{target}.py) is not installed"
         ) from None
+    if target == "cuda" and "sm_count" not in plan_options:
+        # Size the workspaces for the GPU this process will run on.
+        from accy.runtime import device_sm_count
+
+        if (count := device_sm_count()) is not None:
+            plan_options["sm_count"] = count
     preparation = prepare(module, **plan_options)
     return target_module.build(module, preparation)

@@ -9,14 +9,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
 
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena import align_up
 from accy.passes.arena_plan import ARENA, planned_bytes
 from accy.passes.buffers import BUFFERS, value_names
+from accy.passes.fusion import FUSION
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE
+from accy.passes.shapes import SHAPES
 from accy.passes.shared_memory import SHARED_MEMORY
 from accy.passes.workspace.sizing import WORKSPACES
 
@@ -88,6 +92,70 @@ def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
     )
 
 
+def shapes_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    layouts = manager.get(SHAPES, module).layouts
+    names: dict = {}
+    rows = []
+    for value, layout in layouts.items():
+        function = _function_of(value)
+        if function is None:
+            continue
+        if function not in names:
+            names[function] = value_names(function)
+        rows.append(
+            (
+                f"@{function.sym_name.data}",
+                f"%{names[function][value]}",
+                layout.element,
+                "x".join("?" if d is None else str(d) for d in layout.shape) or "scalar",
+                "?" if layout.byte_size is None else layout.byte_size,
+                "[" + ", ".join("?" if s is None else str(s) for s in layout.strides) + "]",
+            )
+        )
+    header = ("function", "value", "element", "shape", "bytes", "strides")
+    return f"shapes: {len(rows)} value(s)\n" + table(header, rows)
+
+
+def fusion_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(FUSION, module)
+    rows = [
+        (index, group.root.name, len(group.members), len(group.elided),
+         ", ".join(m.name.removeprefix("accy.") for m in group.members))
+        for index, group in enumerate(plan.groups)
+    ]
+    header = ("group", "root", "ops", "elided values", "members")
+    return (
+        f"fusion: {len(plan.groups)} group(s), {len(plan.elided_values)} elided value(s)\n"
+        + table(header, rows)
+    )
+
+
+def buffers_report(module: ModuleOp, manager: AnalysisManager) -> str:
+    plan = manager.get(BUFFERS, module)
+    names: dict = {}
+    rows = []
+    for slot in plan.slots:
+        if slot.function not in names:
+            names[slot.function] = value_names(slot.function)
+        producer = "argument" if slot.producer is None else slot.producer.name
+        size = "?" if slot.byte_size is None else slot.byte_size
+        rows.append((slot.id, f"@{slot.function_name}", f"%{names[slot.function][slot.value]}",
+                     producer, slot.role, size))
+    header = ("slot", "function", "value", "producer", "role", "bytes")
+    return (
+        f"buffers: {plan.slot_count()} slot(s), {plan.total_static_bytes} static bytes, "
+        f"{plan.elision_count()} elided value(s)\n" + table(header, rows)
+    )
+
+
+def _function_of(value) -> func.FuncOp | None:
+    owner = value.owner
+    op = owner.parent_op() if isinstance(owner, Block) else owner
+    while op is not None and not isinstance(op, func.FuncOp):
+        op = op.parent_op()
+    return op
+
+
 def workspaces_report(module: ModuleOp, manager: AnalysisManager) -> str:
     plan = manager.get(WORKSPACES, module)
     rows = [
@@ -146,7 +214,10 @@ def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
 
 REPORTS: dict[str, Callable[[ModuleOp, AnalysisManager], str]] = {
     "arena": arena_report,
+    "buffers": buffers_report,
+    "fusion": fusion_report,
     "memory": memory_report,
     "schedule": schedule_report,
+    "shapes": shapes_report,
     "workspaces": workspaces_report,
 }

@@ -14,6 +14,12 @@ programs run where no compiler package is installed.
 """
 
 from accy.runtime.libraries import fake_driver_library_path, runtime_library_path
-from accy.runtime.loader import CudaRuntimeError, load
+from accy.runtime.loader import CudaRuntimeError, device_sm_count, load
 
-__all__ = ["CudaRuntimeError", "fake_driver_library_path", "load", "runtime_library_path"]
+__all__ = [
+    "CudaRuntimeError",
+    "device_sm_count",
+    "fake_driver_library_path",
+    "load",
+    "runtime_library_path",
+]

@@ -38,6 +38,7 @@ __all__ = [
     "ExportedFunction",
     "ExportedModule",
     "MemRefDescriptor",
+    "device_sm_count",
     "load",
 ]
 
@@ -281,3 +282,19 @@ def load(path: str | os.PathLike[str]) -> ExportedModule:
             f"reads format {MANIFEST_FORMAT}"
         )
     return ExportedModule(directory.resolve(), manifest)
+
+
+def device_sm_count() -> int | None:
+    """The multiprocessor count of the GPU that `libaccy_runtime.so` drives (the
+    `sm_count` of workspace expressions), or None when no driver or GPU answers (the
+    runtime prints why)."""
+    from accy.runtime.libraries import runtime_library_path
+
+    library = ctypes.CDLL(str(runtime_library_path()))
+    library.accy_runtime_device_sm_count.restype = ctypes.c_int
+    library.accy_runtime_device_sm_count.argtypes = []
+    errors = RuntimeErrors(library)
+    errors.clear()
+    count = library.accy_runtime_device_sm_count()
+    errors.clear()
+    return count if count > 0 else None

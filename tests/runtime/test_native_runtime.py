@@ -509,3 +509,18 @@ def test_cubin_module_size_comes_from_its_elf_header(tmp_path):
     # A cubin's parameter layout is not parsed: the launch is recorded without arguments.
     assert any(line.startswith("launch name=k ") and line.endswith("params=?")
                for line in result["calls"])
+
+
+def test_device_sm_count_reads_the_driver_and_is_none_without_one(tmp_path):
+    """`accy.runtime.device_sm_count` asks the driver (the fake one reports an H200's
+    132 multiprocessors); without a driver it is None."""
+    code = "from accy.runtime import device_sm_count; print(device_sm_count())"
+    for driver, expected in ((str(fake_driver_library_path()), "132"), ("/nonexistent.so", "None")):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "ACCY_CUDA_DRIVER": driver},
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected
