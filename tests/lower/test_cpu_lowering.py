@@ -90,11 +90,12 @@ func.func @f(%a: tensor<3x17x{t}>, %b: tensor<3x17x{t}>) -> tensor<3x17x{t}> {{
     check(text, a, b)
 
 
-@pytest.mark.parametrize("op", UNARY_NUMERIC + UNARY_FLOAT)
-@pytest.mark.parametrize("t", list(TYPES))
+@pytest.mark.parametrize(
+    ("op", "t"),
+    [(op, t) for op in UNARY_NUMERIC + UNARY_FLOAT for t in TYPES
+     if not (op in UNARY_FLOAT and t in ("i32", "i64"))],  # the verifier rejects those
+)
 def test_unary(op: str, t: str) -> None:
-    if op in UNARY_FLOAT and t in ("i32", "i64"):
-        pytest.skip("float-only op")
     text = f"""
 func.func @f(%a: tensor<5x9x{t}>) -> tensor<5x9x{t}> {{
   %r = accy.{op} %a : tensor<5x9x{t}>
