@@ -62,14 +62,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.analysis import AnalysisManager
-from accy.passes.arena_plan import ARENA, ArenaPlan, FunctionArena
-from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.arena_plan import FunctionArena
+from accy.passes.buffers import BufferSlot
 from accy.passes.lower.indexing import (
     FusedGroup,
     shape_of,
     slice_operand_indices,
     transpose_operand_indices,
 )
+from accy.passes.lower.plan import LoweringPlan
 from accy.passes.lower.scalar import (
     combine,
     combiner_identity,
@@ -81,15 +82,15 @@ from accy.passes.lower.scalar import (
     narrow,
     widen,
 )
-from accy.passes.memory import MEMORY, MemorySpacePlan, written_slots
-from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
+from accy.passes.memory import written_slots
+from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    DictionaryAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -115,25 +116,6 @@ NOALIAS = "llvm.noalias"
 
 class CpuLoweringError(AccyError):
     """A program the CPU lowering cannot express (e.g. unbindable dynamic dims)."""
-
-
-@dataclass(frozen=True)
-class LoweringPlan:
-    """The analyses the lowering reads (from the module's analysis manager)."""
-
-    schedule: SchedulePlan
-    buffers: BufferPlan
-    memory: MemorySpacePlan
-    arena: ArenaPlan
-
-    @classmethod
-    def from_manager(cls, manager: AnalysisManager, module: ModuleOp) -> LoweringPlan:
-        return cls(
-            schedule=manager.get(SCHEDULE, module),
-            buffers=manager.get(BUFFERS, module),
-            memory=manager.get(MEMORY, module),
-            arena=manager.get(ARENA, module),
-        )
 
 
 def memref_type(t: Attribute) -> MemRefType:
@@ -203,13 +185,12 @@ def _check_dynamic_op(op: Operation) -> None:
                 "target (its size would differ from the bound row count)",
                 op.location,
             )
-    elif isinstance(op, ops.SliceOp):
-        if DYNAMIC_INDEX in shape_of(op.result):
-            raise CpuLoweringError(
-                "'accy.slice' op with a dynamic result dim is not supported by the CPU "
-                "target (its size would differ from the bound row count)",
-                op.location,
-            )
+    elif isinstance(op, ops.SliceOp) and DYNAMIC_INDEX in shape_of(op.result):
+        raise CpuLoweringError(
+            "'accy.slice' op with a dynamic result dim is not supported by the CPU "
+            "target (its size would differ from the bound row count)",
+            op.location,
+        )
 
 
 # ---------------------------------------------------------------------------------------

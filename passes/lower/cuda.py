@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 
 from accy.dialects import accy as ops
 from accy.passes.analysis import AnalysisManager
-from accy.passes.arena_plan import ARENA, ArenaPlan, FunctionArena
-from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.arena_plan import FunctionArena
+from accy.passes.buffers import BufferSlot
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_kernels import (
     CudaLoweringError,
@@ -59,9 +59,9 @@ from accy.passes.lower.cuda_kernels import (
     static_shape,
     storage_type,
 )
-from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
-from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
-from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan
+from accy.passes.lower.plan import LoweringPlan
+from accy.passes.memory import MemorySpace
+from accy.passes.schedule import WorkItem, WorkKind
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import (
@@ -80,29 +80,6 @@ KERNEL_MODULE = "accy_kernels"
 EMIT_C_INTERFACE = "llvm.emit_c_interface"
 
 
-@dataclass(frozen=True)
-class CudaPlan:
-    """The analyses the CUDA lowering reads (from the module's analysis manager)."""
-
-    schedule: SchedulePlan
-    buffers: BufferPlan
-    memory: MemorySpacePlan
-    workspaces: WorkspacePlan
-    arena: ArenaPlan
-    sm_count: int
-
-    @classmethod
-    def from_manager(cls, manager: AnalysisManager, module: ModuleOp) -> CudaPlan:
-        return cls(
-            schedule=manager.get(SCHEDULE, module),
-            buffers=manager.get(BUFFERS, module),
-            memory=manager.get(MEMORY, module),
-            workspaces=manager.get(WORKSPACES, module),
-            arena=manager.get(ARENA, module),
-            sm_count=manager.options.sm_count,
-        )
-
-
 def lower_cuda(module: ModuleOp, manager: AnalysisManager) -> ModuleOp:
     """A new module (`gpu.container_module`) running `module`'s plan on a CUDA GPU; the
     input module is not changed. Raises `CudaLoweringError` for what the target cannot
@@ -114,7 +91,7 @@ def lower_cuda_programs(
     module: ModuleOp, manager: AnalysisManager
 ) -> tuple[ModuleOp, dict[int, KernelProgram]]:
     """`lower_cuda`, plus the kernel program (launches) of every work item by id."""
-    plan = CudaPlan.from_manager(manager, module)
+    plan = LoweringPlan.from_manager(manager, module)
     programs: dict[int, KernelProgram] = {}
     lowered = ModuleOp([], attributes={"gpu.container_module": UnitAttr()})
     kernels = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(Block()))  # type: ignore[arg-type]
@@ -164,7 +141,7 @@ class HostFunction:
     def __init__(
         self,
         source: func.FuncOp,
-        plan: CudaPlan,
+        plan: LoweringPlan,
         context: KernelContext,
         host_globals: HostGlobals,
         programs: dict[int, KernelProgram],
@@ -393,7 +370,6 @@ _register()
 __all__ = [
     "KERNEL_MODULE",
     "CudaLoweringError",
-    "CudaPlan",
     "lower",
     "lower_cuda",
     "lower_cuda_programs",
