@@ -36,47 +36,49 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import importlib.util
 import os
 import re
 import sys
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 __all__ = [
-    "MlirUnavailableError",
-    "UpstreamMlirError",
-    "LibdeviceNotFoundError",
     "CPU_PIPELINE",
     "CUDA_HOST_PIPELINE",
     "KERNEL_PIPELINE",
     "MGPU_RUNTIME_SYMBOLS",
     "ORC_INIT_STUB_C",
-    "verify_upstream",
-    "lower_to_llvm",
-    "compile_kernels_to_ptx",
-    "extract_ptx",
-    "find_libdevice",
-    "JitModule",
     "ArgSpec",
-    "function_signatures",
-    "memref_descriptor",
-    "memref_arg",
-    "dump_object",
-    "parse_stablehlo",
-    "eval_stablehlo",
-    "UpstreamOp",
+    "JitModule",
+    "LibdeviceNotFoundError",
+    "MlirUnavailableError",
     "UpstreamBlock",
-    "UpstreamValue",
-    "UpstreamType",
     "UpstreamEnum",
+    "UpstreamMlirError",
+    "UpstreamOp",
     "UpstreamOpaque",
     "UpstreamParseError",
+    "UpstreamType",
+    "UpstreamValue",
+    "compile_kernels_to_ptx",
+    "dump_object",
+    "eval_stablehlo",
+    "extract_ptx",
+    "find_libdevice",
+    "function_signatures",
+    "lower_to_llvm",
+    "memref_arg",
+    "memref_descriptor",
+    "parse_stablehlo",
+    "verify_upstream",
 ]
 
 Target = Literal["cpu", "cuda"]
@@ -203,34 +205,39 @@ def _load(prefix: str, need_engine: bool) -> SimpleNamespace:
     return ns
 
 
+def _bindings(key: str, variable: str, default: str, need_engine: bool, pip: str) -> SimpleNamespace:
+    """The first importable bindings among: the package named by `variable`, else a real
+    upstream `mlir` package when one is installed, then `default`."""
+    with _lock:
+        if key not in _cache:
+            explicit = os.environ.get(variable)
+            upstream = ["mlir"] if importlib.util.find_spec("mlir") is not None else []
+            candidates = [explicit] if explicit else [*upstream, default]
+            errors = []
+            for prefix in candidates:
+                try:
+                    _cache[key] = _load(prefix, need_engine=need_engine)
+                    break
+                except ImportError as e:
+                    errors.append(f"{prefix!r}: {e}")
+            else:
+                raise MlirUnavailableError(
+                    f"no {key} MLIR bindings are importable ({'; '.join(errors)}); "
+                    f"install them with: {pip}"
+                )
+        return _cache[key]
+
+
 def _host() -> SimpleNamespace:
     """Bindings with the ExecutionEngine (torch_mlir by default)."""
-    with _lock:
-        if "host" not in _cache:
-            prefix = os.environ.get("ACCY_MLIR_HOST_BINDINGS", "torch_mlir")
-            try:
-                _cache["host"] = _load(prefix, need_engine=True)
-            except ImportError as e:
-                raise MlirUnavailableError(
-                    f"the host MLIR bindings ({prefix!r}) are not importable ({e}); "
-                    f"install them with: {_HOST_PIP}"
-                ) from e
-        return _cache["host"]
+    return _bindings("host", "ACCY_MLIR_HOST_BINDINGS", "torch_mlir", True, _HOST_PIP)
 
 
 def _nvptx() -> SimpleNamespace:
     """Bindings with the NVPTX backend (numba_cuda_mlir._mlir by default)."""
-    with _lock:
-        if "nvptx" not in _cache:
-            prefix = os.environ.get("ACCY_MLIR_NVPTX_BINDINGS", "numba_cuda_mlir._mlir")
-            try:
-                _cache["nvptx"] = _load(prefix, need_engine=False)
-            except ImportError as e:
-                raise MlirUnavailableError(
-                    f"the NVPTX-capable MLIR bindings ({prefix!r}) are not importable ({e}); "
-                    f"install them with: {_NVPTX_PIP}"
-                ) from e
-        return _cache["nvptx"]
+    return _bindings(
+        "nvptx", "ACCY_MLIR_NVPTX_BINDINGS", "numba_cuda_mlir._mlir", False, _NVPTX_PIP
+    )
 
 
 def _any_parser() -> SimpleNamespace:
@@ -563,7 +570,7 @@ def _np():
     return np
 
 
-def memref_descriptor(array: "np.ndarray") -> ctypes.Structure:
+def memref_descriptor(array: np.ndarray) -> ctypes.Structure:
     """A ctypes ranked memref descriptor viewing ``array`` (no copy; see
     ``accy.runtime.loader.MemRefDescriptor``, which the ahead-of-time loader shares).
     Non-contiguous arrays are copied to a contiguous one first by the caller."""
@@ -572,7 +579,7 @@ def memref_descriptor(array: "np.ndarray") -> ctypes.Structure:
     return MemRefDescriptor(array)
 
 
-def memref_arg(array: "np.ndarray") -> Any:
+def memref_arg(array: np.ndarray) -> Any:
     """The ``invoke`` argument for a memref parameter: a pointer to a pointer to the
     descriptor (``_mlir_ciface_`` takes descriptors by pointer; the packed interface
     takes a pointer to each argument). Keeps the descriptor alive via ``._keep``."""
@@ -755,7 +762,7 @@ class JitModule:
         name: str,
         inputs: Sequence[Any],
         result_specs: Sequence[tuple[Sequence[int], Any]] | None = None,
-    ) -> list["np.ndarray"]:
+    ) -> list[np.ndarray]:
         """Call ``@NAME`` in the out-param convention (see the class docstring) and
         return the outputs. ``result_specs`` lists ``(shape, dtype)`` of the
         out-params; when omitted it is read from the function's static signature.
@@ -916,7 +923,7 @@ class UpstreamOpaque:
 @dataclass
 class UpstreamBlock:
     args: list[UpstreamValue]
-    ops: list["UpstreamOp"]
+    ops: list[UpstreamOp]
 
 
 @dataclass
@@ -1001,11 +1008,11 @@ def _describe_type(ir: Any, t: Any) -> UpstreamType:
     return UpstreamType(text)
 
 
-_DENSE_TEXT = re.compile(r"^dense<(.*)>\s*:\s*(.*)$", re.S)
+_DENSE_TEXT = re.compile(r"^dense<(.*)>\s*:\s*(.*)$", re.DOTALL)
 _DENSE_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan|true|false")
 
 
-def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> "np.ndarray":
+def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> np.ndarray:
     """Values of a dense attribute the buffer protocol refuses (bf16), from its text."""
     np = _np()
     import ml_dtypes
@@ -1153,7 +1160,7 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
         return _Describer(b, shlo, source_name).op(module.operation)
 
 
-def eval_stablehlo(text: str, *arrays: "np.ndarray") -> list["np.ndarray"]:
+def eval_stablehlo(text: str, *arrays: np.ndarray) -> list[np.ndarray]:
     """Run the ``@main`` of a StableHLO program with StableHLO's reference interpreter
     (``eval_module``); an independent oracle for the importer's tests. Arrays of
     numpy's own dtypes only (no bfloat16)."""
