@@ -114,6 +114,48 @@ EMIT_C_INTERFACE = "llvm.emit_c_interface"
 NOALIAS = "llvm.noalias"
 
 
+DOT_ROWS = 4
+"""f32 dot_general: output rows (last lhs free dim) per block sharing each rhs load."""
+
+DOT_DEPTH = 4
+"""f32 dot_general: contracting steps (last contracting dim) per block."""
+
+
+def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
+    """Move the loads and pure ops of an elementwise loop nest whose operands are all
+    defined outside a loop (row scalars of a broadcast, their arithmetic, constants) in
+    front of that loop, innermost loop first. The nest's only store is to the item's
+    result at the full index, and the item reads its inputs as they were before it, so
+    reading them earlier is right; LLVM could not hoist them itself where the result and
+    the input are views of the same arena."""
+    for iv in reversed(ivs):
+        block = iv.owner
+        assert isinstance(block, Block)
+        loop = block.parent_op()
+        assert isinstance(loop, scf.ForOp)
+        inside = {id(arg) for arg in block.args}
+        for op in list(block.ops):
+            movable = isinstance(op, memref.LoadOp) or (
+                not isinstance(op, (memref.StoreOp, scf.YieldOp)) and not op.regions
+                and (op.name.startswith("arith.") or op.name.startswith("math."))
+            )
+            if movable and not any(id(v) in inside for v in op.operands):
+                op.detach()
+                loop.parent_block().insert_op_before(op, loop)
+            else:
+                inside.update(id(r) for r in op.results)
+
+
+def _block(size: int, most: int) -> int:
+    """The largest power of two up to `most` dividing a static `size` (1 if dynamic)."""
+    if size == DYNAMIC_INDEX or size <= 0:
+        return 1
+    block = most
+    while size % block:
+        block //= 2
+    return block
+
+
 class CpuLoweringError(AccyError):
     """A program the CPU lowering cannot express (e.g. unbindable dynamic dims)."""
 
@@ -440,6 +482,21 @@ class FunctionLowering:
             ivs.append(iv)
         return b, ivs
 
+    def stepped_loop_nest(
+        self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]
+    ) -> tuple[Builder, list[SSAValue]]:
+        """Nested `scf.for %i = 0 to size step s` without carried values (each size a
+        multiple of its step); a builder inside the innermost."""
+        ivs = []
+        for size, step in zip(sizes, steps):
+            body = Block(arg_types=[INDEX])
+            b.insert(scf.ForOp(self.index(0), size, self.index(step), [], body))
+            yield_op = scf.YieldOp()
+            Builder(InsertPoint.at_end(body)).insert(yield_op)
+            b = Builder(InsertPoint.before(yield_op))
+            ivs.append(body.args[0])
+        return b, ivs
+
     def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
         if source is not target:
             b.insert(memref.CopyOp(source, target))
@@ -481,6 +538,7 @@ class FunctionLowering:
         inner, ivs = self.loop_nest(b, self.sizes(result))
         element = self._group(item).evaluate(inner, result, ivs)
         self.store(inner, element, target, ivs)
+        _hoist_invariants(ivs)
 
     def _transpose(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -601,17 +659,64 @@ class FunctionLowering:
             self.store(inner, narrow(inner, total, element_type), target, ivs)
             return
 
-        # Zero the output, then batch, i, k, j accumulating into it (j innermost).
+        # Zero the output, then batch, i, k, j accumulating into it (j innermost), with
+        # the last i dim blocked by up to DOT_ROWS and the last k dim by up to
+        # DOT_DEPTH: the block's lhs scalars are loaded once per (i, k) block, and each
+        # rhs element loaded in the j loop serves DOT_ROWS output rows (LLVM vectorizes
+        # the j loop: per vector, DOT_DEPTH rhs loads and one load/store per output row
+        # for DOT_ROWS * DOT_DEPTH multiply-adds).
         zero_inner, zero_ivs = self.loop_nest(b, self.sizes(root.result))
         self.store(zero_inner, combiner_identity(zero_inner, zero_kind, acc_type), target, zero_ivs)
-        inner, ivs = self.loop_nest(b, batch_sizes + lfree_sizes + contract_sizes + rfree_sizes)
-        nc = len(contract_sizes)
-        batch, free_l = ivs[:nb], ivs[nb : nb + nl]
-        contract, free_r = ivs[nb + nl : nb + nl + nc], ivs[nb + nl + nc :]
-        out_idx = batch + free_l + free_r
-        old = emit(inner, memref.LoadOp.get(target, out_idx))
-        new = combine(inner, zero_kind, old, product(inner, batch, free_l, contract, free_r))
-        self.store(inner, new, target, out_idx)
+        lhs_shape = shape_of(root.lhs)
+        rows_block = _block(lhs_shape[l_free[-1]], DOT_ROWS) if l_free else 1
+        depth_block = _block(lhs_shape[lc[-1]], DOT_DEPTH) if lc else 1
+        steps = [1] * (nb + nl) + [1] * len(contract_sizes)
+        if l_free:
+            steps[nb + nl - 1] = rows_block
+        if lc:
+            steps[-1] = depth_block
+        outer, ivs = self.stepped_loop_nest(b, batch_sizes + lfree_sizes + contract_sizes, steps)
+        batch, free_l, contract = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
+
+        def offset(builder: Builder, ivs: list, position: int, by: int) -> list:
+            if by == 0:
+                return ivs
+            moved = list(ivs)
+            moved[position] = emit(builder, arith.AddiOp(ivs[position], self.index(by)))
+            return moved
+
+        def operand_indices(sizes, batch_dims, free_dims, contract_dims, free, k):
+            idx: list[SSAValue | None] = [None] * len(sizes)
+            for d, iv in zip(batch_dims, batch):
+                idx[d] = iv
+            for d, iv in zip(free_dims, free):
+                idx[d] = iv
+            for d, iv in zip(contract_dims, k):
+                idx[d] = iv
+            return idx
+
+        row_ivs = [offset(outer, free_l, nl - 1, t) for t in range(rows_block)]
+        depth_ivs = [offset(outer, contract, len(contract) - 1, u) for u in range(depth_block)]
+        lhs_values = [
+            [
+                widen(outer, self.load(outer, root.lhs, operand_indices(
+                    lhs_sizes, lb, l_free, lc, rows, k)))  # type: ignore[arg-type]
+                for k in depth_ivs
+            ]
+            for rows in row_ivs
+        ]
+        inner, free_r = self.loop_nest(outer, rfree_sizes)
+        rhs_values = [
+            widen(inner, self.load(inner, root.rhs, operand_indices(
+                rhs_sizes, rb, r_free, rc, free_r, k)))  # type: ignore[arg-type]
+            for k in depth_ivs
+        ]
+        for rows, lhs_row in zip(row_ivs, lhs_values):
+            out_idx = batch + rows + free_r
+            acc = emit(inner, memref.LoadOp.get(target, out_idx))
+            for x, y in zip(lhs_row, rhs_values):
+                acc = combine(inner, zero_kind, acc, combine(inner, ops.CombinerKind.MUL, x, y))
+            self.store(inner, acc, target, out_idx)
 
     def _scan(self, b: Builder, item: WorkItem) -> None:
         root = item.root

@@ -42,6 +42,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from accy.diagnostics import AccyError
+
 f32 = Float32Type()
 f64 = Float64Type()
 i1 = IntegerType(1)
@@ -318,22 +320,61 @@ def lower_log(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAVal
     return _float_unary(b, op, operands, lambda b, x: emit(b, math.LogOp(x)))
 
 
+TANH_CLAMP = 7.90531110763549805
+"""Eigen's `ptanh_float` clamp: |x| beyond it gives the same f32 as the rational at it."""
+
+TANH_TINY = 0.0004
+"""Below this |x|, tanh(x) is x in f32 (the rational's relative error would dominate)."""
+
+TANH_NUMERATOR = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
+                  5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
+                  4.89352455891786e-03)
+"""Eigen's `ptanh_float` odd numerator `x * P(x**2)`, highest coefficient first."""
+
+TANH_DENOMINATOR = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
+                    4.89352518554385e-03)
+"""Eigen's `ptanh_float` even denominator `Q(x**2)`, highest coefficient first."""
+
+
+def _horner(b: Builder, coefficients: Sequence[float], x: SSAValue) -> SSAValue:
+    result = constant(b, coefficients[0], x.type)
+    for coefficient in coefficients[1:]:
+        result = emit(b, arith.AddfOp(emit(b, arith.MulfOp(result, x)), constant(b, coefficient, x.type)))
+    return result
+
+
+def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
+    """tanh of an f32 without libm's `tanhf` (slow, and not vectorisable): Eigen's
+    `ptanh_float` rational `x * P(x**2) / Q(x**2)` on x clamped to +-`TANH_CLAMP`, and x
+    itself for |x| < `TANH_TINY` (keeps -0 and denormals). No exp, no branches, one
+    divide: LLVM vectorizes it. Within a few f32 ulps of tanh (+-inf give the clamp's
+    value, 1 - 3e-7; NaN stays NaN through minimumf/maximumf). Other float types
+    (f64) keep the exp form `tanh_exp`."""
+    t = x.type
+    if not isinstance(t, Float32Type):
+        return tanh_exp(b, x)
+    clamped = emit(b, arith.MaximumfOp(emit(b, arith.MinimumfOp(x, constant(b, TANH_CLAMP, t))),
+                                       constant(b, -TANH_CLAMP, t)))
+    square = emit(b, arith.MulfOp(clamped, clamped))
+    numerator = emit(b, arith.MulfOp(clamped, _horner(b, TANH_NUMERATOR, square)))
+    ratio = emit(b, arith.DivfOp(numerator, _horner(b, TANH_DENOMINATOR, square)))
+    tiny = emit(b, arith.CmpfOp(emit(b, math.AbsFOp(x)), constant(b, TANH_TINY, t), "olt"))
+    return emit(b, arith.SelectOp(tiny, x, ratio))
+
+
 TANH_SMALL = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
               -3.33332819422e-1)
 """Cephes `tanhf` odd polynomial for |x| < 0.625: `x + x**3 * P(x**2)` (about 1 ulp in f32)."""
 
 
-def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
-    """tanh of an f32 without libm's `tanhf` (slow, and not vectorisable): Cephes' form,
-    `x + x**3 * P(x**2)` for |x| < 0.625 and `sign(x) * (1 - 2 / (exp(2|x|) + 1))`
-    otherwise (no cancellation there; exp overflow gives exactly +-1; NaN stays NaN).
-    Accurate to a few f32 ulps, like `tanhf`."""
+def tanh_exp(b: Builder, x: SSAValue) -> SSAValue:
+    """tanh in the type of `x` in Cephes' form: `x + x**3 * P(x**2)` for |x| < 0.625 and
+    `sign(x) * (1 - 2 / (exp(2|x|) + 1))` otherwise (no cancellation there; exp overflow
+    gives exactly +-1; NaN stays NaN)."""
     t = x.type
     magnitude = emit(b, math.AbsFOp(x))
     square = emit(b, arith.MulfOp(x, x))
-    poly = constant(b, TANH_SMALL[0], t)
-    for coefficient in TANH_SMALL[1:]:
-        poly = emit(b, arith.AddfOp(emit(b, arith.MulfOp(poly, square)), constant(b, coefficient, t)))
+    poly = _horner(b, TANH_SMALL, square)
     small = emit(b, arith.AddfOp(emit(b, arith.MulfOp(emit(b, arith.MulfOp(poly, square)), x)), x))
     two = constant(b, 2.0, t)
     exp_2x = exp(b, emit(b, arith.MulfOp(magnitude, two)))
@@ -512,7 +553,7 @@ def lower_scalar(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     try:
         lowering = SCALAR_LOWERINGS[type(op)]
     except KeyError:
-        raise NotImplementedError(f"no scalar lowering for '{op.name}'") from None
+        raise AccyError(f"'{op.name}' op has no elementwise lowering", op.location) from None
     return lowering(b, op, operands)
 
 
@@ -546,8 +587,9 @@ def combine(
     reassociate: bool = False,
 ) -> SSAValue:
     """`acc (kind) x` in the compute type. i1: add/max = OR, mul/min = AND. Floats:
-    max/min propagate NaN. `reassociate` puts `fastmath<reassoc>` on float add/mul so
-    LLVM may vectorise a reduction (a different, not a worse, summation order)."""
+    max/min propagate NaN. `reassociate` puts `fastmath<reassoc>` on float add/mul/max/min
+    so LLVM may vectorise a reduction (a different, not a worse, summation order; max/min
+    results are unchanged, they are associative)."""
     t = acc.type
     if is_bool(t):
         if kind in (ops.CombinerKind.ADD, ops.CombinerKind.MAX):
@@ -560,8 +602,8 @@ def combine(
         if kind == ops.CombinerKind.MUL:
             return emit(b, arith.MulfOp(acc, x, flags))
         if kind == ops.CombinerKind.MAX:
-            return emit(b, arith.MaximumfOp(acc, x))
-        return emit(b, arith.MinimumfOp(acc, x))
+            return emit(b, arith.MaximumfOp(acc, x, flags))
+        return emit(b, arith.MinimumfOp(acc, x, flags))
     if kind == ops.CombinerKind.ADD:
         return emit(b, arith.AddiOp(acc, x))
     if kind == ops.CombinerKind.MUL:

@@ -606,3 +606,29 @@ def test_executable_exposes_plan_and_text(add_exe) -> None:
     assert add_exe.preparation.schedule.work_item_count() == 1
     assert "llvm.emit_c_interface" in add_exe.lowered_text
     assert "accy." not in add_exe.lowered_text.replace("__accy_", "")
+
+
+def test_tanh_f32_accuracy_and_special_values() -> None:
+    """The rational `tanh_f32` against float64 tanh: a dense range, tiny and denormal
+    values, +-0 (sign kept), the clamp, +-inf (+-1) and NaN."""
+    n = 1 << 16
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, 3.9999e-4, 4e-4,
+               0.625, 7.9, 7.906, 9.0, -9.0, 20.0, 1e30]
+    dense = np.linspace(-10.0, 10.0, n // 2)
+    logs = np.geomspace(1e-30, 20.0, n // 2 - len(special)) * np.where(np.arange(n // 2 - len(special)) % 2, 1, -1)
+    x = np.concatenate([dense, logs, special]).astype(np.float32)
+    text = f"""
+func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %r = accy.tanh %a : tensor<{n}xf32>
+  return %r : tensor<{n}xf32>
+}}"""
+    (got,) = accy.compile(text, target="cpu")["f"](x)
+    want = np.tanh(x.astype(np.float64))
+    finite = ~np.isnan(want)
+    ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(
+        np.abs(want[finite]).astype(np.float32)).astype(np.float64)
+    assert ulps.max() <= 8, (ulps.max(), x[finite][ulps.argmax()])
+    assert np.isnan(got[np.isnan(x)]).all()
+    zeros = got[-len(special):][:2]
+    assert zeros[0] == 0 and not np.signbit(zeros[0]) and zeros[1] == 0 and np.signbit(zeros[1])
+    assert list(got[-len(special):][2:4]) == [1.0, -1.0]
