@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from accy.diagnostics import AccyError
+
 DEFAULT_CONSTANT_CAPACITY = 64 * 1024
 """Bytes of constant memory one kernel module may use (CUDA's `__constant__` bank)."""
 
@@ -39,3 +41,18 @@ class PlanOptions:
     alignment: int = DEFAULT_ALIGNMENT
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     check_arena: bool = False
+
+    def __post_init__(self) -> None:
+        rules = (
+            ("constant_capacity", self.constant_capacity >= 0, "a byte count >= 0"),
+            ("shared_limit", self.shared_limit >= 0, "a byte count >= 0"),
+            ("rows", all(r >= 1 for r in self.rows), "row counts >= 1"),
+            ("sm_count", self.sm_count >= 1, "a multiprocessor count >= 1"),
+            ("alignment", self.alignment >= 1, "a byte alignment >= 1"),
+            ("pack_budget_ms", self.pack_budget_ms >= 0, "milliseconds >= 0"),
+        )
+        for name, valid, expected in rules:
+            if not valid:
+                raise AccyError(
+                    f"invalid plan option {name}={getattr(self, name)!r}: expected {expected}"
+                )
