@@ -61,9 +61,12 @@ def export(
     cc: str = "cc",
     **plan_options: Any,
 ) -> Path:
-    """Write `module_or_text` compiled for `target` into the directory `path` (created;
-    files of an earlier export are replaced). `plan_options` are `accy.prepare`'s.
-    Returns the directory."""
+    """Write `module_or_text` compiled for `target` into the directory `path`.
+    `plan_options` are `accy.prepare`'s. Returns the directory.
+
+    The export is built in a scratch directory beside `path` and moved into place only
+    when it is complete, so a failure leaves nothing half-written. An existing `path` must
+    be empty or an earlier export (it has a manifest); it is then replaced."""
     if target not in TARGETS:
         raise AccyError(f"unknown export target '{target}'; known targets: {', '.join(TARGETS)}")
     if isinstance(module_or_text, ModuleOp):
@@ -73,12 +76,27 @@ def export(
         module = parse(module_or_text)
     preparation = prepare(module, **plan_options)
     directory = Path(path)
-    directory.mkdir(parents=True, exist_ok=True)
-    if target == "cuda":
-        manifest = _export_cuda(module, preparation, directory, chip, opt_level, cc)
-    else:
-        manifest = _export_cpu(module, preparation, directory, opt_level, cc)
-    (directory / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
+    if directory.exists() and not (
+        directory.is_dir()
+        and (not any(directory.iterdir()) or (directory / MANIFEST_NAME).is_file())
+    ):
+        raise ExportError(
+            f"cannot export to '{directory}': it exists and is not an earlier accy export"
+        )
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    try:
+        if target == "cuda":
+            manifest = _export_cuda(module, preparation, staging, chip, opt_level, cc)
+        else:
+            manifest = _export_cpu(module, preparation, staging, opt_level, cc)
+        (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
+        if directory.exists():
+            shutil.rmtree(directory)
+        staging.rename(directory)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return directory
 
 

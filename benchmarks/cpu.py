@@ -14,11 +14,10 @@ printed only next to the ratios they come from.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import geomean, median_time
 
 import accy
 
@@ -152,7 +151,7 @@ def _rowsum_numpy(x):
 
 
 def _inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
-    f = lambda *shape: rng.standard_normal(shape, dtype=np.float32)  # noqa: E731
+    f = lambda *shape: rng.standard_normal(shape, dtype=np.float32)
     return {
         "chain": lambda: [f(N) for _ in range(4)],
         "gelu": lambda: [f(R, C)],
@@ -171,17 +170,6 @@ CASES: dict[str, tuple[str, Callable[[], str], Callable[..., np.ndarray]]] = {
     "mlp": ("MLP dot+bias+relu, 64x256 @ 256x512", _mlp_text, _mlp_numpy),
     "rowsum": ("row reduction, 1024x1024 f32", _rowsum_text, _rowsum_numpy),
 }
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _jax_function(name: str):
@@ -239,10 +227,9 @@ def main() -> None:
             f"{title:40} {numpy_s * 1e3:9.3f} {accy_s * 1e3:9.3f} "
             f"{numpy_s / accy_s:11.2f} {xla:>9}"
         )
-    geomean = float(np.exp(np.mean(np.log(ratios))))
-    print(f"geometric mean numpy/accy: {geomean:.2f}")
+    print(f"geometric mean numpy/accy: {geomean(ratios):.2f}")
     if xla_ratios:
-        print(f"geometric mean xla/accy: {float(np.exp(np.mean(np.log(xla_ratios)))):.2f}")
+        print(f"geometric mean xla/accy: {geomean(xla_ratios):.2f}")
     else:
         print("XLA: skipped (jax is not importable)")
     print("(accy times include argument checks and the ctypes call; ratios > 1: accy faster)")

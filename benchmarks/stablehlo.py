@@ -23,33 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from timing import geomean, median_time
 
 import accy
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "stablehlo"
 SUFFIX = ".stablehlo.mlir"
-
-
-def median_time(fn: Callable[[], object], repeat: int) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v is not None and 0 < v < math.inf]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
 def xla_runner(text: str, args: list[np.ndarray]):

@@ -29,8 +29,7 @@ def accy_opt() -> str:
     if candidate.is_file() and os.access(candidate, os.X_OK):
         return str(candidate)
     found = shutil.which("accy-opt")
-    if found is None:
-        pytest.skip("accy-opt is not installed")
+    assert found is not None, "accy-opt is not installed (pip install -e '.[dev]')"
     return found
 
 

@@ -114,3 +114,18 @@ def test_export_writes_a_loadable_cpu_artifact(program: Path, tmp_path: Path, ca
     squared, sums = module.f(a, np.ones(3, np.float32))
     np.testing.assert_allclose(squared, a * a)
     np.testing.assert_allclose(sums, (a * a).sum(axis=1))
+
+
+def test_export_replaces_only_an_earlier_export(program: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "art"
+    for _ in range(2):  # the second export replaces the first
+        code, _, err = run([program, "--export", target], capsys)
+        assert code == 0, err
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    code, out, err = run([program, "--export", other], capsys)
+    assert code == 1
+    assert err == f"error: cannot export to '{other}': it exists and is not an earlier accy export\n"
+    assert [p.name for p in other.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["art", "notes", "prog.mlir"]
