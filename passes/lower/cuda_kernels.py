@@ -29,6 +29,7 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.buffers import BufferPlan
 from accy.passes.lower import cuda_ir as ir
+from accy.passes.lower import indexing
 from accy.passes.lower.indexing import (
     FusedGroup,
     delinearize,
@@ -393,8 +394,7 @@ def slice_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAVa
 def iota_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
     """The index along the iota dim, converted to the element type."""
     assert isinstance(op, ops.IotaOp)
-    position = emit(b, arith.IndexCastOp(indices[op.dimension], i64))
-    return convert_element(b, position, element_type(op.result))
+    return indexing.iota_element(b, op, indices)
 
 
 def concatenate_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):

@@ -8,7 +8,9 @@ Through the fusible ops:
   dim has size 1 (it is stretched);
 - `reshape`: the row-major linear index is preserved. The longest common suffix of dims
   (same static sizes in both shapes) keeps its indices; only the leading dims are
-  linearized and delinearized (so the innermost, contiguous loop stays free of divisions).
+  linearized and delinearized (so the innermost, contiguous loop stays free of divisions);
+- `slice`: `start + i * stride` per dim;
+- `iota` reads nothing: its element is the index along its dim, converted.
 
 Target-neutral: the caller gives a builder, the root's element indices, a `load` callback
 for values read from storage and a `sizes` callback giving a value's dim sizes as `index`
@@ -21,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from accy.dialects import accy as ops
-from accy.passes.lower.scalar import constant, emit, lower_scalar
+from accy.passes.lower.scalar import constant, convert_element, emit, lower_scalar
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 
 Indices = list[SSAValue]
@@ -145,7 +147,15 @@ def operand_indices(
         return broadcast_operand_indices(b, op, result_indices)
     if isinstance(op, ops.ReshapeOp):
         return reshape_operand_indices(b, op, result_indices, sizes)
+    if isinstance(op, ops.SliceOp):
+        return slice_operand_indices(b, op, result_indices)
     return list(result_indices)
+
+
+def iota_element(b: Builder, op: ops.IotaOp, result_indices: Sequence[SSAValue]) -> SSAValue:
+    """The index along the iota's dim, converted to its element type."""
+    position = emit(b, arith.IndexCastOp(result_indices[op.dimension], IntegerType(64)))
+    return convert_element(b, position, op.result.type.get_element_type())  # type: ignore[attr-defined]
 
 
 class FusedGroup:
@@ -178,9 +188,11 @@ class FusedGroup:
         if key in cache:
             return cache[key]
         owner = value.owner
-        if isinstance(owner, Operation) and owner in self.members:
+        if isinstance(owner, ops.IotaOp) and owner in self.members:
+            result = iota_element(b, owner, indices)
+        elif isinstance(owner, Operation) and owner in self.members:
             inner = operand_indices(b, owner, indices, self.sizes)
-            if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp)):
+            if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp, ops.SliceOp)):
                 result = self._value(b, owner.operands[0], inner, cache)
             else:
                 operands = [self._value(b, v, inner, cache) for v in owner.operands]

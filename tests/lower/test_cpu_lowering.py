@@ -632,3 +632,20 @@ func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     zeros = got[-len(special):][:2]
     assert zeros[0] == 0 and not np.signbit(zeros[0]) and zeros[1] == 0 and np.signbit(zeros[1])
     assert list(got[-len(special):][2:4]) == [1.0, -1.0]
+
+
+def test_fused_iota_and_slice_members() -> None:
+    # The iota and the slice join the add's work item (they are fusible producers):
+    # the group computes the iota from the loop index and reads the slice's operand at
+    # start + i * stride.
+    text = """
+func.func @f(%x: tensor<6x8xf32>) -> tensor<3x4xf32> {
+  %s = accy.slice %x [1:6:2, 0:8:2] : (tensor<6x8xf32>) -> tensor<3x4xf32>
+  %i = accy.iota dim = 1 : tensor<3x4xf32>
+  %r = accy.add %s, %i : tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}"""
+    x = data((6, 8), np.float32)
+    exe, (got,) = check(text, x)
+    assert len(exe.preparation.schedule.work_items) == 1
+    np.testing.assert_array_equal(got, x[1:6:2, 0:8:2] + np.arange(4, dtype=np.float32))
