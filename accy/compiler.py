@@ -9,7 +9,8 @@ function.)
     exe.preparation                # the plan (accy.prepare's result)
     exe.lowered_text               # the upstream MLIR that was compiled
 
-`plan_options` are `accy.prepare`'s keyword arguments (`rows`, `budget`, `alignment`, ...).
+`plan_options` are `accy.prepare`'s keyword arguments (`rows`, `budget`, `alignment`, ...);
+`threads=N` sets the CPU target's thread count.
 For `cuda`, `sm_count` defaults to the GPU's own multiprocessor count when one answers.
 Targets: `cpu` (`accy.targets.cpu`) and `cuda` (`accy.targets.cuda`, when installed).
 """
@@ -32,9 +33,15 @@ TARGET_MODULES = {"cpu": "accy.targets.cpu", "cuda": "accy.targets.cuda"}
 def compile(
     module_or_text: ModuleOp | str | Path,
     target: str = "cpu",
+    *,
+    threads: int | None = None,
     **plan_options: Any,
 ):
     """Compile `module_or_text` (an accy module, `.mlir` text or a path) for `target`.
+
+    `threads` (cpu only): how many threads the parallel loops run on; default the
+    environment variable ACCY_NUM_THREADS, else the CPUs this process may use; 1 compiles
+    sequential code.
 
     Raises `AccyParseError`/`AccyVerifyError` for bad programs, the planner's errors
     (`MissingOutputWriter`, `WorkBudgetExhausted`, ...), `AccyError` for an unknown or
@@ -58,6 +65,8 @@ def compile(
             f"the {target} target is not available: {TARGET_MODULES[target]} "
             f"(accy/targets/{target}.py) is not installed"
         ) from None
+    if threads is not None and target != "cpu":
+        raise AccyError(f"threads applies to the cpu target, not to {target}")
     if target == "cuda" and "sm_count" not in plan_options:
         # Size the workspaces for the GPU this process will run on.
         from accy.runtime import device_sm_count
@@ -65,4 +74,6 @@ def compile(
         if (count := device_sm_count()) is not None:
             plan_options["sm_count"] = count
     preparation = prepare(module, **plan_options)
+    if target == "cpu":
+        return target_module.build(module, preparation, threads=threads)
     return target_module.build(module, preparation)

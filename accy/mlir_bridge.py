@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
 __all__ = [
+    "CPU_PARALLEL_PASSES",
     "CPU_PIPELINE",
     "CUDA_HOST_PIPELINE",
     "KERNEL_PIPELINE",
@@ -69,6 +70,7 @@ __all__ = [
     "UpstreamType",
     "UpstreamValue",
     "compile_kernels_to_ptx",
+    "cpu_pipeline",
     "dump_object",
     "eval_stablehlo",
     "extract_ptx",
@@ -121,6 +123,26 @@ CPU_PIPELINE = (
     "convert-index-to-llvm, convert-cf-to-llvm, convert-func-to-llvm, "
     "reconcile-unrealized-casts)"
 )
+
+#: CPU parallel loops, run in front of ``CPU_PIPELINE``: every ``scf.parallel`` is
+#: split into blocks run as async tasks (``async-parallel-for``; ``{threads}`` sizes
+#: the split, oversharded for balance), which become LLVM coroutines and calls to the
+#: ``mlirAsyncRuntime*`` ABI (accy's libaccy_async_runtime.so provides it). Without
+#: these passes ``convert-scf-to-cf`` runs each ``scf.parallel`` as plain loops.
+CPU_PARALLEL_PASSES = (
+    "async-parallel-for{{async-dispatch=true num-workers={threads} min-task-size=1}}, "
+    "async-to-async-runtime, async-runtime-ref-counting, async-runtime-ref-counting-opt, "
+    "convert-async-to-llvm, "
+)
+
+def cpu_pipeline(threads: int = 1) -> str:
+    """``CPU_PIPELINE``, with ``CPU_PARALLEL_PASSES`` for `threads` in front when
+    `threads` > 1."""
+    if threads <= 1:
+        return CPU_PIPELINE
+    head = "builtin.module("
+    return head + CPU_PARALLEL_PASSES.format(threads=threads) + CPU_PIPELINE[len(head):]
+
 
 #: CUDA host code (gpu.alloc/gpu.memcpy/gpu.launch_func/gpu.dealloc in host
 #: functions, kernels already compiled to ``gpu.binary``). Synchronous gpu ops need
@@ -752,9 +774,13 @@ class JitModule:
                 f"looking up @{name}",
                 f"no function _mlir_ciface_{name} (is @{name} public, defined, with llvm.emit_c_interface?)",
             )
-        packed = (ctypes.c_void_p * max(1, len(ctypes_args)))()
-        for i, a in enumerate(ctypes_args):
-            packed[i] = ctypes.cast(a, ctypes.c_void_p)
+        # Each argument's pointer value, read from the pointer object itself:
+        # `ctypes.cast` would tie the argument (and the arrays it keeps alive) into a
+        # reference cycle, leaving freed outputs to the cyclic GC (memory grows and every
+        # call faults in fresh pages).
+        packed = (ctypes.c_void_p * max(1, len(ctypes_args)))(
+            *(ctypes.c_void_p.from_buffer(a).value for a in ctypes_args)
+        )
         _PACKED_ENTRY(addr)(packed)
 
     def run(
@@ -1194,6 +1220,10 @@ def main(argv: Iterable[str] | None = None) -> int:
     lo = sub.add_parser("lower")
     lo.add_argument("file")
     lo.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
+    lo.add_argument(
+        "--threads", type=int, default=1,
+        help="cpu: run scf.parallel loops as async tasks for this many threads",
+    )
     px = sub.add_parser("ptx")
     px.add_argument("file")
     px.add_argument("--chip", default="sm_90")
@@ -1206,7 +1236,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         if args.cmd == "verify":
             verify_upstream(text)
         elif args.cmd == "lower":
-            sys.stdout.write(lower_to_llvm(text, target=args.target) + "\n")
+            pipeline = cpu_pipeline(args.threads) if args.target == "cpu" else None
+            sys.stdout.write(lower_to_llvm(text, target=args.target, pipeline=pipeline) + "\n")
         else:
             out = compile_kernels_to_ptx(text, chip=args.chip, opt=args.opt, libdevice=args.libdevice)
             if args.extract:

@@ -1,7 +1,8 @@
-"""Locate accy's native libraries: the runtime and the fake CUDA driver.
+"""Locate accy's native libraries: the GPU runtime, the async (CPU thread pool) runtime
+and the fake CUDA driver.
 
 The build (CMakeLists.txt, run by scikit-build-core) installs
-``libaccy_runtime.so`` and ``libaccy_fake_cuda.so`` into the package at
+``libaccy_runtime.so``, ``libaccy_async_runtime.so`` and ``libaccy_fake_cuda.so`` into the package at
 ``accy/runtime/lib``. Where that directory ends up depends on the install:
 
 * a wheel (``pip install .``): next to this file, ``<site-packages>/accy/runtime/lib``;
@@ -24,12 +25,15 @@ from pathlib import Path
 __all__ = [
     "NativeLibraryNotFoundError",
     "RUNTIME_LIBRARY_NAME",
+    "ASYNC_RUNTIME_LIBRARY_NAME",
     "FAKE_DRIVER_LIBRARY_NAME",
     "runtime_library_path",
+    "async_runtime_library_path",
     "fake_driver_library_path",
 ]
 
 RUNTIME_LIBRARY_NAME = "libaccy_runtime.so"
+ASYNC_RUNTIME_LIBRARY_NAME = "libaccy_async_runtime.so"
 FAKE_DRIVER_LIBRARY_NAME = "libaccy_fake_cuda.so"
 LIBRARY_DIR_VARIABLE = "ACCY_NATIVE_LIB_DIR"
 
@@ -87,6 +91,13 @@ def _find(name: str) -> Path:
 def runtime_library_path() -> Path:
     """The path of libaccy_runtime.so, the MLIR GPU runtime ABI over the CUDA driver."""
     return _find(RUNTIME_LIBRARY_NAME)
+
+
+def async_runtime_library_path() -> Path:
+    """The path of libaccy_async_runtime.so, the MLIR async runtime ABI
+    (``mlirAsyncRuntime*``) over a thread pool: what the CPU target's parallel loops
+    call."""
+    return _find(ASYNC_RUNTIME_LIBRARY_NAME)
 
 
 def fake_driver_library_path() -> Path:

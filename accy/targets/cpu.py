@@ -5,6 +5,14 @@
     (y,) = exe["other"](x)             # any function by name
     exe.preparation.arena.functions    # the plan it runs
     print(exe.lowered_text)            # the upstream MLIR it compiled
+    accy.compile(text, target="cpu", threads=1)   # sequential code
+
+Threads: the lowering marks the loops of big work items `scf.parallel`
+(`accy.passes.lower.cpu`, *Parallel loops*). With `threads` > 1 (default: the
+environment variable ACCY_NUM_THREADS, else the CPUs this process may run on) the
+pipeline splits them into tasks for that many threads (`CPU_PARALLEL_PASSES`), run by
+accy's async runtime library (a thread pool; the calling thread is one of its threads);
+with `threads=1` they are plain loops and no runtime library is loaded.
 
 Arguments are checked before anything runs, with `accy.reference.check_arguments` (so the
 reference and the compiled target report the same `AccyInputError`s), plus the CPU rules:
@@ -15,6 +23,8 @@ put dynamic buffers in the arena.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -24,7 +34,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.printer import Printer
 
-from accy.diagnostics import AccyInputError
+from accy.diagnostics import AccyError, AccyInputError
 from accy.dtypes import numpy_dtype
 from accy.passes.lower.cpu import row_binding
 from accy.passes.lower.lower_pass import lower_module
@@ -45,10 +55,44 @@ def module_text(module: ModuleOp) -> str:
     return stream.getvalue() + "\n"
 
 
-def cpu_pipeline() -> str:
+THREADS_VARIABLE = "ACCY_NUM_THREADS"
+
+
+def resolve_threads(threads: int | None) -> int:
+    """`threads`, checked; None means ACCY_NUM_THREADS, else the CPUs this process may
+    run on."""
+    source = "threads"
+    if threads is None:
+        text = os.environ.get(THREADS_VARIABLE, "").strip()
+        if not text:
+            return max(1, len(os.sched_getaffinity(0)))
+        source = THREADS_VARIABLE
+        try:
+            threads = int(text)
+        except ValueError:
+            raise AccyError(f"{THREADS_VARIABLE} must be a positive integer, got {text!r}") from None
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise AccyError(f"{source} must be a positive integer, got {threads!r}")
+    return threads
+
+
+def cpu_pipeline(threads: int = 1) -> str:
+    """The pass pipeline from lowered accy (upstream dialects) to the LLVM dialect;
+    parallel loops become tasks for `threads` threads when `threads` > 1."""
     from accy import mlir_bridge
 
-    return mlir_bridge.CPU_PIPELINE.replace("arith-expand,", JIT_PIPELINE_BF16)
+    return mlir_bridge.cpu_pipeline(threads).replace("arith-expand,", JIT_PIPELINE_BF16)
+
+
+def async_runtime(threads: int) -> str:
+    """Path of accy's async runtime library, its pool grown to `threads` threads."""
+    from accy.runtime.libraries import async_runtime_library_path
+
+    path = str(async_runtime_library_path())
+    library = ctypes.CDLL(path)
+    library.accy_async_runtime_reserve.argtypes = [ctypes.c_int]
+    library.accy_async_runtime_reserve(threads)
+    return path
 
 
 class CpuFunction:
@@ -116,15 +160,28 @@ class CpuExecutable(Executable):
 
     target = "cpu"
 
-    def __init__(self, module: ModuleOp, preparation: Preparation, *, opt_level: int = 3):
+    def __init__(
+        self,
+        module: ModuleOp,
+        preparation: Preparation,
+        *,
+        opt_level: int = 3,
+        threads: int | None = None,
+    ):
         from accy import mlir_bridge
 
         self.module = module
         self.preparation = preparation
+        self.threads = resolve_threads(threads)
+        """Threads the parallel loops run on (1: sequential code)."""
         lowered = lower_module(module, preparation.manager, "cpu")
         self.lowered_text = module_text(lowered)
+        libraries = [async_runtime(self.threads)] if self.threads > 1 else []
         self.jit = mlir_bridge.JitModule(
-            self.lowered_text, opt_level=opt_level, pipeline=cpu_pipeline()
+            self.lowered_text,
+            opt_level=opt_level,
+            pipeline=cpu_pipeline(self.threads),
+            shared_libs=libraries,
         )
         self.functions = {
             op.sym_name.data: CpuFunction(self, op)
@@ -133,7 +190,6 @@ class CpuExecutable(Executable):
         }
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
-
 
 
 def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CpuExecutable:

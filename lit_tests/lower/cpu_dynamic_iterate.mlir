@@ -27,12 +27,14 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 // CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
 // CHECK:      %[[S:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x4xf32>
 // CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<512xi8> to memref<4xf32>
-// Work item 0 (exp) loops over the bound rows.
-// CHECK:      scf.for %{{.*}} = %[[C0]] to %rows step
+// Work item 0 (exp) loops over the bound rows: its size is not known, so the row loop
+// is an `scf.parallel` (threads split it at run time) around the sequential column loop.
+// CHECK:      "scf.parallel"(%[[C0]], %rows, %{{.*}})
+// CHECK:        scf.for
 // CHECK:        arith.bitcast
 // CHECK:        memref.store %{{.*}}, %[[S]]
 // Work item 1 (add) writes the out-param.
-// CHECK:      scf.for %{{.*}} = %[[C0]] to %rows step
+// CHECK:      "scf.parallel"(%[[C0]], %rows, %{{.*}})
 // CHECK:        arith.addf
 // CHECK:        memref.store %{{.*}}, %[[T]]
 // Work item 2 (iterate): init copy, 3 trips, body work item 3, yield copy.

@@ -25,8 +25,8 @@ per result; the caller owns every argument buffer) whose body
      that a work item writes (a scan's scratch) is first copied into a private buffer so
      the caller's array and the read-only global stay untouched; a value returned twice
      is copied into its other out-params at the end;
-3. runs one loop nest per work item in schedule order (`scf.for`, the innermost loop
-   over the contiguous last dim):
+3. runs one loop nest per work item in schedule order (the innermost loop over the
+   contiguous last dim; see *Parallel loops* for which loops are `scf.parallel`):
    - fused elementwise/broadcast/reshape groups: one loop nest over the root's shape,
      the members through `scalar` + `indexing` (splat constants become `arith.constant`);
    - transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
@@ -44,6 +44,14 @@ per result; the caller owns every argument buffer) whose body
      that is itself a carried slot is staged through a temporary buffer first (so
      `yield %b, %a` swaps correctly);
 4. deallocates the separate allocations and the arena, and returns.
+
+Parallel loops: a nest whose iterations write disjoint elements (every item's loops over
+its result's dims; a reduce's kept dims; a dot's batch and lhs-free dims; a scan's other
+dims) takes its outer dims, all but the contiguous last one (the only one of a rank-1
+nest), as one `scf.parallel`, and the rest as `scf.for`s inside it, when it does at
+least `PARALLEL_MIN_WORK` scalar steps (or has a dynamic size). How `scf.parallel` runs is
+the pipeline's choice: the CPU target splits it into tasks on a thread pool
+(`async-parallel-for`) or, for one thread, lowers it to plain loops (`convert-scf-to-cf`).
 
 Dynamic dims: every `?` dim of a function is bound to one row count, read with
 `memref.dim` from the first argument that has a `?` (its first `?` dim). A function with
@@ -66,6 +74,7 @@ from accy.passes.arena_plan import FunctionArena
 from accy.passes.buffers import BufferSlot
 from accy.passes.lower.indexing import (
     FusedGroup,
+    iota_element,
     shape_of,
     slice_operand_indices,
     transpose_operand_indices,
@@ -120,30 +129,50 @@ DOT_ROWS = 4
 DOT_DEPTH = 4
 """f32 dot_general: contracting steps (last contracting dim) per block."""
 
+PARALLEL_MIN_WORK = 1 << 15
+"""Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
+to another thread costs microseconds, more than they take."""
+
 
 def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
     """Move the loads and pure ops of an elementwise loop nest whose operands are all
     defined outside a loop (row scalars of a broadcast, their arithmetic, constants) in
-    front of that loop, innermost loop first. The nest's only store is to the item's
-    result at the full index, and the item reads its inputs as they were before it, so
-    reading them earlier is right; LLVM could not hoist them itself where the result and
-    the input are views of the same arena."""
+    front of that loop (`scf.for` or `scf.parallel`), innermost loop first. The nest's
+    only store is to the item's result at the full index, and the item reads its inputs
+    as they were before it, so reading them earlier is right; LLVM could not hoist them
+    itself where the result and the input are views of the same arena."""
+    blocks: list[Block] = []
     for iv in reversed(ivs):
-        block = iv.owner
-        assert isinstance(block, Block)
+        assert isinstance(iv.owner, Block)
+        if iv.owner not in blocks:
+            blocks.append(iv.owner)
+    for block in blocks:
         loop = block.parent_op()
-        assert isinstance(loop, scf.ForOp)
+        assert isinstance(loop, (scf.ForOp, scf.ParallelOp))
         inside = {id(arg) for arg in block.args}
         for op in list(block.ops):
             movable = isinstance(op, memref.LoadOp) or (
                 not isinstance(op, (memref.StoreOp, scf.YieldOp)) and not op.regions
                 and (op.name.startswith("arith.") or op.name.startswith("math."))
             )
+            movable = movable and not isinstance(op, scf.ReduceOp)
             if movable and not any(id(v) in inside for v in op.operands):
                 op.detach()
                 loop.parent_block().insert_op_before(op, loop)
             else:
                 inside.update(id(r) for r in op.results)
+
+
+def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
+    """Scalar steps of a nest over `sizes` doing `per_iteration` each (None if dynamic)."""
+    work = per_iteration
+    for size in sizes:
+        if not isinstance(size.owner, arith.ConstantOp):
+            return None
+        value = size.owner.value
+        assert isinstance(value, IntegerAttr)
+        work *= value.value.data
+    return work
 
 
 def _block(size: int, most: int) -> int:
@@ -482,6 +511,42 @@ class FunctionLowering:
             ivs.append(iv)
         return b, ivs
 
+    def parallel_nest(
+        self,
+        b: Builder,
+        sizes: Sequence[SSAValue],
+        *,
+        steps: Sequence[int] | None = None,
+        parallel: int | None = None,
+        per_iteration: int = 1,
+    ) -> tuple[Builder, list[SSAValue]]:
+        """Loops over `sizes` (`steps` default to 1; each size a multiple of its step)
+        whose iterations are independent: the first `parallel` dims (default: all but the
+        last, or the only one) as one `scf.parallel` when the nest does at least
+        `PARALLEL_MIN_WORK` steps of `per_iteration` work (see *Parallel loops*), the rest
+        as `scf.for`s inside it. Returns a builder inside the innermost loop and the ivs."""
+        steps = list(steps) if steps is not None else [1] * len(sizes)
+        if parallel is None:
+            parallel = max(len(sizes) - 1, 1) if sizes else 0
+        work = _work(sizes, per_iteration)
+        if parallel == 0 or (work is not None and work < PARALLEL_MIN_WORK):
+            return self.stepped_loop_nest(b, sizes, steps)
+        body = Block(arg_types=[INDEX] * parallel)
+        b.insert(
+            scf.ParallelOp(
+                [self.index(0)] * parallel,
+                list(sizes[:parallel]),
+                [self.index(step) for step in steps[:parallel]],
+                Region(body),
+            )
+        )
+        reduce = scf.ReduceOp()
+        Builder(InsertPoint.at_end(body)).insert(reduce)
+        inner, ivs = self.stepped_loop_nest(
+            Builder(InsertPoint.before(reduce)), sizes[parallel:], steps[parallel:]
+        )
+        return inner, [*body.args, *ivs]
+
     def stepped_loop_nest(
         self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]
     ) -> tuple[Builder, list[SSAValue]]:
@@ -535,7 +600,7 @@ class FunctionLowering:
     def _elementwise(self, b: Builder, item: WorkItem) -> None:
         result = item.root.results[0]
         target = self.memref_of(result)
-        inner, ivs = self.loop_nest(b, self.sizes(result))
+        inner, ivs = self.parallel_nest(b, self.sizes(result))
         element = self._group(item).evaluate(inner, result, ivs)
         self.store(inner, element, target, ivs)
         _hoist_invariants(ivs)
@@ -543,23 +608,21 @@ class FunctionLowering:
     def _transpose(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.TransposeOp)
-        inner, ivs = self.loop_nest(b, self.sizes(root.result))
+        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
         element = self.load(inner, root.operand, transpose_operand_indices(root, ivs))
         self.store(inner, element, self.memref_of(root.result), ivs)
 
     def _iota(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.IotaOp)
-        inner, ivs = self.loop_nest(b, self.sizes(root.result))
-        t = root.result.type.get_element_type()
-        position = emit(inner, arith.IndexCastOp(ivs[root.dimension], IntegerType(64)))
-        element = convert_element(inner, position, t)
+        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
+        element = iota_element(inner, root, ivs)
         self.store(inner, element, self.memref_of(root.result), ivs)
 
     def _slice(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.SliceOp)
-        inner, ivs = self.loop_nest(b, self.sizes(root.result))
+        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
         element = self.load(inner, root.operand, slice_operand_indices(inner, root, ivs))
         self.store(inner, element, self.memref_of(root.result), ivs)
 
@@ -569,7 +632,7 @@ class FunctionLowering:
         target = self.memref_of(root.result)
         offset = 0
         for value in root.inputs:
-            inner, ivs = self.loop_nest(b, self.sizes(value))
+            inner, ivs = self.parallel_nest(b, self.sizes(value))
             element = self.load(inner, value, ivs)
             out = list(ivs)
             if offset:
@@ -585,7 +648,10 @@ class FunctionLowering:
         operand = root.operand
         sizes = self.sizes(operand)
         kept = [d for d in range(len(sizes)) if d not in reduced]
-        inner, kept_ivs = self.loop_nest(b, [sizes[d] for d in kept])
+        inner, kept_ivs = self.parallel_nest(
+            b, [sizes[d] for d in kept], parallel=len(kept),
+            per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
+        )
         element_type = root.result.type.get_element_type()
         acc_type = compute_type(element_type)
         group = self._group(item)
@@ -643,7 +709,10 @@ class FunctionLowering:
 
         if is_low_precision(element_type):
             # batch, i, j, then k carrying an f32 accumulator; one rounding at the end.
-            inner, ivs = self.loop_nest(b, batch_sizes + lfree_sizes + rfree_sizes)
+            inner, ivs = self.parallel_nest(
+                b, batch_sizes + lfree_sizes + rfree_sizes,
+                per_iteration=_work(contract_sizes) or PARALLEL_MIN_WORK,
+            )
             batch, free_l, free_r = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
 
             def build(builder: Builder, position: int, acc: SSAValue, contract: list):
@@ -665,7 +734,7 @@ class FunctionLowering:
         # rhs element loaded in the j loop serves DOT_ROWS output rows (LLVM vectorizes
         # the j loop: per vector, DOT_DEPTH rhs loads and one load/store per output row
         # for DOT_ROWS * DOT_DEPTH multiply-adds).
-        zero_inner, zero_ivs = self.loop_nest(b, self.sizes(root.result))
+        zero_inner, zero_ivs = self.parallel_nest(b, self.sizes(root.result))
         self.store(zero_inner, combiner_identity(zero_inner, zero_kind, acc_type), target, zero_ivs)
         lhs_shape = shape_of(root.lhs)
         rows_block = _block(lhs_shape[l_free[-1]], DOT_ROWS) if l_free else 1
@@ -675,7 +744,10 @@ class FunctionLowering:
             steps[nb + nl - 1] = rows_block
         if lc:
             steps[-1] = depth_block
-        outer, ivs = self.stepped_loop_nest(b, batch_sizes + lfree_sizes + contract_sizes, steps)
+        outer, ivs = self.parallel_nest(
+            b, batch_sizes + lfree_sizes + contract_sizes, steps=steps, parallel=nb + nl,
+            per_iteration=_work(rfree_sizes) or PARALLEL_MIN_WORK,
+        )
         batch, free_l, contract = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
 
         def offset(builder: Builder, ivs: list, position: int, by: int) -> list:
@@ -725,7 +797,10 @@ class FunctionLowering:
         dim = root.dimension.value.data
         sizes = self.sizes(root.operand)
         others = [d for d in range(len(sizes)) if d != dim]
-        inner, outer_ivs = self.loop_nest(b, [sizes[d] for d in others])
+        inner, outer_ivs = self.parallel_nest(
+            b, [sizes[d] for d in others], parallel=len(others),
+            per_iteration=_work([sizes[dim]]) or PARALLEL_MIN_WORK,
+        )
         element_type = root.result.type.get_element_type()
         identity = combiner_identity(inner, kind, compute_type(element_type))
         target = self.memref_of(root.result)

@@ -1,0 +1,91 @@
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | filecheck %s
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check --threads 2 | filecheck %s --check-prefix=ASYNC
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check | filecheck %s --check-prefix=SEQ
+
+// Which loops run in parallel. A nest whose iterations write disjoint elements takes its
+// outer dims (all but the contiguous last one, or the only one) as one `scf.parallel`
+// when it does at least 32768 scalar steps (PARALLEL_MIN_WORK); smaller nests stay
+// `scf.for`s. Work per nest:
+//   @rows:   exp over 256 x 512          = 131072 steps  -> parallel rows, sequential columns
+//   @small:  exp over 64 x 64            =   4096 steps  -> sequential
+//   @flat:   add over 65536              =  65536 steps  -> the only dim is parallel
+//   @rowsum: reduce 128 rows of 512      = 128 x 512 = 65536 steps -> parallel rows, each
+//            row summed by a sequential `scf.for` carrying the accumulator
+//   @total:  reduce all 65536 elements   -> no kept dim: one sequential loop
+//   @mm:     64x128 @ 128x256: zeroing 64 x 256 = 16384 steps (sequential); the product
+//            loops rows i (step 4, DOT_ROWS) in parallel over i, k (step 4) sequential,
+//            with the j loop inside: 64 x 128 x 256 = 2097152 steps
+
+func.func @rows(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %e = accy.exponential %x : tensor<256x512xf32>
+  return %e : tensor<256x512xf32>
+}
+// CHECK-LABEL: func.func @rows
+// CHECK:       "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+// CHECK-NEXT:  ^{{.*}}(%[[I:.*]]: index):
+// CHECK:         scf.for %[[J:.*]] = {{.*}} {
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+// CHECK:         scf.reduce
+
+func.func @small(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %e = accy.exponential %x : tensor<64x64xf32>
+  return %e : tensor<64x64xf32>
+}
+// CHECK-LABEL: func.func @small
+// CHECK-NOT:   scf.parallel
+// CHECK:       scf.for
+// CHECK-NOT:   scf.parallel
+// CHECK:       func.return
+
+func.func @flat(%a: tensor<65536xf32>, %b: tensor<65536xf32>) -> tensor<65536xf32> {
+  %s = accy.add %a, %b : tensor<65536xf32>
+  return %s : tensor<65536xf32>
+}
+// CHECK-LABEL: func.func @flat
+// CHECK:       "scf.parallel"
+// CHECK-NOT:   scf.for
+// CHECK:       arith.addf
+// CHECK:       scf.reduce
+
+func.func @rowsum(%x: tensor<128x512xf32>) -> tensor<128xf32> {
+  %r = accy.reduce add %x, dims = [1] : (tensor<128x512xf32>) -> tensor<128xf32>
+  return %r : tensor<128xf32>
+}
+// CHECK-LABEL: func.func @rowsum
+// CHECK:       "scf.parallel"
+// CHECK:         scf.for {{.*}} iter_args
+// CHECK:           arith.addf {{.*}} fastmath<reassoc>
+// CHECK:         memref.store
+// CHECK:         scf.reduce
+
+func.func @total(%x: tensor<65536xf32>) -> tensor<f32> {
+  %r = accy.reduce add %x, dims = [0] : (tensor<65536xf32>) -> tensor<f32>
+  return %r : tensor<f32>
+}
+// CHECK-LABEL: func.func @total
+// CHECK-NOT:   scf.parallel
+// CHECK:       scf.for {{.*}} iter_args
+// CHECK-NOT:   scf.parallel
+// CHECK:       func.return
+
+func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
+  %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x256xf32>) -> tensor<64x256xf32>
+  return %d : tensor<64x256xf32>
+}
+// CHECK-LABEL: func.func @mm
+// CHECK:       %[[C4:.*]] = arith.constant 4 : index
+// Zeroing: sequential.
+// CHECK:       scf.for
+// CHECK:         scf.for
+// The product: rows in parallel, stepping by 4.
+// CHECK:       "scf.parallel"(%{{.*}}, %{{.*}}, %[[C4]])
+// CHECK:         scf.for {{.*}} step %[[C4]]
+// CHECK:           scf.for
+// CHECK:         scf.reduce
+
+// With two threads the parallel loops become async tasks on the async runtime ABI;
+// sequential code calls none of it.
+// ASYNC-DAG:   llvm.call @mlirAsyncRuntimeCreateGroup
+// ASYNC-DAG:   llvm.call @mlirAsyncRuntimeExecute
+// ASYNC-DAG:   llvm.call @mlirAsyncRuntimeAwaitAllInGroup
+// SEQ-NOT:     mlirAsyncRuntime
