@@ -15,6 +15,8 @@ The directory holds:
   the library links against `libaccy_runtime.so` with the run path `$ORIGIN`.
 - `libaccy_runtime.so` (CUDA): a copy of accy's runtime library (the MLIR GPU runtime ABI
   over the CUDA driver, which it loads at run time).
+- `libaccy_async_runtime.so` (CPU with `threads` > 1): a copy of accy's async runtime (the
+  thread pool the parallel loops run on), linked the same way.
 - `<kernel module>.ptx` (CUDA): each kernel module's PTX, for inspection and `ptxas`.
 - `manifest.json`: format, target, chip, file names, and per function its C symbol, the
   shapes (`?` for dynamic dims) and numpy dtypes of its arguments and results, and a plan
@@ -59,10 +61,12 @@ def export(
     chip: str = "sm_90",
     opt_level: int = 3,
     cc: str = "cc",
+    threads: int | None = None,
     **plan_options: Any,
 ) -> Path:
     """Write `module_or_text` compiled for `target` into the directory `path`.
-    `plan_options` are `accy.prepare`'s. Returns the directory.
+    `plan_options` are `accy.prepare`'s; `threads` (cpu only) is `accy.compile`'s.
+    Returns the directory.
 
     The export is built in a scratch directory beside `path` and moved into place only
     when it is complete, so a failure leaves nothing half-written. An existing `path` must
@@ -74,6 +78,8 @@ def export(
         verify(module)
     else:
         module = parse(module_or_text)
+    if threads is not None and target != "cpu":
+        raise AccyError(f"threads applies to the cpu target, not to {target}")
     preparation = prepare(module, **plan_options)
     directory = Path(path)
     if directory.exists() and not (
@@ -89,7 +95,7 @@ def export(
         if target == "cuda":
             manifest = _export_cuda(module, preparation, staging, chip, opt_level, cc)
         else:
-            manifest = _export_cpu(module, preparation, staging, opt_level, cc)
+            manifest = _export_cpu(module, preparation, staging, opt_level, cc, threads)
         (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
         if directory.exists():
             shutil.rmtree(directory)
@@ -126,25 +132,38 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
     return manifest
 
 
-def _export_cpu(module, preparation, directory: Path, opt_level, cc) -> dict:
+def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) -> dict:
     from accy import mlir_bridge
     from accy.passes.lower.lower_pass import lower_module
-    from accy.targets.cpu import cpu_pipeline, module_text
+    from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
+    from accy.targets.cpu import cpu_pipeline, module_text, resolve_threads
 
+    threads = resolve_threads(threads)
     text = module_text(lower_module(module, preparation.manager, "cpu"))
+    libraries = ["-lm"]
+    if threads > 1:
+        shutil.copyfile(async_runtime_library_path(), directory / ASYNC_RUNTIME_LIBRARY_NAME)
+        libraries = [
+            f"-L{directory}", "-l:" + ASYNC_RUNTIME_LIBRARY_NAME, "-Wl,-rpath,$ORIGIN", "-lm"
+        ]
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
             text, Path(scratch) / "program.o", target="cpu", opt_level=opt_level,
-            pipeline=cpu_pipeline(),
+            pipeline=cpu_pipeline(threads),
         )
         sources = [str(obj)]
         if _defines(obj, "__orc_init_func.LLVMDialectModule"):
             stub = Path(scratch) / "orc_init.c"
             stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
             sources.append(str(stub))
-        _link(cc, directory / PROGRAM_LIBRARY, [*sources, "-lm"])
+        _link(cc, directory / PROGRAM_LIBRARY, [*sources, *libraries])
     manifest = _manifest(module, preparation, "cpu", None)
-    manifest.update(runtime=None, kernels={})
+    manifest.update(
+        runtime=None,
+        kernels={},
+        threads=threads,
+        async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
+    )
     return manifest
 
 

@@ -1,6 +1,6 @@
 """`accy-run`: compile an accy program and run one function on arrays from an `.npz` file.
 
-    accy-run FILE.mlir --target cpu [--function NAME] --inputs IN.npz [-o OUT.npz]
+    accy-run FILE.mlir --target cpu [--function NAME] --inputs IN.npz [-o OUT.npz] [--threads N]
              [--rows N ...]
     accy-run FILE.mlir --target cuda --export DIR    # ahead of time: see accy.export
 
@@ -10,8 +10,8 @@ keys, e.g. `expected`, are then ignored only when `argN` keys exist). A function
 parameters needs no `--inputs`.
 
 Output: one line per result (`result #N: shape (..) dtype D`), then a summary line
-(`@f on cpu: arena B bytes, W work items, T ms`). `-o` writes the results to an `.npz`
-with keys `result0`, `result1`, ...
+(`@f on cpu: arena B bytes, W work items, N threads, T ms`). `-o` writes the results to an
+`.npz` with keys `result0`, `result1`, ...
 
 Errors are `file:line:col: error: ...` (or `error: ...`) lines on stderr with exit
 status 1, never a traceback. The CLI is a thin face over `accy.compile`.
@@ -65,6 +65,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--rows", type=int, action="append", default=[], help="row counts to plan for"
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        help="cpu: threads for the parallel loops (default: ACCY_NUM_THREADS, else all CPUs "
+        "this process may use; 1 = sequential code)",
+    )
+    parser.add_argument(
         "--export",
         metavar="DIR",
         help="write the compiled program into DIR (shared library, PTX, runtime library, "
@@ -97,7 +103,9 @@ def _run(args: argparse.Namespace) -> None:
     from accy.source import parse
 
     module = parse(path.read_text(), filename=args.file)
-    options = {"rows": args.rows} if args.rows else {}
+    options: dict = {"rows": args.rows} if args.rows else {}
+    if args.threads is not None:
+        options["threads"] = args.threads
     if args.export:
         from accy.aot import export
 
@@ -120,9 +128,10 @@ def _run(args: argparse.Namespace) -> None:
     prep = exe.preparation
     arena = prep.arena.functions.get(name)
     items = sum(1 for w in prep.schedule.work_items if w.function == name)
+    threads = f", {exe.threads} thread{'' if exe.threads == 1 else 's'}" if args.target == "cpu" else ""
     print(
         f"@{name} on {args.target}: arena {arena.size if arena else 0} bytes, "
-        f"{items} work item{'' if items == 1 else 's'}, {elapsed * 1e3:.3f} ms"
+        f"{items} work item{'' if items == 1 else 's'}{threads}, {elapsed * 1e3:.3f} ms"
     )
     if args.output:
         np.savez(args.output, **{f"result{i}": r for i, r in enumerate(results)})

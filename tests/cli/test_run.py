@@ -116,6 +116,46 @@ def test_export_writes_a_loadable_cpu_artifact(program: Path, tmp_path: Path, ca
     np.testing.assert_allclose(sums, (a * a).sum(axis=1))
 
 
+def test_threads_option(program: Path, tmp_path: Path, capsys) -> None:
+    np.savez(tmp_path / "in.npz", arg0=np.ones((4, 3), np.float32), arg1=np.ones(3, np.float32))
+    code, out, err = run([program, "--inputs", tmp_path / "in.npz", "--threads", "1"], capsys)
+    assert code == 0, err
+    assert ", 1 thread, " in out.splitlines()[-1]
+    code, out, err = run([program, "--inputs", tmp_path / "in.npz", "--threads", "0"], capsys)
+    assert code == 1 and out == ""
+    assert err.strip() == "error: threads must be a positive integer, got 0"
+
+
+def test_parallel_cpu_export_carries_the_async_runtime(tmp_path: Path, capsys) -> None:
+    import json
+    import shutil
+
+    from accy.runtime import load
+
+    t = "tensor<512x256xf32>"
+    source = tmp_path / "big.mlir"
+    source.write_text(
+        f"func.func @g(%x: {t}) -> {t} {{\n  %e = accy.exponential %x : {t}\n"
+        f"  return %e : {t}\n}}\n"
+    )
+    code, _, err = run([source, "--export", tmp_path / "art", "--threads", "2"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "art" / "manifest.json").read_text())
+    assert manifest["threads"] == 2
+    assert manifest["async_runtime"] == "libaccy_async_runtime.so"
+    assert (tmp_path / "art" / "libaccy_async_runtime.so").is_file()
+    readelf = shutil.which("readelf")
+    if readelf:
+        dynamic = subprocess.run(
+            [readelf, "-d", str(tmp_path / "art" / "libaccy_program.so")],
+            capture_output=True, text=True, check=False,
+        ).stdout
+        assert "libaccy_async_runtime.so" in dynamic and "[$ORIGIN]" in dynamic
+    x = np.linspace(-2, 2, 512 * 256, dtype=np.float32).reshape(512, 256)
+    (y,) = load(tmp_path / "art").g(x)
+    np.testing.assert_allclose(y, np.exp(x), rtol=2e-6)
+
+
 def test_export_replaces_only_an_earlier_export(program: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "art"
     for _ in range(2):  # the second export replaces the first
