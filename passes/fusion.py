@@ -1,13 +1,20 @@
 """Fusion plan: which ops run together in one kernel.
 
 A *fusible* op is elementwise (including compare, select and convert), a
-`broadcast_in_dim`, a `reshape`, a `slice` or an `iota`. A fusible producer joins its consumer's group when its
-result has exactly one use, that use is by a fusible op or an `accy.reduce` (a reduction
-takes a fused elementwise prologue) in the same block, and the result is not returned
-(a `func.return` or `accy.yield` use is a use of its own). Uses are counted by consumer
-op, so `multiply %x, %x` fuses `%x`. Every other op that computes
-(transpose, dot_general, reduce, scan, iterate) roots its own group; constants belong to
-no group (they are data, not work).
+`broadcast_in_dim`, a `reshape`, a `slice` or an `iota`. A fusible producer joins a group
+when its result is not returned (a `func.return` or `accy.yield` use is a use of its own)
+and either
+
+- it has one consumer op (`multiply %x, %x` is one), a fusible op or an `accy.reduce` (a
+  reduction takes a fused elementwise prologue) in the same block: it joins that
+  consumer's group; or
+- it has several consumer ops, all pointwise (or the `accy.reduce` root) in the same
+  block and all in one group: it joins that group. The group computes it once per
+  element, at the index its pointwise consumers share, instead of storing it and
+  loading it back (GELU's `x + b` feeds five ops of one chain).
+
+Every other op that computes (transpose, dot_general, reduce, scan, iterate) roots its
+own group; constants belong to no group (they are data, not work).
 
 Invariants: groups partition the computing ops of each block; a group's root is its last
 member in program order and the only member whose results leave the group; the results
@@ -81,18 +88,27 @@ class FusionPlan:
         return group is not None and group.root is not owner
 
 
-def fuses_into_consumer(op: Operation) -> Operation | None:
-    """The consumer `op` fuses into, or None when `op` roots a group. Uses are counted
-    by consumer op: `multiply %x, %x` is one consumer, which computes `%x` once."""
+def fusing_root(op: Operation, root_of: dict[Operation, Operation]) -> Operation | None:
+    """The root of the group `op` joins, or None when `op` roots a group (see the module
+    docstring). `root_of` maps every later op of the block to its group's root. Uses are
+    counted by consumer op: `multiply %x, %x` is one consumer, which computes `%x` once."""
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
     consumers = {use.operation for use in op.results[0].uses}
-    if len(consumers) != 1:
+    if not consumers or any(
+        c.parent is not op.parent or not isinstance(c, FUSING_CONSUMERS) for c in consumers
+    ):
         return None
-    (consumer,) = consumers
-    if consumer.parent is not op.parent or not isinstance(consumer, FUSING_CONSUMERS):
+    if len(consumers) == 1:
+        (consumer,) = consumers
+        return root_of[consumer]
+    roots = {root_of[c] for c in consumers}
+    if len(roots) != 1:
         return None
-    return consumer
+    (root,) = roots
+    if all(isinstance(c, POINTWISE) or c is root for c in consumers):
+        return root
+    return None
 
 
 def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
@@ -104,8 +120,7 @@ def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
         meter.visit()
         if isinstance(op, DATA_OPS):
             continue
-        consumer = fuses_into_consumer(op)
-        root_of[op] = root_of[consumer] if consumer is not None else op
+        root_of[op] = fusing_root(op, root_of) or op
     members: dict[Operation, list[Operation]] = {}
     groups: list[FusionGroup] = []
     for op in block.ops:

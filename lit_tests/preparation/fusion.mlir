@@ -2,8 +2,9 @@
 
 // A fusible producer (elementwise, compare/select/convert, broadcast, reshape) with a
 // single consumer (a fusible op or a reduce; `multiply %x, %x` is one consumer) joins
-// its consumer's group and is elided; a returned value, a value with two consumers,
-// constants and non-fusible ops root groups (constants belong to none).
+// its consumer's group and is elided, as does one whose consumers are all pointwise ops
+// of one group (@shared); a returned value, a value read by two groups, constants and
+// non-fusible ops root groups (constants belong to none).
 
 // CHECK-LABEL: func.func @chain(
 // CHECK-NEXT:    %s = accy.add %a, %b {accy.fusion = "group 0 elided"}
@@ -75,4 +76,26 @@ func.func @loop(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %s: tensor<2x3xf32>) -
   %flat = accy.reshape %c : (tensor<2x3xf32>) -> tensor<6xf32>
   %back = accy.reshape %flat : (tensor<6xf32>) -> tensor<2x3xf32>
   func.return %back, %r#1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// Read by three pointwise ops that all end in %g's group, %h joins it: the group computes
+// it once per element (GELU's `x + b`). %p is read by two groups (%q's and %w's), so it
+// roots its own and is stored.
+// CHECK-LABEL: func.func @shared(
+// CHECK-NEXT:    %h = accy.add %x, %b {accy.fusion = "group 13 elided"}
+// CHECK-NEXT:    %sq = accy.multiply %h, %h {accy.fusion = "group 13 elided"}
+// CHECK-NEXT:    %th = accy.tanh %sq {accy.fusion = "group 13 elided"}
+// CHECK-NEXT:    %g = accy.multiply %h, %th {accy.fusion = "group 13 root"}
+// CHECK-NEXT:    %p = accy.negate %x {accy.fusion = "group 14 root"}
+// CHECK-NEXT:    %q = accy.add %p, %x {accy.fusion = "group 15 root"}
+// CHECK-NEXT:    %w = accy.broadcast_in_dim %p, dims = [0] {accy.fusion = "group 16 root"}
+func.func @shared(%x: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x2xf32>) {
+  %h = accy.add %x, %b : tensor<4xf32>
+  %sq = accy.multiply %h, %h : tensor<4xf32>
+  %th = accy.tanh %sq : tensor<4xf32>
+  %g = accy.multiply %h, %th : tensor<4xf32>
+  %p = accy.negate %x : tensor<4xf32>
+  %q = accy.add %p, %x : tensor<4xf32>
+  %w = accy.broadcast_in_dim %p, dims = [0] : (tensor<4xf32>) -> tensor<4x2xf32>
+  func.return %g, %q, %w : tensor<4xf32>, tensor<4xf32>, tensor<4x2xf32>
 }

@@ -27,14 +27,6 @@ pytest.importorskip("torch_mlir.execution_engine", reason="torch-mlir not instal
 DATA = Path(__file__).resolve().parents[1] / "data" / "stablehlo"
 PROGRAMS = ["fused_elementwise", "gelu_chain", "layernorm", "mlp", "softmax"]
 
-# Why accy's planned temporaries exceed XLA's (see the module docstring). Checked by
-# prototyping both changes outside passes/: with A and C every program plans exactly
-# XLA's temp_size_in_bytes (0, 0, 2048, 131072, 512) and still matches JAX's outputs.
-#  A. passes/fusion.py `fuses_into_consumer`: count distinct consumer ops, not uses.
-#  C. passes/arena_plan.py `_in_place_pairs`: require only the members that
-#     (transitively) read the reused input to be pointwise, not every member; the
-#     broadcasts of bias vectors, reduced rows and scalar constants read other buffers.
-
 
 def arguments(name: str) -> tuple[list[np.ndarray], np.ndarray]:
     data = np.load(DATA / f"{name}.npz")
