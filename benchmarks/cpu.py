@@ -1,6 +1,11 @@
 """accy's CPU target against numpy (and XLA through JAX when importable), in one run.
 
-    python benchmarks/cpu.py [--repeat 50] [--cases chain,softmax]
+    python benchmarks/cpu.py [--repeat 50] [--cases chain,softmax] [--threads N]
+
+accy runs on `--threads` threads (default: all CPUs this process may use, as
+`accy.compile`); XLA on its own default (all CPUs). To compare single-threaded code, run
+with `--threads 1` and `XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1"`.
 
 Cases: a fused 4-input elementwise chain (1M f32), a GELU chain (tanh form), row softmax
 (1024 x 1024), layernorm (1024 x 1024), a small MLP (dot + bias + relu) and a row
@@ -203,6 +208,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--threads", type=int, default=None, help="accy's threads")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     ratios, xla_ratios = [], []
@@ -211,7 +217,8 @@ def main() -> None:
     for name in args.cases.split(","):
         title, text, reference = CASES[name]
         inputs = _inputs(name, rng)
-        function = accy.compile(text(), target="cpu")["main"]
+        executable = accy.compile(text(), target="cpu", threads=args.threads)
+        function = executable["main"]
         (got,) = function(*inputs)
         np.testing.assert_allclose(got, reference(*inputs), rtol=2e-4, atol=2e-4)
         accy_s = median_time(lambda: function(*inputs), args.repeat)
@@ -227,6 +234,7 @@ def main() -> None:
             f"{title:40} {numpy_s * 1e3:9.3f} {accy_s * 1e3:9.3f} "
             f"{numpy_s / accy_s:11.2f} {xla:>9}"
         )
+    print(f"accy threads: {executable.threads}")
     print(f"geometric mean numpy/accy: {geomean(ratios):.2f}")
     if xla_ratios:
         print(f"geometric mean xla/accy: {geomean(xla_ratios):.2f}")

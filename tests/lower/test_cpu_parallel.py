@@ -176,3 +176,22 @@ def test_threads_are_a_cpu_option() -> None:
     text = f"func.func @f(%x: {t}) -> {t} {{ return %x : {t} }}"
     with pytest.raises(AccyError, match="threads applies to the cpu target, not to cuda"):
         accy.compile(text, target="cuda", threads=2)
+
+
+def test_a_forked_child_runs_parallel_code() -> None:
+    # The child has none of the parent's worker threads: the runtime starts its own.
+    import os
+
+    text, shapes = PROGRAMS["elementwise_flat"]
+    exe = accy.compile(text, target="cpu", threads=2)
+    a, b = (RNG.uniform(-1, 1, s).astype(np.float32) for s in shapes)
+    (want,) = exe(a, b)
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only if the result is right
+        try:
+            (got,) = exe(a, b)
+            os._exit(0 if np.array_equal(got, want) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

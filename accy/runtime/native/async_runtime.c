@@ -29,7 +29,8 @@
  * CPUs this process may run on; `accy_async_runtime_reserve(n)` raises it
  * (never lowers it) for code compiled for `n` threads. Workers sleep on a
  * condition variable when the queue is empty and live until the process
- * exits.
+ * exits. A process forked from one with a pool starts its own workers on its
+ * first task.
  *
  * Invariants:
  *  - a group's `pending` counts the tokens added to it that are not ready
@@ -248,9 +249,13 @@ static int default_threads(void) {
   return n < 1 ? 1 : (int)n;
 }
 
-/* Start workers until there are `threads - 1`. Caller holds pool.mutex. */
+/* Start workers until there are `threads - 1`; `pool.threads` becomes the number of
+   threads that run tasks. If a thread cannot start, says so once and carries on with the
+   workers it has (the awaiting thread still runs every task). Caller holds pool.mutex. */
 static void grow_pool(int threads) {
-  while (pool.workers < threads - 1) {
+  if (threads > pool.threads)
+    pool.threads = threads;
+  while (pool.workers < pool.threads - 1) {
     pthread_t thread;
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -258,14 +263,13 @@ static void grow_pool(int threads) {
     int rc = pthread_create(&thread, &attr, worker_main, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
-      fprintf(stderr, "accy async runtime: cannot start a worker thread (%s)\n",
-              strerror(rc));
-      break; /* the awaiting thread still runs every task */
+      fprintf(stderr, "accy async runtime: cannot start a worker thread (%s); running on %d\n",
+              strerror(rc), pool.workers + 1);
+      pool.threads = pool.workers + 1;
+      return;
     }
     pool.workers++;
   }
-  if (threads > pool.threads)
-    pool.threads = threads;
 }
 
 /* A state became final: threads blocked in await_object re-check theirs. */
@@ -276,7 +280,23 @@ static void wake_awaiters(void) {
   pthread_mutex_unlock(&pool.mutex);
 }
 
+/* fork(): the child has only the forking thread. The pool's lock is held across the
+   fork so the child's copy is consistent; the child forgets the parent's workers (it
+   starts its own on its first task) and its queue (tasks of the parent's loops). */
+static void before_fork(void) { pthread_mutex_lock(&pool.mutex); }
+
+static void after_fork_in_parent(void) { pthread_mutex_unlock(&pool.mutex); }
+
+static void after_fork_in_child(void) {
+  pthread_mutex_init(&pool.mutex, NULL);
+  pthread_cond_init(&pool.work, NULL);
+  pool.head = pool.tail = NULL;
+  pool.workers = 0;
+  pool.sleeping_awaiters = 0;
+}
+
 static void init_pool(void) {
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   pthread_mutex_lock(&pool.mutex);
   grow_pool(default_threads());
   pthread_mutex_unlock(&pool.mutex);
@@ -290,6 +310,7 @@ static void submit(void *handle, CoroResume resume) {
   t->handle = handle;
   t->resume = resume;
   pthread_mutex_lock(&pool.mutex);
+  grow_pool(pool.threads); /* no-op, except in a forked child's first task */
   if (pool.tail)
     pool.tail->next = t;
   else
