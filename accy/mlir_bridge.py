@@ -841,6 +841,14 @@ class JitModule:
         del keep
         return outputs
 
+    def prepared_call(self, name: str, shapes: Sequence[Sequence[int]]) -> PreparedCall:
+        """A cheap caller of ``@NAME`` for memref arguments of fixed `shapes` (inputs then
+        out-params); see ``PreparedCall``."""
+        addr = self.lookup(name)
+        if not addr:
+            raise UpstreamMlirError(f"looking up @{name}", f"no function _mlir_ciface_{name}")
+        return PreparedCall(_PACKED_ENTRY(addr), shapes)
+
     def dump_object(self, path: str | os.PathLike[str]) -> Path:
         """Write the JIT-compiled code as an object file (see ``dump_object``)."""
         p = Path(path)
@@ -850,6 +858,51 @@ class JitModule:
         if not p.is_file() or p.stat().st_size == 0:
             raise self._s.error(f"dumping the object file {p}")
         return p
+
+
+class PreparedCall:
+    """Calls one JIT-ed function whose arguments are memrefs of fixed shapes, with the
+    descriptors and the packed argument array built once per thread: a call only writes
+    each array's data pointer into its descriptor (the arrays must be C-contiguous, of
+    the shapes given, of the parameters' dtypes: the caller has checked them). About
+    10 µs less per argument than ``JitModule.run``."""
+
+    def __init__(self, entry: Any, shapes: Sequence[Sequence[int]]):
+        self.entry = entry
+        self.shapes = [tuple(int(d) for d in shape) for shape in shapes]
+        self._local = threading.local()
+
+    def _arguments(self) -> tuple[list[Any], Any]:
+        from accy.runtime.loader import descriptor_type
+
+        descriptors = []
+        for shape in self.shapes:
+            d = descriptor_type(len(shape))()
+            d.offset = 0
+            if shape:
+                d.sizes[:] = list(shape)
+                strides, step = [], 1
+                for size in reversed(shape):
+                    strides.append(step)
+                    step *= size
+                d.strides[:] = strides[::-1]
+            descriptors.append(d)
+        n = max(1, len(descriptors))
+        cells = (ctypes.c_void_p * n)(*(ctypes.addressof(d) for d in descriptors))
+        pointer_size = ctypes.sizeof(ctypes.c_void_p)
+        packed = (ctypes.c_void_p * n)(
+            *(ctypes.addressof(cells) + i * pointer_size for i in range(len(descriptors)))
+        )
+        packed._keep = (descriptors, cells)  # type: ignore[attr-defined]
+        self._local.arguments = (descriptors, packed)
+        return descriptors, packed
+
+    def __call__(self, arrays: Sequence[Any]) -> None:
+        arguments = getattr(self._local, "arguments", None)
+        descriptors, packed = arguments if arguments is not None else self._arguments()
+        for d, array in zip(descriptors, arrays):
+            d.allocated = d.aligned = array.__array_interface__["data"][0]
+        self.entry(packed)
 
 
 def dump_object(

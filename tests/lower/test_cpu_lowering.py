@@ -649,3 +649,49 @@ func.func @f(%x: tensor<6x8xf32>) -> tensor<3x4xf32> {
     exe, (got,) = check(text, x)
     assert len(exe.preparation.schedule.work_items) == 1
     np.testing.assert_array_equal(got, x[1:6:2, 0:8:2] + np.arange(4, dtype=np.float32))
+
+
+STATIC_ADD = """
+func.func @f(%a: tensor<64x32xf32>, %b: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %s = accy.add %a, %b : tensor<64x32xf32>
+  return %s : tensor<64x32xf32>
+}"""
+
+
+def test_static_calls_take_the_prepared_path_and_others_are_checked() -> None:
+    exe = accy.compile(STATIC_ADD, target="cpu")
+    f = exe["f"]
+    assert f.static is not None
+    a, b = data((64, 32), np.float32), data((64, 32), np.float32)
+    (got,) = f(a, b)
+    np.testing.assert_array_equal(got, a + b)
+    assert f.last_seconds is not None
+    # Not C-contiguous: taken through the checked path, made contiguous, same result.
+    wide = data((64, 64), np.float32)
+    (got,) = f(wide[:, ::2], b)
+    np.testing.assert_array_equal(got, wide[:, ::2] + b)
+    # Wrong dtype / shape / count: the checked path's errors.
+    with pytest.raises(AccyInputError, match="expected dtype f32|expected dtype float32"):
+        f(a.astype(np.float64), b)
+    with pytest.raises(AccyInputError, match=r"expected shape \(64, 32\), got \(32, 64\)"):
+        f(a.T.copy(), b)
+    with pytest.raises(AccyInputError, match="takes 2 arguments, got 1"):
+        f(a)
+
+
+def test_concurrent_calls_from_python_threads() -> None:
+    # Each thread has its own descriptors: results never mix.
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = accy.compile(STATIC_ADD, target="cpu")["f"]
+    pairs = [(data((64, 32), np.float32), data((64, 32), np.float32)) for _ in range(8)]
+
+    def run(pair):
+        for _ in range(50):
+            (got,) = f(*pair)
+        return got
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(run, pairs))
+    for (a, b), got in zip(pairs, results):
+        np.testing.assert_array_equal(got, a + b)
