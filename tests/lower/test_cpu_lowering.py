@@ -695,3 +695,35 @@ def test_concurrent_calls_from_python_threads() -> None:
         results = list(pool.map(run, pairs))
     for (a, b), got in zip(pairs, results):
         np.testing.assert_array_equal(got, a + b)
+
+
+def test_exp_f32_accuracy_and_special_values() -> None:
+    """The polynomial `exp_f32` against float64 exp: within 2 ulps on normal results, and
+    exactly right at the edges: overflow to +inf just past 88.7228, the largest finite
+    results below it, denormal results, 0 below -103.97, +-inf, +-0 and NaN."""
+    n = 1 << 16
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.7228, 88.7229, 88.8, 89.0, 89.5,
+               1e30, -87.33, -87.34, -100.0, -103.9, -103.97, -103.98, -104.0, -1e30, 1e-30]
+    dense = np.linspace(-87.0, 88.7, n // 2)
+    denormal = np.linspace(-103.9, -87.4, n // 2 - len(special))
+    x = np.concatenate([dense, denormal, special]).astype(np.float32)
+    text = f"""
+func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %r = accy.exponential %a : tensor<{n}xf32>
+  return %r : tensor<{n}xf32>
+}}"""
+    with np.errstate(over="ignore", under="ignore"):
+        (got,) = accy.compile(text, target="cpu")["f"](x)
+        want = np.exp(x.astype(np.float64))
+        rounded = want.astype(np.float32)
+    normal = np.abs(rounded) >= np.finfo(np.float32).tiny
+    normal &= np.isfinite(rounded)
+    ulps = np.abs(got[normal].astype(np.float64) - want[normal]) / np.spacing(
+        rounded[normal]).astype(np.float64)
+    assert ulps.max() <= 2, (ulps.max(), x[normal][ulps.argmax()])
+    small = (rounded < np.finfo(np.float32).tiny) & ~np.isnan(x)  # denormal or 0
+    assert np.abs(got[small].astype(np.float64) - want[small]).max() <= np.float32(1.5e-45)
+    assert (np.isinf(got) == np.isinf(rounded)).all()  # overflow exactly where exp's is
+    assert np.isnan(got[np.isnan(x)]).all()
+    tail = dict(zip(special, got[-len(special):]))
+    assert tail[np.inf] == np.inf and tail[-np.inf] == 0 and tail[0.0] == 1 and tail[-0.0] == 1
