@@ -500,17 +500,6 @@ class FunctionLowering:
         b.insert(loop)
         return loop, Builder(InsertPoint.at_end(body)), body.args[0], list(body.args[1:])
 
-    def loop_nest(self, b: Builder, sizes: Sequence[SSAValue]) -> tuple[Builder, list[SSAValue]]:
-        """Nested `scf.for`s without carried values; a builder inside the innermost."""
-        ivs = []
-        for size in sizes:
-            _, inner, iv, _ = self.loop(b, size)
-            yield_op = scf.YieldOp()
-            inner.insert(yield_op)
-            b = Builder(InsertPoint.before(yield_op))
-            ivs.append(iv)
-        return b, ivs
-
     def parallel_nest(
         self,
         b: Builder,
@@ -777,7 +766,7 @@ class FunctionLowering:
             ]
             for rows in row_ivs
         ]
-        inner, free_r = self.loop_nest(outer, rfree_sizes)
+        inner, free_r = self.stepped_loop_nest(outer, rfree_sizes, [1] * len(rfree_sizes))
         rhs_values = [
             widen(inner, self.load(inner, root.rhs, operand_indices(
                 rhs_sizes, rb, r_free, rc, free_r, k)))  # type: ignore[arg-type]
