@@ -12,9 +12,8 @@
 //   @rowsum: reduce 128 rows of 512      = 128 x 512 = 65536 steps -> parallel rows, each
 //            row summed by a sequential `scf.for` carrying the accumulator
 //   @total:  reduce all 65536 elements   -> no kept dim: one sequential loop
-//   @mm:     64x128 @ 128x256: zeroing 64 x 256 = 16384 steps (sequential); the product
-//            loops rows i (step 4, DOT_ROWS) in parallel over i, k (step 4) sequential,
-//            with the j loop inside: 64 x 128 x 256 = 2097152 steps
+//   @mm:     64x128 @ 128x256 in f32 register tiles (`_dot_tiles`): 64 x 128 x 256 =
+//            2097152 steps -> blocks of rows in parallel
 
 func.func @rows(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
   %e = accy.exponential %x : tensor<256x512xf32>
@@ -73,15 +72,27 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
   return %d : tensor<64x256xf32>
 }
 // CHECK-LABEL: func.func @mm
-// CHECK:       %[[C4:.*]] = arith.constant 4 : index
-// Zeroing: sequential.
-// CHECK:       scf.for
-// CHECK:         scf.for
-// The product: rows in parallel, stepping by 4.
-// CHECK:       "scf.parallel"(%{{.*}}, %{{.*}}, %[[C4]])
-// CHECK:         scf.for {{.*}} step %[[C4]]
-// CHECK:           scf.for
-// CHECK:         scf.reduce
+// CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
+// Blocks of 4 rows in parallel; depth blocks of 128 (all of K here); tiles of 16 columns.
+// CHECK:       "scf.parallel"(%[[C0]], %{{.*}}, %[[C4]])
+// CHECK:         scf.for %[[K0:.*]] = %[[C0]] to %[[C128]] step %[[C128]]
+// CHECK:           scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C16]]
+// The 4 x 2 accumulators start at zero in the first depth block, else from the output.
+// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %[[C0]]
+// CHECK:             scf.if %[[FIRST]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK:               arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK:             } else {
+// CHECK-COUNT-8:       vector.load %{{.*}} : memref<64x256xf32>, vector<8xf32>
+// Each k step: two rhs vectors, one broadcast lhs scalar per row, eight FMAs.
+// CHECK:             scf.for {{.*}} iter_args
+// CHECK-COUNT-2:       vector.load %{{.*}} : memref<128x256xf32>, vector<8xf32>
+// CHECK:               vector.broadcast
+// CHECK-COUNT-2:       vector.fma
+// CHECK:             }
+// CHECK-COUNT-8:     vector.store
 
 // With two threads the parallel loops become async tasks on the async runtime ABI;
 // sequential code calls none of it.

@@ -94,12 +94,13 @@ from accy.passes.lower.scalar import (
 from accy.passes.memory import written_slots
 from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    Float32Type,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -109,6 +110,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    VectorType,
     i8,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -128,6 +130,18 @@ DOT_ROWS = 4
 
 DOT_DEPTH = 4
 """f32 dot_general: contracting steps (last contracting dim) per block."""
+
+DOT_TILE_ROWS = 4
+"""f32 register tiles: output rows per tile (`_dot_tiles`)."""
+
+DOT_TILE_VECTORS = 2
+"""f32 register tiles: `vector<8xf32>` columns per tile (`_dot_tiles`)."""
+
+DOT_TILE_DEPTH = 128
+"""f32 register tiles: contracting steps per depth block (`_dot_tiles`)."""
+
+VECTOR_WIDTH = 8
+"""f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
 
 PARALLEL_MIN_WORK = 1 << 15
 """Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
@@ -173,6 +187,24 @@ def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
         assert isinstance(value, IntegerAttr)
         work *= value.value.data
     return work
+
+
+def _register_tiles(root: ops.DotGeneralOp, element_type: Attribute) -> bool:
+    """Whether `_dot_tiles` lowers `root`: f32, static shapes, batch dims leading on both
+    sides, then `[M, K] x [K, N]` with N (contiguous in the rhs and the output) a
+    multiple of `VECTOR_WIDTH`."""
+    (lb, rb), (lc, rc) = root.batching, root.contracting
+    lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
+    nb = len(lb)
+    return (
+        isinstance(element_type, Float32Type)
+        and DYNAMIC_INDEX not in (*lhs_shape, *rhs_shape)
+        and list(lb) == list(range(nb)) == list(rb)
+        and len(lhs_shape) == len(rhs_shape) == nb + 2
+        and list(lc) == [nb + 1]
+        and list(rc) == [nb]
+        and rhs_shape[nb + 1] % VECTOR_WIDTH == 0
+    )
 
 
 def _block(size: int, most: int) -> int:
@@ -717,6 +749,10 @@ class FunctionLowering:
             self.store(inner, narrow(inner, total, element_type), target, ivs)
             return
 
+        if _register_tiles(root, element_type):
+            self._dot_tiles(b, root, batch_sizes, target)
+            return
+
         # Zero the output, then batch, i, k, j accumulating into it (j innermost), with
         # the last i dim blocked by up to DOT_ROWS and the last k dim by up to
         # DOT_DEPTH: the block's lhs scalars are loaded once per (i, k) block, and each
@@ -778,6 +814,69 @@ class FunctionLowering:
             for x, y in zip(lhs_row, rhs_values):
                 acc = combine(inner, zero_kind, acc, combine(inner, ops.CombinerKind.MUL, x, y))
             self.store(inner, acc, target, out_idx)
+
+    def _dot_tiles(
+        self, b: Builder, root: ops.DotGeneralOp, batch_sizes: list[SSAValue], target: SSAValue
+    ) -> None:
+        """`[batch.., M, K] x [batch.., K, N]` in f32 (see `_register_tiles`) as register
+        tiles. Loops: batch and blocks of `rows` output rows (in parallel), then blocks of
+        `depth` contracting steps, then tiles of `vectors` x 8 columns. A tile's
+        `rows * vectors` accumulators (`vector<8xf32>`) start at zero in the first depth
+        block (the output is never read before) and from the output in the others, are
+        carried through the block's k loop, each step loading `vectors` rhs vectors once
+        and one lhs scalar per row (broadcast) for `rows * vectors` FMAs, and are stored
+        at its end. Depth blocks keep the rhs rows a tile walks through few enough to stay
+        in the cache and the TLB."""
+        nb = len(batch_sizes)
+        lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
+        m, k, n = lhs_shape[nb], lhs_shape[nb + 1], rhs_shape[nb + 1]
+        rows, depth = _block(m, DOT_TILE_ROWS), _block(k, DOT_TILE_DEPTH)
+        vectors = DOT_TILE_VECTORS if n % (DOT_TILE_VECTORS * VECTOR_WIDTH) == 0 else 1
+        vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
+        outer, ivs = self.parallel_nest(
+            b, [*batch_sizes, self.index(m)], steps=[1] * nb + [rows], parallel=nb + 1,
+            per_iteration=k * n,
+        )
+        batch, i = ivs[:nb], ivs[nb]
+        tile, (k0, j) = self.stepped_loop_nest(
+            outer, [self.index(k), self.index(n)], [depth, vectors * VECTOR_WIDTH]
+        )
+        row_ivs = [i] + [emit(tile, arith.AddiOp(i, self.index(r))) for r in range(1, rows)]
+        column_ivs = [j] + [
+            emit(tile, arith.AddiOp(j, self.index(v * VECTOR_WIDTH))) for v in range(1, vectors)
+        ]
+        out = [(row, column) for row in row_ivs for column in column_ivs]
+        first = emit(tile, arith.CmpiOp(k0, self.index(0), "eq"))
+        zero_block, load_block = Block(), Block()
+        zero = emit(
+            Builder(InsertPoint.at_end(zero_block)),
+            arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])),
+        )
+        zero_block.add_op(scf.YieldOp(*[zero] * len(out)))
+        loader = Builder(InsertPoint.at_end(load_block))
+        loaded = [emit(loader, vector.LoadOp(target, [*batch, r, c], vector_type)) for r, c in out]
+        load_block.add_op(scf.YieldOp(*loaded))
+        start = tile.insert(
+            scf.IfOp(first, [vector_type] * len(out), Region(zero_block), Region(load_block))
+        )
+        end = emit(tile, arith.AddiOp(k0, self.index(depth)))
+        body_block = Block(arg_types=[INDEX, *([vector_type] * len(out))])
+        loop = tile.insert(scf.ForOp(k0, end, self.index(1), list(start.results), body_block))
+        body = Builder(InsertPoint.at_end(body_block))
+        kv, accumulators = body_block.args[0], body_block.args[1:]
+        lhs, rhs = self.memref_of(root.lhs), self.memref_of(root.rhs)
+        columns = [emit(body, vector.LoadOp(rhs, [*batch, kv, c], vector_type)) for c in column_ivs]
+        updated = []
+        for r, row in enumerate(row_ivs):
+            scalar = emit(body, memref.LoadOp.get(lhs, [*batch, row, kv]))
+            broadcast = emit(body, vector.BroadcastOp(scalar, vector_type))
+            for v, column in enumerate(columns):
+                updated.append(
+                    emit(body, vector.FMAOp(broadcast, column, accumulators[r * vectors + v]))
+                )
+        body.insert(scf.YieldOp(*updated))
+        for result, (r, c) in zip(loop.results, out):
+            tile.insert(vector.StoreOp(result, target, [*batch, r, c]))
 
     def _scan(self, b: Builder, item: WorkItem) -> None:
         root = item.root

@@ -272,6 +272,33 @@ func.func @f(%a: tensor<2x7x5xf32>, %b: tensor<3x2x7xf32>) -> tensor<2x5x3xf32> 
     check(text, data((2, 7, 5), np.float32), data((3, 2, 7), np.float32))
 
 
+@pytest.mark.parametrize(
+    "batch, m, k, n",
+    [
+        ((), 5, 7, 8),  # one row per tile (5 is odd), one vector, depth 1 (7 is odd)
+        ((), 6, 96, 16),  # two rows per tile, two vectors, depth 32
+        ((), 64, 300, 24),  # four rows, one vector (24 is not a multiple of 16), depth 4
+        ((3,), 12, 256, 32),  # a batch dim; depth 128 in two blocks
+    ],
+)
+def test_dot_general_register_tiles(batch, m, k, n) -> None:
+    # f32 [batch, M, K] x [batch, K, N] with N a multiple of 8: `_dot_tiles`. Inputs are
+    # positive so the sums have no cancellation (the accumulation order differs from
+    # numpy's).
+    b = len(batch)
+    dims = "".join(f"{d}x" for d in batch)
+    lhs, rhs, out = (f"tensor<{dims}{x}x{y}xf32>" for x, y in ((m, k), (k, n), (m, n)))
+    batching = f"[{', '.join(map(str, range(b)))}] x [{', '.join(map(str, range(b)))}]"
+    text = f"""
+func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
+  %r = accy.dot_general %a, %b, batching_dims = {batching}, contracting_dims = [{b + 1}] x [{b}] : ({lhs}, {rhs}) -> {out}
+  return %r : {out}
+}}"""
+    exe, _ = check(text, data((*batch, m, k), np.float32, 0.5, 1.5),
+                   data((*batch, k, n), np.float32, 0.5, 1.5))
+    assert "vector.fma" in exe.lowered_text
+
+
 @pytest.mark.parametrize("dim", [0, 1, 2])
 @pytest.mark.parametrize("kind", ["add", "mul", "max", "min"])
 def test_scan(dim: int, kind: str) -> None:
