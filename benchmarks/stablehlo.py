@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=50)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--programs", help="comma-separated names (default: all in --data)")
+    parser.add_argument("--threads", type=int, default=None, help="accy's CPU threads")
     args = parser.parse_args()
     names = (
         args.programs.split(",")
@@ -88,7 +89,7 @@ def main() -> None:
         data = np.load(args.data / f"{name}.npz")
         inputs = [data[f"arg{i}"] for i in range(sum(k.startswith("arg") for k in data.files))]
         module = accy.import_stablehlo(text, filename=str(path))
-        function = accy.compile(module, target="cpu")
+        function = accy.compile(module, target="cpu", threads=args.threads)
         (got,) = function(*inputs)
         np.testing.assert_allclose(got, data["expected"], rtol=1e-4, atol=1e-5)
         arena = function.preparation.arena
