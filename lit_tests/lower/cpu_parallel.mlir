@@ -13,7 +13,7 @@
 //            row summed by a sequential `scf.for` carrying the accumulator
 //   @total:  reduce all 65536 elements   -> no kept dim: one sequential loop
 //   @mm:     64x128 @ 128x256 in f32 register tiles (`_dot_tiles`): 64 x 128 x 256 =
-//            2097152 steps -> blocks of rows in parallel
+//            2097152 steps -> every tile in parallel
 
 func.func @rows(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
   %e = accy.exponential %x : tensor<256x512xf32>
@@ -75,24 +75,20 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 // CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
-// Blocks of 4 rows in parallel; depth blocks of 128 (all of K here); tiles of 16 columns.
-// CHECK:       "scf.parallel"(%[[C0]], %{{.*}}, %[[C4]])
-// CHECK:         scf.for %[[K0:.*]] = %[[C0]] to %[[C128]] step %[[C128]]
-// CHECK:           scf.for %[[J:.*]] = %[[C0]] to %{{.*}} step %[[C16]]
-// The 4 x 2 accumulators start at zero in the first depth block, else from the output.
-// CHECK:             %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %[[C0]]
-// CHECK:             scf.if %[[FIRST]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK:               arith.constant dense<0.000000e+00> : vector<8xf32>
-// CHECK:             } else {
-// CHECK-COUNT-8:       vector.load %{{.*}} : memref<64x256xf32>, vector<8xf32>
-// Each k step: two rhs vectors, one broadcast lhs scalar per row, eight FMAs.
-// CHECK:             scf.for {{.*}} iter_args
-// CHECK-COUNT-2:       vector.load %{{.*}} : memref<128x256xf32>, vector<8xf32>
-// CHECK:               vector.broadcast
-// CHECK-COUNT-2:       vector.fma
-// CHECK:             }
-// CHECK-COUNT-8:     vector.store
+// CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
+// Tiles of 16 columns x 4 rows, all in parallel, column tiles outermost.
+// CHECK:       "scf.parallel"(%[[C0]], %[[C0]], %[[C256]], %[[C64]], %[[C16]], %[[C4]])
+// The 4 x 2 accumulators start at zero and go through the whole k loop: each step loads
+// two rhs vectors and one lhs scalar per row (broadcast) for eight FMAs.
+// CHECK:         arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK:         scf.for %{{.*}} = %[[C0]] to %[[C128]] step %{{.*}} iter_args
+// CHECK-COUNT-2:   vector.load %{{.*}} : memref<128x256xf32>, vector<8xf32>
+// CHECK:           vector.broadcast
+// CHECK-COUNT-2:   vector.fma
+// CHECK:         }
+// CHECK-COUNT-8: vector.store
 
 // With two threads the parallel loops become async tasks on the async runtime ABI;
 // sequential code calls none of it.

@@ -137,9 +137,6 @@ DOT_TILE_ROWS = 4
 DOT_TILE_VECTORS = 2
 """f32 register tiles: `vector<8xf32>` columns per tile (`_dot_tiles`)."""
 
-DOT_TILE_DEPTH = 128
-"""f32 register tiles: contracting steps per depth block (`_dot_tiles`)."""
-
 VECTOR_WIDTH = 8
 """f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
 
@@ -819,51 +816,33 @@ class FunctionLowering:
         self, b: Builder, root: ops.DotGeneralOp, batch_sizes: list[SSAValue], target: SSAValue
     ) -> None:
         """`[batch.., M, K] x [batch.., K, N]` in f32 (see `_register_tiles`) as register
-        tiles. Loops: batch and blocks of `rows` output rows (in parallel), then blocks of
-        `depth` contracting steps, then tiles of `vectors` x 8 columns. A tile's
-        `rows * vectors` accumulators (`vector<8xf32>`) start at zero in the first depth
-        block (the output is never read before) and from the output in the others, are
-        carried through the block's k loop, each step loading `vectors` rhs vectors once
-        and one lhs scalar per row (broadcast) for `rows * vectors` FMAs, and are stored
-        at its end. Depth blocks keep the rhs rows a tile walks through few enough to stay
-        in the cache and the TLB."""
+        tiles of `rows` output rows x `vectors` * 8 columns, all in parallel, column tiles
+        outermost (so consecutive tiles of one task share the rhs columns they stream,
+        which then come from the L1 cache). A tile's `rows * vectors` accumulators
+        (`vector<8xf32>`, starting at zero) are carried through the whole k loop, each
+        step loading `vectors` rhs vectors once and one lhs scalar per row (broadcast) for
+        `rows * vectors` FMAs, and stored once at the end: the output is written, never
+        read."""
         nb = len(batch_sizes)
         lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
         m, k, n = lhs_shape[nb], lhs_shape[nb + 1], rhs_shape[nb + 1]
-        rows, depth = _block(m, DOT_TILE_ROWS), _block(k, DOT_TILE_DEPTH)
+        rows = _block(m, DOT_TILE_ROWS)
         vectors = DOT_TILE_VECTORS if n % (DOT_TILE_VECTORS * VECTOR_WIDTH) == 0 else 1
         vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
-        outer, ivs = self.parallel_nest(
-            b, [*batch_sizes, self.index(m)], steps=[1] * nb + [rows], parallel=nb + 1,
-            per_iteration=k * n,
+        tile, ivs = self.parallel_nest(
+            b,
+            [*batch_sizes, self.index(n), self.index(m)],
+            steps=[1] * nb + [vectors * VECTOR_WIDTH, rows],
+            parallel=nb + 2,
+            per_iteration=k,
         )
-        batch, i = ivs[:nb], ivs[nb]
-        tile, (k0, j) = self.stepped_loop_nest(
-            outer, [self.index(k), self.index(n)], [depth, vectors * VECTOR_WIDTH]
-        )
+        batch, j, i = ivs[:nb], ivs[nb], ivs[nb + 1]
         row_ivs = [i] + [emit(tile, arith.AddiOp(i, self.index(r))) for r in range(1, rows)]
         column_ivs = [j] + [
             emit(tile, arith.AddiOp(j, self.index(v * VECTOR_WIDTH))) for v in range(1, vectors)
         ]
-        out = [(row, column) for row in row_ivs for column in column_ivs]
-        first = emit(tile, arith.CmpiOp(k0, self.index(0), "eq"))
-        zero_block, load_block = Block(), Block()
-        zero = emit(
-            Builder(InsertPoint.at_end(zero_block)),
-            arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])),
-        )
-        zero_block.add_op(scf.YieldOp(*[zero] * len(out)))
-        loader = Builder(InsertPoint.at_end(load_block))
-        loaded = [emit(loader, vector.LoadOp(target, [*batch, r, c], vector_type)) for r, c in out]
-        load_block.add_op(scf.YieldOp(*loaded))
-        start = tile.insert(
-            scf.IfOp(first, [vector_type] * len(out), Region(zero_block), Region(load_block))
-        )
-        end = emit(tile, arith.AddiOp(k0, self.index(depth)))
-        body_block = Block(arg_types=[INDEX, *([vector_type] * len(out))])
-        loop = tile.insert(scf.ForOp(k0, end, self.index(1), list(start.results), body_block))
-        body = Builder(InsertPoint.at_end(body_block))
-        kv, accumulators = body_block.args[0], body_block.args[1:]
+        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+        loop, body, kv, accumulators = self.loop(tile, self.index(k), [zero] * (rows * vectors))
         lhs, rhs = self.memref_of(root.lhs), self.memref_of(root.rhs)
         columns = [emit(body, vector.LoadOp(rhs, [*batch, kv, c], vector_type)) for c in column_ivs]
         updated = []
@@ -875,8 +854,9 @@ class FunctionLowering:
                     emit(body, vector.FMAOp(broadcast, column, accumulators[r * vectors + v]))
                 )
         body.insert(scf.YieldOp(*updated))
-        for result, (r, c) in zip(loop.results, out):
-            tile.insert(vector.StoreOp(result, target, [*batch, r, c]))
+        for r, row in enumerate(row_ivs):
+            for v, column in enumerate(column_ivs):
+                tile.insert(vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column]))
 
     def _scan(self, b: Builder, item: WorkItem) -> None:
         root = item.root

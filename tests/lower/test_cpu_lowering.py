@@ -275,10 +275,10 @@ func.func @f(%a: tensor<2x7x5xf32>, %b: tensor<3x2x7xf32>) -> tensor<2x5x3xf32> 
 @pytest.mark.parametrize(
     "batch, m, k, n",
     [
-        ((), 5, 7, 8),  # one row per tile (5 is odd), one vector, depth 1 (7 is odd)
-        ((), 6, 96, 16),  # two rows per tile, two vectors, depth 32
-        ((), 64, 300, 24),  # four rows, one vector (24 is not a multiple of 16), depth 4
-        ((3,), 12, 256, 32),  # a batch dim; depth 128 in two blocks
+        ((), 5, 7, 8),  # one row per tile (5 is odd), one vector
+        ((), 6, 96, 16),  # two rows per tile, two vectors
+        ((), 64, 300, 24),  # four rows, one vector (24 is not a multiple of 16)
+        ((3,), 12, 256, 32),  # a batch dim
     ],
 )
 def test_dot_general_register_tiles(batch, m, k, n) -> None:
