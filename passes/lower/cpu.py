@@ -309,7 +309,26 @@ def lower_module_cpu(module: ModuleOp, plan: LoweringPlan) -> ModuleOp:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
             top.insert(FunctionLowering(op, plan).lower())
+    _drop_unread_globals(lowered)
     return lowered
+
+
+def _drop_unread_globals(module: ModuleOp) -> None:
+    """Erase the `memref.get_global`s nothing reads (a splat constant read only as
+    `arith.constant` scalars) and then the globals no `get_global` names, so a splat
+    `tensor<1024x1024xf32>` does not become 4 MB of data in the compiled module."""
+    named: set[str] = set()
+    for op in list(module.walk()):
+        if isinstance(op, memref.GetGlobalOp):
+            if op.memref.uses:
+                named.add(op.name_.root_reference.data)
+            else:
+                op.detach()
+                op.erase()
+    for op in list(module.body.block.ops):
+        if isinstance(op, memref.GlobalOp) and op.sym_name.data not in named:
+            op.detach()
+            op.erase()
 
 
 def _global_of(slot: BufferSlot) -> memref.GlobalOp:

@@ -754,3 +754,20 @@ func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     assert np.isnan(got[np.isnan(x)]).all()
     tail = dict(zip(special, got[-len(special):]))
     assert tail[np.inf] == np.inf and tail[-np.inf] == 0 and tail[0.0] == 1 and tail[-0.0] == 1
+
+
+def test_only_constants_read_from_memory_become_globals() -> None:
+    # %h is a splat read as a scalar by the fused multiply: no global. %w is a splat read
+    # from memory by the dot (not fusible): its global stays.
+    text = """
+func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %h = accy.constant dense<0.5> : tensor<4x4xf32>
+  %w = accy.constant dense<2.0> : tensor<4x4xf32>
+  %m = accy.multiply %x, %h : tensor<4x4xf32>
+  %d = accy.dot_general %m, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}"""
+    exe, _ = check(text, data((4, 4), np.float32))
+    assert exe.lowered_text.count('"memref.global"') == 1
+    assert "dense<2.000000e+00>" in exe.lowered_text
+    assert "dense<5.000000e-01>" not in exe.lowered_text
