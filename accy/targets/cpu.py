@@ -87,9 +87,12 @@ def cpu_pipeline(threads: int = 1) -> str:
 
 def async_runtime(threads: int) -> str:
     """Path of accy's async runtime library, its pool grown to `threads` threads."""
-    from accy.runtime.libraries import async_runtime_library_path
+    from accy.runtime.libraries import NativeLibraryNotFoundError, async_runtime_library_path
 
-    path = str(async_runtime_library_path())
+    try:
+        path = str(async_runtime_library_path())
+    except NativeLibraryNotFoundError as error:
+        raise AccyError(f"{error}\n(threads=1 compiles sequential code, which needs no runtime)") from None
     library = ctypes.CDLL(path)
     library.accy_async_runtime_reserve.argtypes = [ctypes.c_int]
     library.accy_async_runtime_reserve(threads)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from accy.passes.lower.cpu import PARALLEL_MIN_WORK
 
 import accy
 from accy.diagnostics import AccyError
-from accy.passes.lower.cpu import PARALLEL_MIN_WORK
 from accy.targets.cpu import resolve_threads
 
 RNG = np.random.default_rng(7)
@@ -191,7 +191,21 @@ def test_a_forked_child_runs_parallel_code() -> None:
         try:
             (got,) = exe(a, b)
             os._exit(0 if np.array_equal(got, want) else 1)
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - a forked child must never return into pytest
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_missing_async_runtime_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from accy.runtime import libraries
+
+    def missing():
+        raise libraries.NativeLibraryNotFoundError("accy's native library libaccy_async_runtime.so was not found")
+
+    monkeypatch.setattr(libraries, "async_runtime_library_path", missing)
+    text, _ = PROGRAMS["elementwise_flat"]
+    with pytest.raises(AccyError, match="libaccy_async_runtime.so was not found") as info:
+        accy.compile(text, target="cpu", threads=2)
+    assert "threads=1 compiles sequential code" in str(info.value)
+    assert accy.compile(text, target="cpu", threads=1).threads == 1  # needs no runtime
