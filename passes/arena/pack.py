@@ -1,18 +1,21 @@
-"""Pack buffers into one arena: every packer, the smallest result, then two searches.
+"""Pack buffers into one arena: every packer, the smallest result, then the searches.
 
-Stages: the greedy packers of ``PACKERS``; the branch-and-bound ``search`` over skyline
-placements (skipped when a packer already meets the lower bound), which may only replace the
-best so far with a strictly smaller arena; then the ``improve`` local search from the best.
+Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
+the lower bound (a short skyline ``search.fit``, then the exact-cover ``tiling.fit``, which
+is strong where only a perfect tiling reaches the bound), then the skyline ``search`` bisecting
+the capacities above it; then the ``improve`` local search from the best. A search result only
+replaces the best so far when it is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
 the input is put in id order first, so the result does not depend on the input order.
 
-Time: ``budget_ms`` bounds both searches together. The branch-and-bound search gets
-``SEARCH_SHARE`` of it as a node cap (``search.NODES_PER_MS`` nodes per millisecond, or
-``search_nodes`` when given), with the whole budget's end as a safety deadline; ``improve``
-gets what is left. The node and iteration caps make the result reproducible as long as they,
-not the clock, end the searches.
+Time: ``budget_ms`` bounds the searches together. Each search stage gets a share of it
+(``TILED_SHARES`` when ``tiling.suits`` the problem at its lower bound, else
+``UNTILED_SHARES``) as a node cap, the share times its module's ``NODES_PER_MS`` (or a part
+of the ``search_nodes`` / ``tiling_nodes`` argument when given), and the end of its share as a
+safety deadline; ``improve`` gets what is left. The node and iteration caps make the result
+reproducible as long as they, not the clock, end the searches.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from accy.passes.arena import best_fit, greedy_by_breadth, greedy_by_size, search
+from accy.passes.arena import best_fit, greedy_by_breadth, greedy_by_size, search, tiling
 from accy.passes.arena.improve import improve
 from accy.passes.arena.problem import (
     DEFAULT_ALIGNMENT,
@@ -30,6 +33,7 @@ from accy.passes.arena.problem import (
     check_alignment,
     check_unique_ids,
 )
+from accy.passes.arena.sections import build_sections
 
 Packer = Callable[[Sequence[BufferInterval], int], Placement]
 
@@ -41,7 +45,10 @@ PACKERS: tuple[tuple[str, Packer], ...] = (
 )
 SEARCHED = search.NAME
 IMPROVED = "improve"
-SEARCH_SHARE = 0.5
+# Shares of the budget: (skyline at the lower bound, tiling at the lower bound, skyline
+# bisection above it), when the tiling search suits the problem and when it does not.
+TILED_SHARES = (0.0, 0.7, 0.2)
+UNTILED_SHARES = (0.2, 0.0, 0.4)
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
 
@@ -51,12 +58,72 @@ class PackResult:
     """The chosen placement and, for reports, the arena size each packer reached.
 
     ``packer_sizes`` holds one entry per packer of ``PACKERS``, then ``SEARCHED``, the best
-    size after the branch-and-bound search, then ``IMPROVED``, the size after the improvement
-    search (each equal to the size before it when it found nothing smaller).
+    size after the searches (``placement.packer`` names the one that found it), then
+    ``IMPROVED``, the size after the improvement search (each equal to the size before it when
+    it found nothing smaller).
     """
 
     placement: Placement
     packer_sizes: Mapping[str, int]
+
+
+def _searched(
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    best: Placement,
+    *,
+    started: float,
+    budget_ms: float,
+    seed: int,
+    search_nodes: int | None,
+    tiling_nodes: int | None,
+) -> Placement | None:
+    """The first placement the searches find below ``best``, or ``None``."""
+    lower = best.lower_bound
+    sections = build_sections(intervals, alignment)
+    tiled = tiling.suits(sections, lower // sections.unit)
+    probe_share, tiling_share, search_share = TILED_SHARES if tiled else UNTILED_SHARES
+
+    def share_end(*shares: float) -> float:
+        return started + budget_ms * sum(shares) / 1000.0
+
+    if search_nodes is None:
+        probe_nodes = int(budget_ms * probe_share * search.NODES_PER_MS)
+        search_nodes = int(budget_ms * search_share * search.NODES_PER_MS)
+    else:  # split between the skyline stages as their shares are
+        probe_nodes = int(search_nodes * probe_share / (probe_share + search_share))
+        search_nodes -= probe_nodes
+    if tiling_nodes is None:
+        tiling_nodes = int(budget_ms * tiling_share * tiling.NODES_PER_MS)
+    found = search.fit(
+        intervals,
+        alignment,
+        lower,
+        max_nodes=probe_nodes,
+        deadline=share_end(probe_share),
+        seed=seed,
+    )
+    if found is None and tiled and tiling_nodes > 0:
+        found = tiling.fit(
+            intervals,
+            alignment,
+            lower,
+            max_nodes=tiling_nodes,
+            deadline=share_end(probe_share, tiling_share),
+            seed=seed,
+        )
+    tried_lower = probe_nodes > 0 or (tiled and tiling_nodes > 0)
+    if found is None and search_nodes > 0:
+        found = search.search(
+            intervals,
+            alignment,
+            best.size,
+            max_nodes=search_nodes,
+            deadline=share_end(probe_share, tiling_share, search_share),
+            seed=seed,
+            lowest=lower + 1 if tried_lower else lower,  # +1: rounded up to the next unit
+        )
+    return found if found is not None and found.size < best.size else None
 
 
 def pack(
@@ -67,9 +134,10 @@ def pack(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     seed: int = 0,
     search_nodes: int | None = None,
+    tiling_nodes: int | None = None,
 ) -> PackResult:
-    """Place every buffer; ``budget_ms``, ``search_nodes`` and ``max_iterations`` bound the
-    searches (see the module doc)."""
+    """Place every buffer; ``budget_ms``, ``search_nodes`` (both skyline stages),
+    ``tiling_nodes`` and ``max_iterations`` bound the searches (see the module doc)."""
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
@@ -77,19 +145,18 @@ def pack(
     results = [packer(intervals, alignment) for _, packer in PACKERS]
     sizes = {name: result.size for (name, _), result in zip(PACKERS, results)}
     best = min(results, key=lambda result: result.size)  # min keeps the first on ties
-    if search_nodes is None:
-        search_nodes = int(budget_ms * SEARCH_SHARE * search.NODES_PER_MS)
-    if best.size > best.lower_bound and search_nodes > 0:
-        found = search.search(
+    if best.size > best.lower_bound:
+        found = _searched(
             intervals,
             alignment,
-            best.size,
-            max_nodes=search_nodes,
-            deadline=started + budget_ms / 1000.0,
+            best,
+            started=started,
+            budget_ms=budget_ms,
             seed=seed,
+            search_nodes=search_nodes,
+            tiling_nodes=tiling_nodes,
         )
-        if found is not None and found.size < best.size:
-            best = found
+        best = found or best
     sizes[SEARCHED] = best.size
     spent_ms = (time.perf_counter() - started) * 1000.0
     placement = improve(

@@ -30,31 +30,28 @@ section it raises is cut (the live bytes there could no longer fit). Symmetry: b
 same lifetime and size are interchangeable, so only the first unplaced one of each such class
 is branched on.
 
-Capacities are tried from the lower bound upwards in small steps, below an incumbent size, each
-attempt with its own share of a node budget; the first success is the smallest the search can
-reach. The node budget is the deterministic limit; a wall-clock deadline is a safety stop.
+``fit`` tries one capacity. ``search`` bisects the capacities between the lowest one asked
+for (by default the lower bound, tried first with its own share of a node budget) and an
+incumbent size; the first success is the smallest the search can reach. Each capacity is tried
+with restarts (see ``_attempt``). The node budget is the deterministic limit; a wall-clock
+deadline is a safety stop. Sections and units come from ``sections``.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import time
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from accy.passes.arena.problem import BufferInterval, Placement, align_up, make_placement
+from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "search"
-
-# Capacities tried, as fractions of the lower bound above it (rounded up to the size unit).
-CAPACITY_STEPS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.2, 0.35, 0.5)
-NODES_PER_MS = 20
+NODES_PER_MS = 40
 """Search nodes granted per millisecond of budget (well under a slow machine's rate, so the
 node cap, not the clock, ends a search and the result stays reproducible)."""
 
-RANK = lambda top, left, right, last, high: 0
 RESTART_UNIT = 2
 FIRST_SHARE = 0.25
 _DEADLINE_CHECK = 127  # the clock is read every 128 nodes
@@ -62,50 +59,21 @@ _DEADLINE_CHECK = 127  # the clock is read every 128 nodes
 
 @dataclass
 class _Problem:
-    """The buffers of a search, in size units, by index (zero-size buffers left out).
+    """The sections of a search and ``buckets[s]``, the buffers starting in section ``s`` in
+    branching order (shuffled between restarts)."""
 
-    ``first``/``last`` are inclusive section ranges; ``live`` the units live per section;
-    ``buckets[s]`` the buffers starting in section ``s`` in branching order; ``kind`` numbers
-    the classes of interchangeable buffers.
-    """
-
-    unit: int
-    indices: list[int]  # index into the interval list, by search index
-    size: list[int]
-    first: list[int]
-    last: list[int]
-    kind: list[int]
-    live: list[int]
+    sections: Sections
     buckets: list[list[int]]
 
 
-def _gcd_unit(sizes: Sequence[int]) -> int:
-    unit = 0
-    for size in sizes:
-        unit = math.gcd(unit, size)
-    return unit or 1
-
-
 def _build(intervals: Sequence[BufferInterval], alignment: int) -> _Problem:
-    aligned = [align_up(interval.size, alignment) for interval in intervals]
-    indices = [i for i, size in enumerate(aligned) if size > 0]
-    unit = _gcd_unit([aligned[i] for i in indices])
-    points = sorted({intervals[i].start for i in indices} | {intervals[i].end + 1 for i in indices})
-    sections = max(len(points) - 1, 0)
-    size = [aligned[i] // unit for i in indices]
-    first = [bisect_left(points, intervals[i].start) for i in indices]
-    last = [bisect_left(points, intervals[i].end + 1) - 1 for i in indices]
-    live = [0] * sections
-    for b, units in enumerate(size):
-        for t in range(first[b], last[b] + 1):
-            live[t] += units
-    kinds: dict[tuple[int, int, int], int] = {}
-    kind = [kinds.setdefault((first[b], last[b], size[b]), len(kinds)) for b in range(len(size))]
-    buckets: list[list[int]] = [[] for _ in range(sections)]
+    sections = build_sections(intervals, alignment)
+    first, last, size = sections.first, sections.last, sections.size
+    buckets: list[list[int]] = [[] for _ in sections.live]
     # Branching order: longer lifetimes, then larger buffers, then input (id) order.
-    for b in sorted(range(len(size)), key=lambda b: (-last[b], -size[b], b)):
+    for b in sorted(range(sections.count), key=lambda b: (-last[b], -size[b], b)):
         buckets[first[b]].append(b)
-    return _Problem(unit, indices, size, first, last, kind, live, buckets)
+    return _Problem(sections, buckets)
 
 
 def _solve(
@@ -115,16 +83,16 @@ def _solve(
 
     ``None`` when the search proves there is none or runs out of nodes or time.
     """
-    size, first, last, kind, buckets = (
-        problem.size,
-        problem.first,
-        problem.last,
-        problem.kind,
-        problem.buckets,
+    size, first, last, kind = (
+        problem.sections.size,
+        problem.sections.first,
+        problem.sections.last,
+        problem.sections.kind,
     )
+    buckets = problem.buckets
     count = len(size)
-    sections = len(problem.live)
-    remaining = list(problem.live)
+    sections = len(problem.sections.live)
+    remaining = list(problem.sections.live)
     if any(units > capacity for units in remaining):
         return None, 0
     # A section with nothing left to place is closed: its floor is the capacity.
@@ -169,18 +137,13 @@ def _solve(
                     if placed[b] or last[b] > high or kind[b] in seen:
                         continue
                     seen.add(kind[b])
-                    top = h + size[b]
-                    level = min(left, top)
+                    level = min(left, h + size[b])
                     if s > low and level - h > room:
                         continue
-                    # Prefer buffers whose top meets a neighbouring floor and whose end
-                    # closes the segment: they leave fewer steps to fill.
-                    rank = RANK(top, left, right, last[b], high)
-                    choices.append((b, s, level, s - low, rank))
-            choices.sort(key=lambda c: (c[3], c[4]))
+                    choices.append((b, s, level))
             level = min(left, right)
             if level - h <= min(slack[low : high + 1]):
-                choices.append((-1, high + 1, level, 0, 0))
+                choices.append((-1, high + 1, level))
             stack.append([choices, 0, None, -1])
             fresh = False
         frame = stack[-1]
@@ -203,7 +166,7 @@ def _solve(
                 return None, nodes
             continue
         frame[1] = index + 1
-        b, raised_end, level = choices[index][:3]
+        b, raised_end, level = choices[index]
         # Recover the node's segment from the floors: the lowest, leftmost run.
         h = min(floors)
         low = floors.index(h)
@@ -251,19 +214,6 @@ def _solve(
                 break
 
 
-def capacities(lower: int, incumbent: int, unit: int) -> list[int]:
-    """The capacities to try, in units: the lower bound and small steps above it, each
-    strictly below the ``incumbent`` arena (all in units of ``unit`` bytes)."""
-    result: list[int] = []
-    for step in CAPACITY_STEPS:
-        capacity = -(-math.ceil(lower * (1 + step)) // unit)
-        if capacity * unit >= incumbent:
-            break
-        if not result or capacity > result[-1]:
-            result.append(capacity)
-    return result
-
-
 def _luby(i: int) -> int:
     """The ``i``-th term (from 1) of the Luby restart sequence 1 1 2 1 1 2 4 1 1 2 ..."""
     k = 1
@@ -285,7 +235,7 @@ def _attempt(
     with each start's candidates shuffled (seeded), node limits following the Luby sequence."""
     base = problem.buckets
     rng = random.Random(seed)
-    unit = RESTART_UNIT * max(len(problem.size), 1)
+    unit = RESTART_UNIT * max(problem.sections.count, 1)
     used = 0
     restart = 0
     try:
@@ -305,6 +255,27 @@ def _attempt(
     return None, used
 
 
+def fit(
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    capacity: int,
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int = 0,
+) -> Placement | None:
+    """A placement within ``capacity`` bytes (rounded down to the unit), or ``None`` when none
+    was found within ``max_nodes`` nodes and ``deadline``."""
+    problem = _build(intervals, alignment)
+    rows = capacity // problem.sections.unit
+    if rows < problem.sections.lower or max_nodes <= 0:
+        return None
+    offsets, _ = _attempt(problem, rows, max_nodes, deadline, seed)
+    if offsets is None:
+        return None
+    return problem.sections.placement(intervals, offsets, alignment, NAME)
+
+
 def search(
     intervals: Sequence[BufferInterval],
     alignment: int,
@@ -313,17 +284,19 @@ def search(
     max_nodes: int,
     deadline: float,
     seed: int = 0,
+    lowest: int | None = None,
 ) -> Placement | None:
     """A placement smaller than ``incumbent`` bytes, or ``None`` when none was found.
 
-    Tries the lower bound first (with ``FIRST_SHARE`` of the nodes), then bisects the
-    capacities between the smallest not yet tried and the best arena so far, each attempt with
-    an even share of the nodes left over the bisection steps left. Stops at ``deadline`` (a
-    ``time.perf_counter`` value).
+    Tries ``lowest`` bytes (rounded up to the unit; by default the lower bound) first, with
+    ``FIRST_SHARE`` of the nodes, then bisects the capacities between the smallest not yet
+    tried and the best arena so far, each attempt with an even share of the nodes left over the
+    bisection steps left. Stops at ``deadline`` (a ``time.perf_counter`` value).
     """
     problem = _build(intervals, alignment)
-    unit = problem.unit
-    low = max(problem.live, default=0)
+    sections = problem.sections
+    unit = sections.unit
+    low = sections.lower if lowest is None else max(sections.lower, -(-lowest // unit))
     high = incumbent // unit  # every capacity tried is below the best arena found
     best: list[int] | None = None
     left = max_nodes
@@ -342,10 +315,7 @@ def search(
             low = capacity + 1
         else:
             best = offsets
-            high = max(offsets[b] + problem.size[b] for b in range(len(offsets)))
+            high = max(offsets[b] + sections.size[b] for b in range(len(offsets)))
     if best is None:
         return None
-    by_id = {interval.id: 0 for interval in intervals}
-    for b, offset in enumerate(best):
-        by_id[intervals[problem.indices[b]].id] = offset * unit
-    return make_placement(intervals, by_id, alignment, NAME)
+    return sections.placement(intervals, best, alignment, NAME)

@@ -63,8 +63,8 @@ def test_every_packer_is_valid_and_order_independent(
 def test_pack_is_valid_deterministic_and_no_worse_than_any_packer(
     intervals: list[BufferInterval], rng: random.Random
 ) -> None:
-    # A large budget with a small iteration cap: the cap, not the clock, ends the search.
-    options = {"alignment": 256, "budget_ms": 10_000, "max_iterations": 30}
+    # A large budget with small caps: the caps, not the clock, end the searches.
+    options = {"alignment": 256, "budget_ms": 10_000, "max_iterations": 30, "tiling_nodes": 500}
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)
     assert result.placement.size <= min(p(intervals, 256).size for p in PACKERS)
@@ -241,7 +241,13 @@ def test_search_is_valid_below_its_incumbent_and_deterministic(
 @given(st.integers(0, 10**6), st.integers(10, 60))
 def test_pack_with_search_is_valid_deterministic_and_never_worse(seed: int, count: int) -> None:
     intervals = _guillotine(seed, count)
-    options = {"alignment": 256, "budget_ms": 60_000, "max_iterations": 20, "search_nodes": 2000}
+    options = {
+        "alignment": 256,
+        "budget_ms": 60_000,
+        "max_iterations": 20,
+        "search_nodes": 2000,
+        "tiling_nodes": 2000,
+    }
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)
     greedy = min(packer(intervals, 256).size for packer in PACKERS)
