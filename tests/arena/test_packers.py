@@ -166,26 +166,6 @@ def test_invalid_problems_are_rejected() -> None:
 # --- branch-and-bound search over skyline placements -------------------------------------
 
 
-def _guillotine(seed: int, count: int, items: int = 12, height: int = 16) -> list[BufferInterval]:
-    """A full ``items`` x ``height``-unit rectangle cut into ``count`` buffers (256-byte units,
-    less a random slack): every item is exactly full, so the lower bound is the optimum."""
-    rng = random.Random(seed)
-    pieces = [(0, items, 0, height)]
-    while len(pieces) < count:
-        index = rng.randrange(len(pieces))
-        t0, t1, a0, a1 = pieces[index]
-        if t1 - t0 > 1 and (a1 - a0 == 1 or rng.random() < 0.5):
-            cut = rng.randint(t0 + 1, t1 - 1)
-            pieces[index : index + 1] = [(t0, cut, a0, a1), (cut, t1, a0, a1)]
-        elif a1 - a0 > 1:
-            cut = rng.randint(a0 + 1, a1 - 1)
-            pieces[index : index + 1] = [(t0, t1, a0, cut), (t0, t1, cut, a1)]
-    return [
-        BufferInterval(i, t0, t1 - 1, (a1 - a0) * 256 - rng.randrange(256))
-        for i, (t0, t1, a0, a1) in enumerate(pieces)
-    ]
-
-
 def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
     # Alignment 1. Items 0-1 hold a (200) + b (100) + c (300) = 600; items 2-5 hold
     # a + d (200) + e (200) = 600: the lower bound is 600 and a tiling reaches it
@@ -210,9 +190,9 @@ def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 7, 23, 35])
-def test_search_reaches_the_optimum_of_cut_rectangles(seed: int) -> None:
+def test_search_reaches_the_optimum_of_cut_rectangles(guillotine, seed: int) -> None:
     # In these cases a greedy packer misses the optimum (the lower bound).
-    intervals = _guillotine(seed, 30)
+    intervals = guillotine(seed, 30)
     greedy = min(packer(intervals, 256).size for packer in PACKERS)
     assert greedy > lower_bound(intervals, 256)
     found = search.search(
@@ -239,8 +219,10 @@ def test_search_is_valid_below_its_incumbent_and_deterministic(
 
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10**6), st.integers(10, 60))
-def test_pack_with_search_is_valid_deterministic_and_never_worse(seed: int, count: int) -> None:
-    intervals = _guillotine(seed, count)
+def test_pack_with_search_is_valid_deterministic_and_never_worse(
+    guillotine, seed: int, count: int
+) -> None:
+    intervals = guillotine(seed, count)
     options = {
         "alignment": 256,
         "budget_ms": 60_000,
@@ -255,10 +237,10 @@ def test_pack_with_search_is_valid_deterministic_and_never_worse(seed: int, coun
     assert pack(list(reversed(intervals)), **options) == result
 
 
-def test_pack_search_respects_a_small_budget() -> None:
+def test_pack_search_respects_a_small_budget(guillotine) -> None:
     # The default compile-time budget: the whole pack stays within a small multiple of it
     # (the greedy packers themselves are outside the budget but fast at this size).
-    intervals = _guillotine(11, 150, items=40, height=64)
+    intervals = guillotine(11, 150, items=40, height=64)
     started = time.perf_counter()
     result = pack(intervals, alignment=256, budget_ms=20)
     elapsed_ms = (time.perf_counter() - started) * 1000

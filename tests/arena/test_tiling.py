@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import time
 
 import pytest
@@ -21,26 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 PACKERS = [pack_greedy_by_size, pack_greedy_by_breadth, pack_best_fit]
-
-
-def _guillotine(seed: int, count: int, items: int = 12, height: int = 16) -> list[BufferInterval]:
-    """A full ``items`` x ``height``-unit rectangle cut into ``count`` buffers (256-byte units,
-    less a random slack): every item is exactly full, so the lower bound is the optimum."""
-    rng = random.Random(seed)
-    pieces = [(0, items, 0, height)]
-    while len(pieces) < count:
-        index = rng.randrange(len(pieces))
-        t0, t1, a0, a1 = pieces[index]
-        if t1 - t0 > 1 and (a1 - a0 == 1 or rng.random() < 0.5):
-            cut = rng.randint(t0 + 1, t1 - 1)
-            pieces[index : index + 1] = [(t0, cut, a0, a1), (cut, t1, a0, a1)]
-        elif a1 - a0 > 1:
-            cut = rng.randint(a0 + 1, a1 - 1)
-            pieces[index : index + 1] = [(t0, t1, a0, cut), (t0, t1, cut, a1)]
-    return [
-        BufferInterval(i, t0, t1 - 1, (a1 - a0) * 256 - rng.randrange(256))
-        for i, (t0, t1, a0, a1) in enumerate(pieces)
-    ]
 
 
 def test_sections_count_units_and_sections() -> None:
@@ -91,9 +70,9 @@ def test_tiling_declines_below_the_bound_and_without_tight_columns() -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 7, 23, 35])
-def test_tiling_reaches_the_optimum_of_cut_rectangles(seed: int) -> None:
+def test_tiling_reaches_the_optimum_of_cut_rectangles(guillotine, seed: int) -> None:
     # In these cases a greedy packer misses the optimum (the lower bound).
-    intervals = _guillotine(seed, 30)
+    intervals = guillotine(seed, 30)
     bound = lower_bound(intervals, 256)
     assert min(packer(intervals, 256).size for packer in PACKERS) > bound
     found = tiling.fit(intervals, 256, bound, max_nodes=2000, deadline=time.perf_counter() + 60)
@@ -157,9 +136,9 @@ def test_tiling_is_complete_valid_and_deterministic(
     assert again == found
 
 
-def test_pack_uses_the_tiling_search_alone() -> None:
+def test_pack_uses_the_tiling_search_alone(guillotine) -> None:
     # With no skyline nodes, only the tiling search can beat the greedy packers.
-    intervals = _guillotine(7, 30)
+    intervals = guillotine(7, 30)
     bound = lower_bound(intervals, 256)
     result = pack(intervals, budget_ms=60_000, search_nodes=0, tiling_nodes=2000, max_iterations=0)
     check_placement(intervals, result.placement, 256)
