@@ -49,8 +49,8 @@ POINTWISE = (
 """Ops whose output element i reads only element i of each operand (row-major)."""
 
 FUSIBLE = (*POINTWISE, ops.BroadcastInDimOp, ops.SliceOp, ops.IotaOp)
-"""Ops that fuse into their single consumer: each output element is computed from
-operand elements found by index arithmetic."""
+"""Ops that fuse into a consumer's group (see the module docstring): each output element
+is computed from operand elements found by index arithmetic."""
 
 FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp)
 """Ops that take a fusible producer into their kernel."""

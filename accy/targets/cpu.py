@@ -18,7 +18,9 @@ Arguments are checked before anything runs, with `accy.reference.check_arguments
 reference and the compiled target report the same `AccyInputError`s), plus the CPU rules:
 every `?` dim of one call takes the same size (the row count, bound from the first
 argument with a `?`), which may not exceed the largest planned row count when the plan
-put dynamic buffers in the arena.
+put dynamic buffers in the arena. A function with a static signature called with
+C-contiguous arrays of exactly its dtypes and shapes skips the full check (nothing there
+could fail) and runs through a prepared call (`mlir_bridge.PreparedCall`).
 """
 
 from __future__ import annotations

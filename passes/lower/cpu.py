@@ -166,7 +166,6 @@ def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
                 not isinstance(op, (memref.StoreOp, scf.YieldOp)) and not op.regions
                 and (op.name.startswith("arith.") or op.name.startswith("math."))
             )
-            movable = movable and not isinstance(op, scf.ReduceOp)
             if movable and not any(id(v) in inside for v in op.operands):
                 op.detach()
                 loop.parent_block().insert_op_before(op, loop)

@@ -21,7 +21,7 @@
  *
  * Threads. One process-wide pool of worker threads runs the tasks queued by
  * `mlirAsyncRuntimeExecute` (a coroutine handle and its resume function),
- * first in, first out. It holds `accy_async_runtime_threads() - 1` workers:
+ * first in, first out. It holds `mlirAsyncRuntimGetNumWorkerThreads() - 1` workers:
  * a thread blocked in `mlirAsyncRuntimeAwait*` runs queued tasks itself
  * while it waits, so the thread that started a parallel loop is the pool's
  * last worker and nothing waits on an idle core. The number of threads is
@@ -510,11 +510,6 @@ ACCY_EXPORT void mlirAsyncRuntimePrintCurrentThreadId(void) {
 /*===----------------------------------------------------------------------===
   accy's additions
  *===----------------------------------------------------------------------===*/
-
-/* Threads that run tasks (workers + the awaiting thread). */
-ACCY_EXPORT int accy_async_runtime_threads(void) {
-  return (int)mlirAsyncRuntimGetNumWorkerThreads();
-}
 
 /* Make sure `threads` threads can run tasks (starts workers; never stops any).
    Returns the number of threads now available. */
