@@ -10,15 +10,18 @@ and the ratio is the distance from it. Sizes are a whole number of alignment uni
 random slack, so rounding up to the alignment is exercised.
 
 Per case: the ratio reached by each greedy packer, then ``search`` (the best after the exact
-searches: the tiling search at the lower bound and the skyline search above it) and
-``improve``; ``by`` names the algorithm of the chosen placement. Each family ends with the
-worst and the mean of the best ratios.
+searches: the sweep and tiling searches at the lower bound and the skyline search above it)
+and ``improve``; ``by`` names the algorithm of the chosen placement. Each family ends with the
+worst and the mean of the best ratios. With ``--cpsat``, and OR-Tools installed, a peer:
+CP-SAT minimising the arena (``NoOverlap2D``, 2 workers) for as long as accy's budget, its
+best arena over the lower bound (``none`` when it found none in time).
 
 Then the arenas of real programs: the five JAX-exported StableHLO programs in
 ``tests/data/stablehlo``, imported and planned with ``accy.prepare``; per program and per
 packer, the arena over its lower bound (``prep.arena.functions[name].packer_sizes``).
 
-Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--family F ...] [--no-programs]``.
+Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--family F ...] [--no-programs]
+[--cpsat]``.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from accy.passes.arena import BufferInterval, check_placement, pack
+from accy.passes.arena import PACKERS, BufferInterval, check_placement, pack
 
 ALIGNMENT = 256
 STABLEHLO = Path(__file__).resolve().parents[1] / "tests" / "data" / "stablehlo"
@@ -102,7 +105,37 @@ FAMILIES: dict[str, Generator] = {
 }
 
 
-def run_case(name: str, intervals: list[BufferInterval], budget_ms: float) -> float:
+def cpsat_size(intervals: list[BufferInterval], seconds: float, upper: int) -> int | None:
+    """The smallest arena CP-SAT finds in ``seconds`` (in alignment units, no larger than
+    ``upper`` bytes), or ``None``."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    height = model.new_int_var(0, upper // ALIGNMENT, "height")
+    times, rows = [], []
+    for interval in intervals:
+        units = -(-interval.size // ALIGNMENT)
+        if not units:
+            continue
+        offset = model.new_int_var(0, upper // ALIGNMENT - units, f"offset{interval.id}")
+        model.add(offset + units <= height)
+        duration = interval.end + 1 - interval.start
+        times.append(model.new_fixed_size_interval_var(interval.start, duration, ""))
+        rows.append(model.new_fixed_size_interval_var(offset, units, ""))
+    model.add_no_overlap_2d(times, rows)
+    model.minimize(height)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = seconds
+    solver.parameters.num_workers = 2
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return int(solver.value(height)) * ALIGNMENT
+
+
+def run_case(
+    name: str, intervals: list[BufferInterval], budget_ms: float, cpsat: bool = False
+) -> float:
     """Pack one case, check it, print one line; return the best ratio."""
     started = time.perf_counter()
     result = pack(intervals, alignment=ALIGNMENT, budget_ms=budget_ms, max_iterations=10**9)
@@ -113,7 +146,13 @@ def run_case(name: str, intervals: list[BufferInterval], budget_ms: float) -> fl
     ratios = "  ".join(f"{packer}={size / bound:.3f}" for packer, size in sizes)
     best = result.placement.ratio
     chosen = f"best={best:.3f} by={result.placement.packer}"
-    print(f"{name:<16} n={len(intervals):<5} {ratios}  {chosen}  ({elapsed_ms:.0f} ms)")
+    peer = ""
+    if cpsat:
+        # The greedy arena bounds CP-SAT's search, as accy's searches start from it too.
+        greedy = min(size for packer, size in sizes if packer in dict(PACKERS))
+        found = cpsat_size(intervals, budget_ms / 1000, greedy)
+        peer = f"  cpsat={found / bound:.3f}" if found else "  cpsat=none"
+    print(f"{name:<16} n={len(intervals):<5} {ratios}  {chosen}{peer}  ({elapsed_ms:.0f} ms)")
     return best
 
 
@@ -142,9 +181,7 @@ def run_programs(budget_ms: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer and smaller cases")
-    parser.add_argument(
-        "--budget-ms", type=float, default=1000.0, help="improvement budget per case"
-    )
+    parser.add_argument("--budget-ms", type=float, default=3000.0, help="search budget per case")
     parser.add_argument(
         "--family",
         action="append",
@@ -154,7 +191,15 @@ def main() -> None:
     parser.add_argument(
         "--no-programs", action="store_true", help="skip the JAX-exported StableHLO programs"
     )
+    parser.add_argument(
+        "--cpsat", action="store_true", help="also run CP-SAT (OR-Tools) as a peer, per case"
+    )
     args = parser.parse_args()
+    if args.cpsat:
+        try:
+            import ortools  # noqa: F401
+        except ImportError:
+            parser.error("--cpsat needs OR-Tools (pip install ortools)")
     seeds = range(2) if args.quick else range(5)
     counts = (150,) if args.quick else (150, 400)
     budget = min(args.budget_ms, 200.0) if args.quick else args.budget_ms
@@ -167,7 +212,8 @@ def main() -> None:
                 rng = random.Random(seed)
                 intervals = generate(rng, count)
                 rng.shuffle(intervals)
-                bests.append(run_case(f"{family}/{count}/s{seed}", intervals, budget))
+                name = f"{family}/{count}/s{seed}"
+                bests.append(run_case(name, intervals, budget, args.cpsat))
         print(f"{family}: worst best={max(bests):.3f}  mean best={sum(bests) / len(bests):.3f}")
     if not args.no_programs:
         run_programs(budget)

@@ -1,9 +1,10 @@
 """Arena packing: place buffers with lifetimes into one arena (no IR involved).
 
-``pack`` runs every packer, the exact searches (``tiling``: exact cover over offset domains, at
-the lower bound; ``search``: skyline branch-and-bound) and an improvement search;
-``check_placement`` verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems
-and solutions.
+``pack`` runs every packer, the exact searches (``sweep``: a time sweep over PQ-trees
+(``pq_tree``), at the lower bound of arenas full at every section; ``tiling``: exact cover over
+offset domains, at the lower bound; ``search``: skyline branch-and-bound) and an improvement
+search; ``check_placement`` verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV
+problems and solutions.
 """
 
 from accy.passes.arena.best_fit import pack_best_fit

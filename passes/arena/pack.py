@@ -1,20 +1,22 @@
 """Pack buffers into one arena: every packer, the smallest result, then the searches.
 
 Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
-the lower bound (a short skyline ``search.fit``, then the exact-cover ``tiling.fit``, which
-is strong where only a perfect tiling reaches the bound), then the skyline ``search`` bisecting
-the capacities above it; then the ``improve`` local search from the best. A search result only
-replaces the best so far when it is strictly smaller.
+the lower bound (a short skyline ``search.fit``; the time ``sweep.fit`` when every section is
+exactly full there; the exact-cover ``tiling.fit``, strong where only a perfect tiling
+reaches the bound), then the skyline ``search`` bisecting the capacities above it; then the
+``improve`` local search from the best. A search result only replaces the best so far when it
+is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
 the input is put in id order first, so the result does not depend on the input order.
 
 Time: ``budget_ms`` bounds the searches together. Each search stage gets a share of it
-(``TILED_SHARES`` when ``tiling.suits`` the problem at its lower bound, else
-``UNTILED_SHARES``) as a node cap, the share times its module's ``NODES_PER_MS`` (or a part
-of the ``search_nodes`` / ``tiling_nodes`` argument when given), and the end of its share as a
-safety deadline; ``improve`` gets what is left. The node and iteration caps make the result
+(``FULL_SHARES`` when ``sweep.suits`` the problem at its lower bound, else ``TILED_SHARES``
+when ``tiling.suits`` it, else ``UNTILED_SHARES``) as a node cap, the share times its
+module's ``NODES_PER_MS`` (or a part of the ``search_nodes`` / ``tiling_nodes`` /
+``sweep_nodes`` argument when given), and the end of its share as a safety deadline;
+``improve`` gets what is left. The node and iteration caps make the result
 reproducible as long as they, not the clock, end the searches.
 """
 
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from accy.passes.arena import best_fit, greedy_by_breadth, greedy_by_size, search, tiling
+from accy.passes.arena import best_fit, greedy_by_breadth, greedy_by_size, search, sweep, tiling
 from accy.passes.arena.improve import improve
 from accy.passes.arena.problem import (
     DEFAULT_ALIGNMENT,
@@ -45,10 +47,12 @@ PACKERS: tuple[tuple[str, Packer], ...] = (
 )
 SEARCHED = search.NAME
 IMPROVED = "improve"
-# Shares of the budget: (skyline at the lower bound, tiling at the lower bound, skyline
-# bisection above it), when the tiling search suits the problem and when it does not.
-TILED_SHARES = (0.0, 0.7, 0.2)
-UNTILED_SHARES = (0.2, 0.0, 0.4)
+# Shares of the budget: (skyline at the lower bound, sweep at the lower bound, tiling at the
+# lower bound, skyline bisection above it), when the sweep suits the problem (every section
+# full), when only the tiling search does, and when neither does.
+FULL_SHARES = (0.0, 0.35, 0.5, 0.15)
+TILED_SHARES = (0.0, 0.0, 0.7, 0.2)
+UNTILED_SHARES = (0.2, 0.0, 0.0, 0.4)
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
 
@@ -77,12 +81,15 @@ def _searched(
     seed: int,
     search_nodes: int | None,
     tiling_nodes: int | None,
+    sweep_nodes: int | None,
 ) -> Placement | None:
     """The first placement the searches find below ``best``, or ``None``."""
     lower = best.lower_bound
     sections = build_sections(intervals, alignment)
+    full = sweep.suits(sections, lower // sections.unit)
     tiled = tiling.suits(sections, lower // sections.unit)
-    probe_share, tiling_share, search_share = TILED_SHARES if tiled else UNTILED_SHARES
+    shares = FULL_SHARES if full else TILED_SHARES if tiled else UNTILED_SHARES
+    probe_share, sweep_share, tiling_share, search_share = shares
 
     def share_end(*shares: float) -> float:
         return started + budget_ms * sum(shares) / 1000.0
@@ -95,6 +102,8 @@ def _searched(
         search_nodes -= probe_nodes
     if tiling_nodes is None:
         tiling_nodes = int(budget_ms * tiling_share * tiling.NODES_PER_MS)
+    if sweep_nodes is None:
+        sweep_nodes = int(budget_ms * sweep_share * sweep.NODES_PER_MS)
     found = search.fit(
         intervals,
         alignment,
@@ -103,23 +112,32 @@ def _searched(
         deadline=share_end(probe_share),
         seed=seed,
     )
+    if found is None and full and sweep_nodes > 0:
+        found = sweep.fit(
+            intervals,
+            alignment,
+            lower,
+            max_nodes=sweep_nodes,
+            deadline=share_end(probe_share, sweep_share),
+            seed=seed,
+        )
     if found is None and tiled and tiling_nodes > 0:
         found = tiling.fit(
             intervals,
             alignment,
             lower,
             max_nodes=tiling_nodes,
-            deadline=share_end(probe_share, tiling_share),
+            deadline=share_end(probe_share, sweep_share, tiling_share),
             seed=seed,
         )
-    tried_lower = probe_nodes > 0 or (tiled and tiling_nodes > 0)
+    tried_lower = probe_nodes > 0 or (full and sweep_nodes > 0) or (tiled and tiling_nodes > 0)
     if found is None and search_nodes > 0:
         found = search.search(
             intervals,
             alignment,
             best.size,
             max_nodes=search_nodes,
-            deadline=share_end(probe_share, tiling_share, search_share),
+            deadline=share_end(probe_share, sweep_share, tiling_share, search_share),
             seed=seed,
             lowest=lower + 1 if tried_lower else lower,  # +1: rounded up to the next unit
         )
@@ -135,9 +153,11 @@ def pack(
     seed: int = 0,
     search_nodes: int | None = None,
     tiling_nodes: int | None = None,
+    sweep_nodes: int | None = None,
 ) -> PackResult:
     """Place every buffer; ``budget_ms``, ``search_nodes`` (both skyline stages),
-    ``tiling_nodes`` and ``max_iterations`` bound the searches (see the module doc)."""
+    ``tiling_nodes``, ``sweep_nodes`` and ``max_iterations`` bound the searches (see the
+    module doc)."""
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
@@ -155,6 +175,7 @@ def pack(
             seed=seed,
             search_nodes=search_nodes,
             tiling_nodes=tiling_nodes,
+            sweep_nodes=sweep_nodes,
         )
         best = found or best
     sizes[SEARCHED] = best.size

@@ -64,7 +64,13 @@ def test_pack_is_valid_deterministic_and_no_worse_than_any_packer(
     intervals: list[BufferInterval], rng: random.Random
 ) -> None:
     # A large budget with small caps: the caps, not the clock, end the searches.
-    options = {"alignment": 256, "budget_ms": 10_000, "max_iterations": 30, "tiling_nodes": 500}
+    options = {
+        "alignment": 256,
+        "budget_ms": 10_000,
+        "max_iterations": 30,
+        "tiling_nodes": 500,
+        "sweep_nodes": 200,
+    }
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)
     assert result.placement.size <= min(p(intervals, 256).size for p in PACKERS)
@@ -229,6 +235,7 @@ def test_pack_with_search_is_valid_deterministic_and_never_worse(
         "max_iterations": 20,
         "search_nodes": 2000,
         "tiling_nodes": 2000,
+        "sweep_nodes": 500,
     }
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)

@@ -1,0 +1,253 @@
+"""PQ-trees (Booth and Lueker, 1976): the orders of a set of leaves that keep chosen subsets
+consecutive.
+
+A tree stands for a set of leaf orders, its *frontiers*: a P-node's children may come in any
+order, a Q-node's children in their order or reversed, and each child's leaves stay together.
+``reduce(tree, subset)`` keeps exactly the orders in which ``subset`` is consecutive (or says
+there are none), ``replace`` swaps a consecutive subset for a new subtree, ``order_by`` finds
+an order that follows given ranks, and ``freedom`` measures how many orders are left.
+
+Invariants (kept by the constructors ``leaf``, ``p_node`` and ``q_node``): a P-node has at
+least two children and a Q-node at least three (a two-child Q-node is a P-node); nodes are
+canonical, a P-node's children sorted by their smallest leaf and a Q-node read from the end
+with the smaller smallest leaf, so two trees standing for the same orders are equal and hash
+alike (the ``sweep`` search remembers trees that failed).
+
+Reduction follows the classic templates, written as one bottom-up pass: below the *pertinent
+root* (the lowest node holding every leaf of the subset) each node is *empty*, *full* or
+*partial*; a partial node becomes a sequence of children read from its empty side to its full
+side and is spliced into its parent, which must then be a Q-node. A node that cannot be made
+to read that way (two partial children below the root, full children not at one end of a
+Q-node, ...) means no order keeps the subset consecutive.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+_LEAF, _P, _Q = 0, 1, 2
+_EMPTY, _FULL, _PARTIAL = 0, 1, 2
+
+
+class Node:
+    """A PQ-tree node: a leaf (``kind == 0``), a P-node (1) or a Q-node (2)."""
+
+    __slots__ = ("_hash", "children", "kind", "leaves", "smallest")
+
+    def __init__(self, kind: int, children: tuple[Node, ...], leaves: frozenset[int]) -> None:
+        self.kind = kind
+        self.children = children
+        self.leaves = leaves
+        self.smallest = min(leaves)
+        self._hash = hash((kind, self.smallest, tuple(child._hash for child in children)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Node) or self._hash != other._hash:
+            return False
+        return (
+            self.kind == other.kind
+            and self.leaves == other.leaves
+            and self.children == other.children
+        )
+
+    def __repr__(self) -> str:
+        if self.kind == _LEAF:
+            return str(self.smallest)
+        inner = " ".join(map(repr, self.children))
+        return f"P({inner})" if self.kind == _P else f"Q[{inner}]"
+
+
+def leaf(value: int) -> Node:
+    """The one-leaf tree."""
+    return Node(_LEAF, (), frozenset((value,)))
+
+
+def p_node(children: Iterable[Node]) -> Node:
+    """Children in any order (a single child stands for itself)."""
+    ordered = tuple(sorted(children, key=lambda child: child.smallest))
+    if len(ordered) == 1:
+        return ordered[0]
+    return Node(_P, ordered, frozenset().union(*(child.leaves for child in ordered)))
+
+
+def q_node(children: Sequence[Node]) -> Node:
+    """Children in this order or reversed (one or two children need no Q-node)."""
+    if len(children) <= 2:
+        return p_node(children)
+    sequence = tuple(children)
+    if sequence[0].smallest > sequence[-1].smallest:
+        sequence = sequence[::-1]
+    return Node(_Q, sequence, frozenset().union(*(child.leaves for child in sequence)))
+
+
+def frontier(tree: Node) -> list[int]:
+    """One order the tree stands for: its leaves left to right."""
+    if tree.kind == _LEAF:
+        return [tree.smallest]
+    return [value for child in tree.children for value in frontier(child)]
+
+
+def freedom(tree: Node) -> float:
+    """The natural log of the number of orders the tree stands for."""
+    if tree.kind == _LEAF:
+        return 0.0
+    own = math.lgamma(len(tree.children) + 1) if tree.kind == _P else math.log(2)
+    return own + sum(freedom(child) for child in tree.children)
+
+
+class _Impossible(Exception):
+    """No order of the tree keeps the subset consecutive."""
+
+
+def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[Node]]:
+    """Below the pertinent root: ``(EMPTY, node)``, ``(FULL, node)`` or ``(PARTIAL, sequence)``
+    with the sequence read from the empty side to the full side."""
+    inside = len(node.leaves & subset)
+    if inside == 0:
+        return _EMPTY, node
+    if inside == len(node.leaves):
+        return _FULL, node
+    results = [_sorted_out(child, subset) for child in node.children]
+    if node.kind == _P:
+        empty = [value for label, value in results if label == _EMPTY]
+        full = [value for label, value in results if label == _FULL]
+        partial = [value for label, value in results if label == _PARTIAL]
+        if len(partial) > 1:
+            raise _Impossible
+        sequence: list[Node] = [p_node(empty)] if empty else []
+        if partial:
+            sequence.extend(partial[0])  # type: ignore[arg-type]
+        if full:
+            sequence.append(p_node(full))
+        return _PARTIAL, sequence
+    for candidate in (results, results[::-1]):  # a Q-node reads E* [partial] F* either way
+        labels = [label for label, _ in candidate]
+        i = 0
+        while i < len(labels) and labels[i] == _EMPTY:
+            i += 1
+        if i < len(labels) and labels[i] == _PARTIAL:
+            i += 1
+        while i < len(labels) and labels[i] == _FULL:
+            i += 1
+        if i == len(labels):
+            return _PARTIAL, _spliced(candidate)
+    raise _Impossible
+
+
+def _spliced(results: list[tuple[int, Node | list[Node]]], reversed_at: int = -1) -> list[Node]:
+    """Children in order with the partial ones spliced in, the one at ``reversed_at`` (if
+    partial) read backwards, from its full side to its empty side."""
+    sequence: list[Node] = []
+    for i, (label, value) in enumerate(results):
+        if label == _PARTIAL:
+            parts = list(value)  # type: ignore[arg-type]
+            sequence.extend(parts[::-1] if i == reversed_at else parts)
+        else:
+            sequence.append(value)  # type: ignore[arg-type]
+    return sequence
+
+
+def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
+    """The pertinent root after the reduction (its subset leaves in two or more children)."""
+    results = [_sorted_out(child, subset) for child in node.children]
+    labels = [label for label, _ in results]
+    if node.kind == _P:
+        empty = [value for label, value in results if label == _EMPTY]
+        full = [value for label, value in results if label == _FULL]
+        partial = [value for label, value in results if label == _PARTIAL]
+        if len(partial) > 2:
+            raise _Impossible
+        if partial:  # empty..full [full children] full..empty
+            sequence = list(partial[0])  # type: ignore[arg-type]
+            if full:
+                sequence.append(p_node(full))
+            if len(partial) == 2:
+                sequence.extend(reversed(partial[1]))  # type: ignore[arg-type]
+            inner = q_node(sequence)
+        else:
+            inner = p_node(full)
+        return p_node([*empty, inner]) if empty else inner
+    touched = [i for i, label in enumerate(labels) if label != _EMPTY]
+    low, high = touched[0], touched[-1]
+    for i in range(low, high + 1):
+        if labels[i] == _EMPTY or (labels[i] == _PARTIAL and low < i < high):
+            raise _Impossible
+    # A partial child at the low end reads empty..full, one at the high end full..empty.
+    return q_node(_spliced(results, reversed_at=high))
+
+
+def reduce(tree: Node, subset: Iterable[int]) -> Node | None:
+    """The tree of the orders of ``tree`` in which ``subset`` is consecutive; ``None`` when
+    there is none. ``subset`` must be leaves of ``tree``."""
+    wanted = frozenset(subset)
+    if len(wanted) <= 1:
+        return tree
+    try:
+        return _reduced(tree, wanted)
+    except _Impossible:
+        return None
+
+
+def _reduced(node: Node, subset: frozenset[int]) -> Node:
+    for i, child in enumerate(node.children):
+        if subset <= child.leaves:  # the pertinent root lies below
+            children = list(node.children)
+            children[i] = _reduced(child, subset)
+            return p_node(children) if node.kind == _P else q_node(children)
+    if subset == node.leaves:
+        return node
+    return _reduced_root(node, subset)
+
+
+def replace(tree: Node, subset: Iterable[int], new: Node) -> Node:
+    """``tree`` with the leaves of ``subset`` (consecutive in every order of ``tree``, as after
+    ``reduce``) taken out and ``new`` standing where they were."""
+    wanted = frozenset(subset)
+    if tree.leaves == wanted:
+        return new
+    for i, child in enumerate(tree.children):
+        if wanted <= child.leaves:
+            children = list(tree.children)
+            children[i] = replace(child, wanted, new)
+            return p_node(children) if tree.kind == _P else q_node(children)
+    inside = [i for i, child in enumerate(tree.children) if child.leaves & wanted]
+    if any(not tree.children[i].leaves <= wanted for i in inside) or (
+        tree.kind == _Q and inside != list(range(inside[0], inside[-1] + 1))
+    ):
+        raise ValueError(f"leaves {sorted(wanted)} are not consecutive in {tree!r}")
+    if tree.kind == _P:
+        return p_node([child for i, child in enumerate(tree.children) if i not in inside] + [new])
+    children = tree.children
+    return q_node([*children[: inside[0]], new, *children[inside[-1] + 1 :]])
+
+
+def order_by(tree: Node, rank: Mapping[int, int]) -> list[int] | None:
+    """An order of ``tree`` whose ranks never decrease, or ``None`` when it has none.
+
+    Leaves of equal rank may come in any order the tree allows.
+    """
+    if tree.kind == _LEAF:
+        return [tree.smallest]
+    parts = []
+    for child in tree.children:
+        part = order_by(child, rank)
+        if part is None:
+            return None
+        parts.append(part)
+    if tree.kind == _P:
+        parts.sort(key=lambda part: (rank[part[0]], rank[part[-1]]))
+        candidates = [parts]
+    else:
+        candidates = [parts, parts[::-1]]
+    for candidate in candidates:
+        order = [value for part in candidate for value in part]
+        if all(rank[a] <= rank[b] for a, b in itertools.pairwise(order)):
+            return order
+    return None

@@ -1,0 +1,302 @@
+"""Time sweep over PQ-trees: an exact search for arenas that are exactly full at every section.
+
+When every section (see ``sections``) is exactly full at the capacity, the buffers live in a
+section tile the arena with no gap, so a placement is an *order* of the live buffers per
+section, each buffer's offset the sizes below it. The sweep goes through the section
+boundaries in time. At a boundary, the buffers that end free some runs of rows and the
+buffers that start must tile exactly those runs; so the ending and starting buffers split into
+*blocks*: a group ``G`` of ending buffers, consecutive in the order, whose rows a group ``H``
+of starting buffers (as many units) fills in any order. Every placement has such a split (its
+runs), and every split that the earlier boundaries allow extends to a placement of the
+sections so far, so searching the splits is exact.
+
+The orders still open are kept as one PQ-tree (``pq_tree``) over the live buffers: a block
+``reduce``-s the tree so that ``G`` is consecutive, then ``replace``-s ``G`` by a P-node of
+``H``. Offsets are only fixed at the end, from the last section back to the first: each
+section's order keeps the buffers that cross into the next section where the next order has
+them, and puts each ``G`` where its ``H`` is (``order_by`` on the tree kept for the section).
+
+Invariants: the tree at a boundary stands for exactly the orders of the live buffers that
+every earlier split allows; a buffer keeps one offset over its lifetime, since a block only
+rearranges rows that its ``G`` held; ``(boundary, tree)`` pairs whose splits were all tried
+and failed are remembered (trees are canonical) and not searched again.
+
+Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the tree they
+leave (keeping more orders open for later boundaries); splits are built lazily, one group at
+a time, a group dropped as soon as the tree cannot make it consecutive or no starting buffers
+sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried per kind.
+Restarts follow the Luby sequence (times the section count, in nodes; a node is a split
+tried); after the first, near-equal splits are tried in a seeded random order. At most
+``MAX_SPLITS`` splits per boundary are collected (a boundary cut off there is not remembered
+as failed). The node cap makes the result reproducible; the deadline is a safety stop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections.abc import Iterator, Sequence
+
+from accy.passes.arena.pq_tree import Node, freedom, frontier, leaf, order_by, p_node, reduce
+from accy.passes.arena.pq_tree import replace as replace_leaves
+from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.sections import Sections, build_sections
+
+NAME = "sweep"
+NODES_PER_MS = 1
+"""Nodes granted per millisecond (a node builds and sorts a boundary's splits)."""
+MAX_SPLITS = 64
+"""Splits collected per boundary, at most."""
+MAX_GROUP_TRIES = 4096
+"""Ending groups looked at per boundary, at most (a boundary with many ending buffers has
+exponentially many); ``MAX_SPLITS`` also bounds the starting groups per ending group."""
+RESTART_NOISE = 1e-6
+"""After the first run, splits are ordered by freedom plus a uniform draw up to this (log of
+a factor of orders)."""
+MAX_FAILED = 200_000
+"""Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
+_DEADLINE_CHECK = 31  # the clock is read every 32 nodes
+
+Block = tuple[tuple[int, ...], tuple[int, ...]]  # (ending group G, starting group H)
+Split = tuple[Node, Node, tuple[Block, ...]]  # (tree with every G consecutive, next tree, blocks)
+
+
+class _Restart(Exception):
+    """The run's node limit is reached."""
+
+
+class _Stopped(Exception):
+    """The node cap or the deadline is reached."""
+
+
+def _luby(i: int) -> int:
+    """The ``i``-th term (from 1) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 ..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while i != (1 << k) - 1:
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+    return 1 << (k - 1)
+
+
+def suits(sections: Sections, rows: int) -> bool:
+    """Whether the sweep applies at ``rows`` units: every section exactly full."""
+    return sections.count > 0 and all(units == rows for units in sections.live)
+
+
+class _Sweep:
+    """The boundaries of a full problem and the search over their splits."""
+
+    def __init__(self, sections: Sections) -> None:
+        self.size, self.kind = sections.size, sections.kind
+        self.sections = len(sections.live)
+        self.starts: list[list[int]] = [[] for _ in range(self.sections)]
+        self.ends: list[list[int]] = [[] for _ in range(self.sections)]
+        for b in range(sections.count):
+            self.starts[sections.first[b]].append(b)
+            self.ends[sections.last[b]].append(b)
+        for group in self.starts:  # kinds together, so that one per kind is tried
+            group.sort(key=lambda b: (self.kind[b], b))
+        self.tries, self.truncated = 0, False
+
+    # --- the splits of one boundary ----------------------------------------------------------
+
+    def starting_groups(self, starting: Sequence[int], units: int) -> list[tuple[int, ...]]:
+        """The groups of ``starting`` (kinds together) of ``units`` units, fewest first, one
+        per multiset of kinds; at most ``MAX_SPLITS`` (then the boundary is truncated)."""
+        size, kind, found = self.size, self.kind, []
+        # reach[i]: bit u set when buffers from position i on can sum to u units
+        reach = [1] * (len(starting) + 1)
+        for i in range(len(starting) - 1, -1, -1):
+            reach[i] = reach[i + 1] | reach[i + 1] << size[starting[i]]
+
+        def grow(i: int, left: int, chosen: list[int]) -> None:
+            if left == 0:
+                found.append(tuple(chosen))
+                return
+            if len(found) == MAX_SPLITS or not reach[i] >> left & 1:
+                return
+            b = starting[i]
+            if size[b] <= left:
+                chosen.append(b)
+                grow(i + 1, left - size[b], chosen)
+                chosen.pop()
+            j = i + 1  # leaving b out leaves out the rest of its kind too
+            while j < len(starting) and kind[starting[j]] == kind[b]:
+                j += 1
+            grow(j, left, chosen)
+
+        grow(0, units, [])
+        if len(found) == MAX_SPLITS:
+            self.truncated = True
+        found.sort(key=len)
+        return found
+
+    def blockings(
+        self, tree: Node, ending: list[int], starting: list[int]
+    ) -> Iterator[tuple[Node, tuple[Block, ...]]]:
+        """Each split of ``ending``/``starting`` into blocks that ``tree`` allows, with the
+        tree reduced so that every group is consecutive."""
+        if not ending:
+            yield tree, ()
+            return
+        size = self.size
+        sums = 1  # bit u set: some starting buffers sum to u units
+        for b in starting:
+            sums |= sums << size[b]
+        anchor, others = ending[0], ending[1:]
+        for count in range(len(others) + 1):
+            for extra in itertools.combinations(others, count):
+                self.tries += 1
+                if self.tries > MAX_GROUP_TRIES:
+                    self.truncated = True
+                    return
+                group = (anchor, *extra)
+                units = sum(size[b] for b in group)
+                if not sums >> units & 1:
+                    continue
+                reduced = reduce(tree, group)
+                if reduced is None:
+                    continue
+                rest = [b for b in others if b not in extra]
+                for filling in self.starting_groups(starting, units):
+                    left = [b for b in starting if b not in filling]
+                    for final, blocks in self.blockings(reduced, rest, left):
+                        yield final, ((group, filling), *blocks)
+
+    def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
+        """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) and whether
+        they are all of them."""
+        self.tries, self.truncated = 0, False
+        found: list[Split] = []
+        for reduced, blocks in self.blockings(tree, self.ends[t - 1], self.starts[t]):
+            following = reduced
+            for group, filling in blocks:
+                following = replace_leaves(following, group, p_node(map(leaf, filling)))
+            found.append((reduced, following, blocks))
+            if len(found) == MAX_SPLITS:
+                self.truncated = True
+                break
+        return found, not self.truncated
+
+    # --- the search --------------------------------------------------------------------------
+
+    def solve(self, max_nodes: int, deadline: float, seed: int) -> list[int] | None:
+        """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
+        root = p_node(map(leaf, self.starts[0]))
+        failed: set[tuple[int, Node]] = set()
+        nodes, run = 0, 0
+        rng: random.Random | None = None
+        path_reduced: list[Node | None] = [None] * self.sections
+        path_blocks: list[tuple[Block, ...]] = [()] * self.sections
+        while True:
+            run += 1
+            limit = nodes + _luby(run) * self.sections
+            stack: list[tuple[int, Node, list[Split], bool]] = []
+            position: list[int] = []
+            try:
+                t, tree = 1, root
+                while True:
+                    if t == self.sections:
+                        return self.offsets(tree, path_reduced, path_blocks)
+                    if (t, tree) in failed:
+                        splits: list[Split] = []
+                        complete = False  # already remembered
+                    else:
+                        splits, complete = self.splits(t, tree)
+                        splits = self.ordered(splits, rng)
+                    stack.append((t, tree, splits, complete))
+                    position.append(0)
+                    # descend into the next untried split, backing up past exhausted boundaries
+                    while stack:
+                        t, tree, splits, complete = stack[-1]
+                        index = position[-1]
+                        if index < len(splits):
+                            position[-1] += 1
+                            nodes += 1
+                            if nodes >= max_nodes:
+                                raise _Stopped
+                            if nodes >= limit:
+                                raise _Restart
+                            if not nodes & _DEADLINE_CHECK and time.perf_counter() > deadline:
+                                raise _Stopped
+                            reduced, following, blocks = splits[index]
+                            path_reduced[t - 1], path_blocks[t] = reduced, blocks
+                            t, tree = t + 1, following
+                            break
+                        stack.pop()
+                        position.pop()
+                        if complete:
+                            if len(failed) >= MAX_FAILED:
+                                failed.clear()
+                            failed.add((t, tree))
+                    else:
+                        return None  # every split of the first boundary failed
+            except _Restart:
+                rng = random.Random(seed * 1_000_003 + run)
+            except _Stopped:
+                return None
+
+    def ordered(self, splits: list[Split], rng: random.Random | None) -> list[Split]:
+        """Splits by decreasing freedom of the tree they leave (plus noise after a restart)."""
+        if rng is None:
+            return sorted(splits, key=lambda split: -freedom(split[1]))
+        scored = [(freedom(split[1]) + rng.random() * RESTART_NOISE, split) for split in splits]
+        scored.sort(key=lambda item: -item[0])
+        return [split for _, split in scored]
+
+    def offsets(
+        self, last: Node, reduced: list[Node | None], blocks: list[tuple[Block, ...]]
+    ) -> list[int]:
+        """Unit offsets by search index, fixing each section's order from the last back."""
+        size = self.size
+        offsets: dict[int, int] = {}
+        order = frontier(last)
+        for t in range(self.sections - 1, -1, -1):
+            below = 0
+            for b in order:
+                if offsets.setdefault(b, below) != below:
+                    raise AssertionError(f"sweep: buffer {b} moved in section {t} (a bug)")
+                below += size[b]
+            if t == 0:
+                break
+            rank = {b: i for i, b in enumerate(order)}
+            for group, filling in blocks[t]:
+                where = min(rank[b] for b in filling)
+                for b in group:
+                    rank[b] = where
+            tree = reduced[t - 1]
+            assert tree is not None
+            previous = order_by(tree, rank)
+            if previous is None:
+                raise AssertionError(f"sweep: no order for section {t - 1} (a bug)")
+            order = previous
+        return [offsets[b] for b in range(len(size))]
+
+
+def fit(
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    capacity: int,
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int = 0,
+) -> Placement | None:
+    """A placement within ``capacity`` bytes, or ``None`` when none was found.
+
+    ``None`` without searching when the sweep does not ``suits`` the capacity. Stops after
+    ``max_nodes`` nodes or at ``deadline`` (a ``time.perf_counter`` value).
+    """
+    sections = build_sections(intervals, alignment)
+    rows = capacity // sections.unit
+    if not suits(sections, rows):
+        return None
+    offsets = _Sweep(sections).solve(max_nodes, deadline, seed)
+    if offsets is None:
+        return None
+    return sections.placement(intervals, offsets, alignment, NAME)

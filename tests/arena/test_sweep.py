@@ -1,0 +1,79 @@
+"""The time sweep: exact at the lower bound of arenas that are full at every section."""
+
+from __future__ import annotations
+
+import time
+
+import hypothesis.strategies as st
+from accy.passes.arena import BufferInterval, check_placement, lower_bound, sweep
+from accy.passes.arena.sections import build_sections
+from hypothesis import given, settings
+
+
+def _fit(intervals: list[BufferInterval], capacity: int | None = None):
+    capacity = lower_bound(intervals, 256) if capacity is None else capacity
+    return sweep.fit(intervals, 256, capacity, max_nodes=100_000, deadline=time.perf_counter() + 60)
+
+
+def test_hand_case_ending_neighbours_make_room_together() -> None:
+    # Units of 256 bytes, 4 units full at both sections.
+    # Section 0: a (1 unit), b (1), c (2). Section 1: c stays, d (2 units) starts.
+    # d needs the 2 rows a and b free together, so a and b must be neighbours:
+    # with c at the top (rows 2..3), a and b take rows 0..1 and d = rows 0..1 -> offset 0;
+    # or c at the bottom (rows 0..1) and d at offset 2 * 256 = 512.
+    intervals = [
+        BufferInterval(0, 0, 0, 256),  # a
+        BufferInterval(1, 0, 0, 256),  # b
+        BufferInterval(2, 0, 1, 512),  # c
+        BufferInterval(3, 1, 1, 512),  # d
+    ]
+    placement = _fit(intervals)
+    assert placement is not None and placement.packer == "sweep"
+    check_placement(intervals, placement, 256)
+    assert placement.size == 1024 == lower_bound(intervals, 256)
+    a, b, c, d = (placement.offsets[i] for i in range(4))
+    assert abs(a - b) == 256 and d == min(a, b) and {c, d} == {0, 512}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 10))
+def test_full_problems_are_packed_at_the_lower_bound(churn, seed: int, items: int) -> None:
+    # Built full at every item, so a perfect tiling exists and the (exact) sweep finds it.
+    intervals = churn(seed, items=items, height=12)
+    placement = _fit(intervals)
+    assert placement is not None
+    check_placement(intervals, placement, 256)
+    assert placement.size == lower_bound(intervals, 256)
+    assert _fit(list(reversed(intervals))) is not None
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10**6), st.integers(4, 40))
+def test_cut_rectangles_are_packed_at_the_lower_bound(guillotine, seed: int, count: int) -> None:
+    intervals = guillotine(seed, count)
+    placement = _fit(intervals)
+    assert placement is not None
+    check_placement(intervals, placement, 256)
+    assert placement.size == lower_bound(intervals, 256)
+
+
+def test_problems_with_slack_are_left_to_the_other_searches() -> None:
+    # Section 1 holds 1 unit of 2: not full, so the sweep does not apply.
+    intervals = [BufferInterval(0, 0, 1, 256), BufferInterval(1, 0, 0, 256)]
+    sections = build_sections(intervals, 256)
+    assert not sweep.suits(sections, 2)
+    assert _fit(intervals) is None
+    # Above the lower bound no section is full either.
+    full = [BufferInterval(0, 0, 1, 256), BufferInterval(1, 0, 1, 256)]
+    assert _fit(full, 1024) is None and _fit(full) is not None
+
+
+def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
+    intervals = churn(5, items=30, height=32)
+    capacity = lower_bound(intervals, 256)
+    # Every boundary takes a node, so 3 nodes cannot get through 30 items.
+    assert (
+        sweep.fit(intervals, 256, capacity, max_nodes=3, deadline=time.perf_counter() + 60) is None
+    )
+    first, again = _fit(intervals), _fit(intervals)
+    assert first is not None and first == again
