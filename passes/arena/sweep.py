@@ -33,7 +33,6 @@ as failed). The node cap makes the result reproducible; the deadline is a safety
 
 from __future__ import annotations
 
-import itertools
 import random
 import time
 from collections.abc import Iterator, Sequence
@@ -49,8 +48,8 @@ NODES_PER_MS = 1
 MAX_SPLITS = 64
 """Splits collected per boundary, at most."""
 MAX_GROUP_TRIES = 4096
-"""Ending groups looked at per boundary, at most (a boundary with many ending buffers has
-exponentially many); ``MAX_SPLITS`` also bounds the starting groups per ending group."""
+"""Ending groups per anchor, at most (a boundary with many small ending and starting buffers
+has exponentially many); ``MAX_SPLITS`` bounds the starting groups per ending group."""
 RESTART_NOISE = 1e-6
 """After the first run, splits are ordered by freedom plus a uniform draw up to this (log of
 a factor of orders)."""
@@ -101,7 +100,7 @@ class _Sweep:
             self.ends[sections.last[b]].append(b)
         for group in self.starts:  # kinds together, so that one per kind is tried
             group.sort(key=lambda b: (self.kind[b], b))
-        self.tries, self.truncated = 0, False
+        self.truncated = False
 
     # --- the splits of one boundary ----------------------------------------------------------
 
@@ -136,6 +135,33 @@ class _Sweep:
         found.sort(key=len)
         return found
 
+    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[tuple[int, ...]]:
+        """The groups of ``anchor`` and some of ``others`` whose units some starting buffers
+        sum to (bits of ``sums``), fewest first; at most ``MAX_GROUP_TRIES`` (then the
+        boundary is truncated)."""
+        size, found = self.size, []
+        # reach[i]: bit u set when buffers from position i on can sum to u units
+        reach = [1] * (len(others) + 1)
+        for i in range(len(others) - 1, -1, -1):
+            reach[i] = reach[i + 1] | reach[i + 1] << size[others[i]]
+
+        def grow(i: int, units: int, chosen: list[int]) -> None:
+            if len(found) == MAX_GROUP_TRIES or not (reach[i] << units) & sums:
+                return  # no extension sums to a starting group
+            if i == len(others):
+                found.append((anchor, *chosen))
+                return
+            grow(i + 1, units, chosen)
+            chosen.append(others[i])
+            grow(i + 1, units + size[others[i]], chosen)
+            chosen.pop()
+
+        grow(0, size[anchor], [])
+        if len(found) == MAX_GROUP_TRIES:
+            self.truncated = True
+        found.sort(key=len)
+        return found
+
     def blockings(
         self, tree: Node, ending: list[int], starting: list[int]
     ) -> Iterator[tuple[Node, tuple[Block, ...]]]:
@@ -149,29 +175,20 @@ class _Sweep:
         for b in starting:
             sums |= sums << size[b]
         anchor, others = ending[0], ending[1:]
-        for count in range(len(others) + 1):
-            for extra in itertools.combinations(others, count):
-                self.tries += 1
-                if self.tries > MAX_GROUP_TRIES:
-                    self.truncated = True
-                    return
-                group = (anchor, *extra)
-                units = sum(size[b] for b in group)
-                if not sums >> units & 1:
-                    continue
-                reduced = reduce(tree, group)
-                if reduced is None:
-                    continue
-                rest = [b for b in others if b not in extra]
-                for filling in self.starting_groups(starting, units):
-                    left = [b for b in starting if b not in filling]
-                    for final, blocks in self.blockings(reduced, rest, left):
-                        yield final, ((group, filling), *blocks)
+        for group in self.ending_groups(anchor, others, sums):
+            reduced = reduce(tree, group)
+            if reduced is None:
+                continue
+            rest = [b for b in others if b not in group]
+            for filling in self.starting_groups(starting, sum(size[b] for b in group)):
+                left = [b for b in starting if b not in filling]
+                for final, blocks in self.blockings(reduced, rest, left):
+                    yield final, ((group, filling), *blocks)
 
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
         """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) and whether
         they are all of them."""
-        self.tries, self.truncated = 0, False
+        self.truncated = False
         found: list[Split] = []
         for reduced, blocks in self.blockings(tree, self.ends[t - 1], self.starts[t]):
             following = reduced
