@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "search"
@@ -214,20 +215,6 @@ def _solve(
                 break
 
 
-def _luby(i: int) -> int:
-    """The ``i``-th term (from 1) of the Luby restart sequence 1 1 2 1 1 2 4 1 1 2 ..."""
-    k = 1
-    while (1 << k) - 1 < i:
-        k += 1
-    while True:
-        if i == (1 << k) - 1:
-            return 1 << (k - 1)
-        i -= (1 << (k - 1)) - 1
-        k = 1
-        while (1 << k) - 1 < i:
-            k += 1
-
-
 def _attempt(
     problem: _Problem, capacity: int, node_limit: int, deadline: float, seed: int
 ) -> tuple[list[int] | None, int]:
@@ -241,7 +228,7 @@ def _attempt(
     try:
         while used < node_limit and time.perf_counter() <= deadline:
             restart += 1
-            limit = min(unit * _luby(restart), node_limit - used)
+            limit = min(unit * luby(restart), node_limit - used)
             if restart > 1:
                 problem.buckets = [rng.sample(bucket, len(bucket)) for bucket in base]
             offsets, nodes = _solve(problem, capacity, limit, deadline)

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from accy.passes.arena.pq_tree import Node, freedom, frontier, leaf, order_by, p_node, reduce
 from accy.passes.arena.pq_tree import replace as replace_leaves
 from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "sweep"
@@ -67,19 +68,6 @@ class _Restart(Exception):
 
 class _Stopped(Exception):
     """The node cap or the deadline is reached."""
-
-
-def _luby(i: int) -> int:
-    """The ``i``-th term (from 1) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 ..."""
-    k = 1
-    while (1 << k) - 1 < i:
-        k += 1
-    while i != (1 << k) - 1:
-        i -= (1 << (k - 1)) - 1
-        k = 1
-        while (1 << k) - 1 < i:
-            k += 1
-    return 1 << (k - 1)
 
 
 def suits(sections: Sections, rows: int) -> bool:
@@ -212,7 +200,7 @@ class _Sweep:
         path_blocks: list[tuple[Block, ...]] = [()] * self.sections
         while True:
             run += 1
-            limit = nodes + _luby(run) * self.sections
+            limit = nodes + luby(run) * self.sections
             stack: list[tuple[int, Node, list[Split], bool]] = []
             position: list[int] = []
             try:

@@ -52,6 +52,7 @@ from collections.abc import Sequence
 
 from accy.passes.arena.placer import conflict_lists
 from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "tiling"
@@ -85,19 +86,6 @@ def _spread(mask: int, size: int) -> int:
     if size > width:
         rows |= rows << (size - width)
     return rows
-
-
-def _luby(i: int) -> int:
-    """The ``i``-th term (from 1) of the Luby sequence 1 1 2 1 1 2 4 1 1 2 ..."""
-    k = 1
-    while (1 << k) - 1 < i:
-        k += 1
-    while i != (1 << k) - 1:
-        i -= (1 << (k - 1)) - 1
-        k = 1
-        while (1 << k) - 1 < i:
-            k += 1
-    return 1 << (k - 1)
 
 
 class _Grid:
@@ -455,7 +443,7 @@ class _Grid:
         used, restart = 0, 0
         while used < max_nodes and time.perf_counter() <= deadline:
             restart += 1
-            limit = min(unit * _luby(restart), max_nodes - used)
+            limit = min(unit * luby(restart), max_nodes - used)
             status, nodes = self.run(limit, deadline, rng if restart > 1 else None)
             used += nodes
             if status == _FOUND:
