@@ -5,6 +5,7 @@ Families:
 - ``cut``: a full time x address rectangle cut recursively into buffers (guillotine cuts).
 - ``churn``: a full rectangle where, at each work item, random buffers end and the freed
   address runs (merged across neighbours) are re-cut into new buffers.
+(both from ``accy.passes.arena.generated``)
 In ``cut`` and ``churn`` every work item is exactly full, so the lower bound is the optimum
 and the ratio is the distance from it. Sizes are a whole number of alignment units minus a
 random slack, so rounding up to the alignment is exercised.
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from accy.passes.arena import PACKERS, BufferInterval, check_placement, pack
+from accy.passes.arena.generated import churn, cut_rectangle
 
 ALIGNMENT = 256
 STABLEHLO = Path(__file__).resolve().parents[1] / "tests" / "data" / "stablehlo"
@@ -57,45 +59,12 @@ def random_problem(rng: random.Random, count: int) -> list[BufferInterval]:
 
 def cut_problem(rng: random.Random, count: int) -> list[BufferInterval]:
     """A 64-unit x 40-item rectangle cut by guillotine cuts into ``count`` pieces."""
-    pieces = [(0, 40, 0, 64)]  # (first item, last item + 1, low unit, high unit)
-    while len(pieces) < count:
-        index = rng.randrange(len(pieces))
-        t0, t1, a0, a1 = pieces[index]
-        if t1 - t0 > 1 and (a1 - a0 == 1 or rng.random() < 0.5):
-            cut = rng.randint(t0 + 1, t1 - 1)
-            pieces[index : index + 1] = [(t0, cut, a0, a1), (cut, t1, a0, a1)]
-        elif a1 - a0 > 1:
-            cut = rng.randint(a0 + 1, a1 - 1)
-            pieces[index : index + 1] = [(t0, t1, a0, cut), (t0, t1, cut, a1)]
-    return [_buffer(rng, i, t0, t1 - 1, a1 - a0) for i, (t0, t1, a0, a1) in enumerate(pieces)]
+    return cut_rectangle(rng, count, items=40, height=64, alignment=ALIGNMENT)
 
 
 def churn_problem(rng: random.Random, count: int) -> list[BufferInterval]:
     """A 64-unit-high rectangle over ``count // 4`` items, re-cut where buffers end."""
-    items, height, buffers = max(count // 4, 2), 64, []
-    live: list[tuple[int, int, int]] = []  # (low unit, high unit, start item)
-
-    def recut(low: int, high: int, start: int) -> None:
-        while low < high:
-            width = min(high - low, rng.randint(1, 16))
-            live.append((low, low + width, start))
-            low += width
-
-    recut(0, height, 0)
-    for item in range(items):
-        ended = sorted(s for s in live if item == items - 1 or rng.random() < 0.3)
-        for low, high, start in ended:
-            buffers.append(_buffer(rng, len(buffers), start, item, high - low))
-        live[:] = [s for s in live if s not in ended]
-        runs: list[list[int]] = []
-        for low, high, _ in ended:
-            if runs and runs[-1][1] == low:
-                runs[-1][1] = high
-            else:
-                runs.append([low, high])
-        for low, high in runs if item < items - 1 else []:
-            recut(low, high, item + 1)
-    return buffers
+    return churn(rng, items=max(count // 4, 2), height=64, max_width=16, alignment=ALIGNMENT)
 
 
 FAMILIES: dict[str, Generator] = {

@@ -4,7 +4,8 @@
 (``pq_tree``), at the lower bound of arenas full at every section; ``tiling``: exact cover over
 offset domains, at the lower bound; ``search``: skyline branch-and-bound) and an improvement
 search; ``check_placement`` verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV
-problems and solutions.
+problems and solutions; ``generated`` builds problems whose optimum is known (full at every
+item), for benchmarks and tests.
 """
 
 from accy.passes.arena.best_fit import pack_best_fit

@@ -112,24 +112,17 @@ def _searched(
         deadline=share_end(probe_share),
         seed=seed,
     )
-    if found is None and full and sweep_nodes > 0:
-        found = sweep.fit(
-            intervals,
-            alignment,
-            lower,
-            max_nodes=sweep_nodes,
-            deadline=share_end(probe_share, sweep_share),
-            seed=seed,
-        )
-    if found is None and tiled and tiling_nodes > 0:
-        found = tiling.fit(
-            intervals,
-            alignment,
-            lower,
-            max_nodes=tiling_nodes,
-            deadline=share_end(probe_share, sweep_share, tiling_share),
-            seed=seed,
-        )
+    # The exact searches at the lower bound, each where it applies, in budget order.
+    spent = probe_share
+    for exact, applies, nodes, share in (
+        (sweep.fit, full, sweep_nodes, sweep_share),
+        (tiling.fit, tiled, tiling_nodes, tiling_share),
+    ):
+        spent += share
+        if found is None and applies and nodes > 0:
+            found = exact(
+                intervals, alignment, lower, max_nodes=nodes, deadline=share_end(spent), seed=seed
+            )
     tried_lower = probe_nodes > 0 or (full and sweep_nodes > 0) or (tiled and tiling_nodes > 0)
     if found is None and search_nodes > 0:
         found = search.search(
@@ -137,7 +130,7 @@ def _searched(
             alignment,
             best.size,
             max_nodes=search_nodes,
-            deadline=share_end(probe_share, sweep_share, tiling_share, search_share),
+            deadline=share_end(spent, search_share),
             seed=seed,
             lowest=lower + 1 if tried_lower else lower,  # +1: rounded up to the next unit
         )

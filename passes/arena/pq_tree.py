@@ -106,6 +106,14 @@ class _Impossible(Exception):
     """No order of the tree keeps the subset consecutive."""
 
 
+def _by_label(results: list[tuple[int, Node | list[Node]]]) -> tuple[list, list, list]:
+    """The empty children, the full ones and the partial sequences, each in order."""
+    groups: tuple[list, list, list] = ([], [], [])
+    for label, value in results:
+        groups[label].append(value)
+    return groups
+
+
 def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[Node]]:
     """Below the pertinent root: ``(EMPTY, node)``, ``(FULL, node)`` or ``(PARTIAL, sequence)``
     with the sequence read from the empty side to the full side."""
@@ -116,9 +124,7 @@ def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[No
         return _FULL, node
     results = [_sorted_out(child, subset) for child in node.children]
     if node.kind == _P:
-        empty = [value for label, value in results if label == _EMPTY]
-        full = [value for label, value in results if label == _FULL]
-        partial = [value for label, value in results if label == _PARTIAL]
+        empty, full, partial = _by_label(results)
         if len(partial) > 1:
             raise _Impossible
         sequence: list[Node] = [p_node(empty)] if empty else []
@@ -159,9 +165,7 @@ def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
     results = [_sorted_out(child, subset) for child in node.children]
     labels = [label for label, _ in results]
     if node.kind == _P:
-        empty = [value for label, value in results if label == _EMPTY]
-        full = [value for label, value in results if label == _FULL]
-        partial = [value for label, value in results if label == _PARTIAL]
+        empty, full, partial = _by_label(results)
         if len(partial) > 2:
             raise _Impossible
         if partial:  # empty..full [full children] full..empty
