@@ -27,8 +27,10 @@ a time, a group dropped as soon as the tree cannot make it consecutive or no sta
 sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried per kind.
 Restarts follow the Luby sequence (times the section count, in nodes; a node is a split
 tried); after the first, near-equal splits are tried in a seeded random order. At most
-``MAX_SPLITS`` splits per boundary are collected (a boundary cut off there is not remembered
-as failed). The node cap makes the result reproducible; the deadline is a safety stop.
+``MAX_SPLITS`` splits per boundary are collected, with at most ``MAX_REDUCTIONS`` tree
+reductions (a boundary cut off by either is not remembered as failed). The node cap makes
+the result reproducible; the deadline is a safety stop, read between nodes and during a
+boundary's reductions.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ NODES_PER_MS = 1
 """Nodes granted per millisecond (a node builds and sorts a boundary's splits)."""
 MAX_SPLITS = 64
 """Splits collected per boundary, at most."""
+MAX_REDUCTIONS = 4096
+"""Tree reductions per boundary, at most: the groups are tried one against another, so a
+boundary with many ending buffers whose groups the tree mostly refuses could take very long
+to collect its splits."""
 MAX_GROUP_TRIES = 4096
 """Ending groups per anchor, at most (a boundary with many small ending and starting buffers
 has exponentially many); ``MAX_SPLITS`` bounds the starting groups per ending group."""
@@ -71,6 +77,10 @@ class _Stopped(Exception):
     """The node cap or the deadline is reached."""
 
 
+class _Truncated(Exception):
+    """A boundary's reductions reached ``MAX_REDUCTIONS``."""
+
+
 def suits(sections: Sections, rows: int) -> bool:
     """Whether the sweep applies at ``rows`` units: every section exactly full."""
     return sections.count > 0 and all(units == rows for units in sections.live)
@@ -90,6 +100,8 @@ class _Sweep:
         for group in self.starts:  # kinds together, so that one per kind is tried
             group.sort(key=lambda b: (self.kind[b], b))
         self.truncated = False
+        self.reductions = 0
+        self.deadline = float("inf")
 
     # --- the splits of one boundary ----------------------------------------------------------
 
@@ -165,6 +177,11 @@ class _Sweep:
             sums |= sums << size[b]
         anchor, others = ending[0], ending[1:]
         for group in self.ending_groups(anchor, others, sums):
+            self.reductions += 1
+            if self.reductions > MAX_REDUCTIONS:
+                raise _Truncated
+            if not self.reductions & _DEADLINE_CHECK and time.perf_counter() > self.deadline:
+                raise _Stopped
             reduced = reduce(tree, group)
             if reduced is None:
                 continue
@@ -177,22 +194,26 @@ class _Sweep:
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
         """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) and whether
         they are all of them."""
-        self.truncated = False
+        self.truncated, self.reductions = False, 0
         found: list[Split] = []
-        for reduced, blocks in self.blockings(tree, self.ends[t - 1], self.starts[t]):
-            following = reduced
-            for group, filling in blocks:
-                following = replace_leaves(following, group, p_node(map(leaf, filling)))
-            found.append((reduced, following, blocks))
-            if len(found) == MAX_SPLITS:
-                self.truncated = True
-                break
+        try:
+            for reduced, blocks in self.blockings(tree, self.ends[t - 1], self.starts[t]):
+                following = reduced
+                for group, filling in blocks:
+                    following = replace_leaves(following, group, p_node(map(leaf, filling)))
+                found.append((reduced, following, blocks))
+                if len(found) == MAX_SPLITS:
+                    self.truncated = True
+                    break
+        except _Truncated:
+            self.truncated = True
         return found, not self.truncated
 
     # --- the search --------------------------------------------------------------------------
 
     def solve(self, max_nodes: int, deadline: float, seed: int) -> list[int] | None:
         """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
+        self.deadline = deadline
         root = p_node(map(leaf, self.starts[0]))
         failed: set[tuple[int, Node]] = set()
         nodes, run = 0, 0

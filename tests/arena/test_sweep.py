@@ -6,6 +6,7 @@ import time
 
 import hypothesis.strategies as st
 from accy.passes.arena import BufferInterval, check_placement, lower_bound, sweep
+from accy.passes.arena.pq_tree import leaf, p_node
 from accy.passes.arena.sections import build_sections
 from hypothesis import given, settings
 
@@ -77,3 +78,19 @@ def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
     )
     first, again = _fit(intervals), _fit(intervals)
     assert first is not None and first == again
+
+
+def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
+    # Four 1-unit buffers end at item 0 and four start at item 1 (alignment 1, so a unit is a
+    # byte): every group of enders matches some starters' sum, each a tree reduction. The
+    # reductions cap ends the boundary as incomplete (not a proof that it has no split) instead
+    # of trying every group, which on large boundaries took minutes.
+    intervals = [BufferInterval(i, 0, 0, 1) for i in range(4)]
+    intervals += [BufferInterval(4 + i, 1, 1, 1) for i in range(4)]
+    search = sweep._Sweep(build_sections(intervals, 1))
+    tree = p_node(map(leaf, search.starts[0]))
+    splits, complete = search.splits(1, tree)
+    assert splits and complete and search.reductions > 1
+    monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
+    _, complete = search.splits(1, tree)
+    assert not complete
