@@ -3,9 +3,10 @@
 Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
 the lower bound (a short skyline ``search.fit``; the time ``sweep.fit`` when every section is
 exactly full there; the exact-cover ``tiling.fit``, strong where only a perfect tiling
-reaches the bound), then the skyline ``search`` bisecting the capacities above it; then the
-``improve`` local search from the best. A search result only replaces the best so far when it
-is strictly smaller.
+reaches the bound), then the skyline ``search`` bisecting the capacities above it; then
+``windows``, which lowers the best placement a section at a time by repacking windows of time
+around it; then the ``improve`` local search from the best. A search result only replaces the
+best so far when it is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
@@ -15,8 +16,8 @@ Time: ``budget_ms`` bounds the searches together. Each search stage gets a share
 (``FULL_SHARES`` when ``sweep.suits`` the problem at its lower bound, else ``TILED_SHARES``
 when ``tiling.suits`` it, else ``UNTILED_SHARES``) as a node cap, the share times its
 module's ``NODES_PER_MS`` (or a part of the ``search_nodes`` / ``tiling_nodes`` /
-``sweep_nodes`` argument when given), and the end of its share as a safety deadline;
-``improve`` gets what is left. The node and iteration caps make the result
+``sweep_nodes`` / ``windows_nodes`` argument when given), and the end of its share as a
+safety deadline; ``improve`` gets what is left. The node and iteration caps make the result
 reproducible as long as they, not the clock, end the searches.
 """
 
@@ -26,7 +27,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from accy.passes.arena import best_fit, greedy_by_breadth, greedy_by_size, search, sweep, tiling
+from accy.passes.arena import (
+    best_fit,
+    greedy_by_breadth,
+    greedy_by_size,
+    search,
+    sweep,
+    tiling,
+    windows,
+)
 from accy.passes.arena.improve import improve
 from accy.passes.arena.problem import (
     DEFAULT_ALIGNMENT,
@@ -46,13 +55,14 @@ PACKERS: tuple[tuple[str, Packer], ...] = (
     (greedy_by_breadth.NAME, greedy_by_breadth.pack_greedy_by_breadth),
 )
 SEARCHED = search.NAME
+WINDOWS = windows.NAME
 IMPROVED = "improve"
 # Shares of the budget: (skyline at the lower bound, sweep at the lower bound, tiling at the
-# lower bound, skyline bisection above it), when the sweep suits the problem (every section
-# full), when only the tiling search does, and when neither does.
-FULL_SHARES = (0.0, 0.35, 0.5, 0.15)
-TILED_SHARES = (0.0, 0.0, 0.7, 0.2)
-UNTILED_SHARES = (0.2, 0.0, 0.0, 0.4)
+# lower bound, skyline bisection above it, window repacking), when the sweep suits the problem
+# (every section full), when only the tiling search does, and when neither does.
+FULL_SHARES = (0.0, 0.3, 0.25, 0.0, 0.45)
+TILED_SHARES = (0.0, 0.0, 0.5, 0.1, 0.3)
+UNTILED_SHARES = (0.2, 0.0, 0.0, 0.3, 0.2)
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
 
@@ -63,8 +73,8 @@ class PackResult:
 
     ``packer_sizes`` holds one entry per packer of ``PACKERS``, then ``SEARCHED``, the best
     size after the searches (``placement.packer`` names the one that found it), then
-    ``IMPROVED``, the size after the improvement search (each equal to the size before it when
-    it found nothing smaller).
+    ``WINDOWS``, the size after window repacking, then ``IMPROVED``, the size after the
+    improvement search (each equal to the size before it when it found nothing smaller).
     """
 
     placement: Placement
@@ -82,14 +92,16 @@ def _searched(
     search_nodes: int | None,
     tiling_nodes: int | None,
     sweep_nodes: int | None,
-) -> Placement | None:
-    """The first placement the searches find below ``best``, or ``None``."""
+    windows_nodes: int | None,
+) -> tuple[Placement, Placement]:
+    """The best placement after the searches (``best`` when they find nothing smaller), and
+    after window repacking from it."""
     lower = best.lower_bound
     sections = build_sections(intervals, alignment)
     full = sweep.suits(sections, lower // sections.unit)
     tiled = tiling.suits(sections, lower // sections.unit)
     shares = FULL_SHARES if full else TILED_SHARES if tiled else UNTILED_SHARES
-    probe_share, sweep_share, tiling_share, search_share = shares
+    probe_share, sweep_share, tiling_share, search_share, windows_share = shares
 
     def share_end(*shares: float) -> float:
         return started + budget_ms * sum(shares) / 1000.0
@@ -97,13 +109,17 @@ def _searched(
     if search_nodes is None:
         probe_nodes = int(budget_ms * probe_share * search.NODES_PER_MS)
         search_nodes = int(budget_ms * search_share * search.NODES_PER_MS)
-    else:  # split between the skyline stages as their shares are
-        probe_nodes = int(search_nodes * probe_share / (probe_share + search_share))
+    else:  # split between the skyline stages as their shares are (all to the bisection
+        # where neither has a share)
+        skyline_share = probe_share + search_share
+        probe_nodes = int(search_nodes * probe_share / skyline_share) if skyline_share else 0
         search_nodes -= probe_nodes
     if tiling_nodes is None:
         tiling_nodes = int(budget_ms * tiling_share * tiling.NODES_PER_MS)
     if sweep_nodes is None:
         sweep_nodes = int(budget_ms * sweep_share * sweep.NODES_PER_MS)
+    if windows_nodes is None:
+        windows_nodes = int(budget_ms * windows_share * windows.NODES_PER_MS)
     found = search.fit(
         intervals,
         alignment,
@@ -134,7 +150,19 @@ def _searched(
             seed=seed,
             lowest=lower + 1 if tried_lower else lower,  # +1: rounded up to the next unit
         )
-    return found if found is not None and found.size < best.size else None
+    if found is not None and found.size < best.size:
+        best = found
+    lowered = None
+    if best.size > lower and windows_nodes > 0:
+        lowered = windows.lower(
+            intervals,
+            alignment,
+            best,
+            max_nodes=windows_nodes,
+            deadline=share_end(spent, search_share, windows_share),
+            seed=seed,
+        )
+    return best, lowered or best
 
 
 def pack(
@@ -147,10 +175,11 @@ def pack(
     search_nodes: int | None = None,
     tiling_nodes: int | None = None,
     sweep_nodes: int | None = None,
+    windows_nodes: int | None = None,
 ) -> PackResult:
     """Place every buffer; ``budget_ms``, ``search_nodes`` (both skyline stages),
-    ``tiling_nodes``, ``sweep_nodes`` and ``max_iterations`` bound the searches (see the
-    module doc)."""
+    ``tiling_nodes``, ``sweep_nodes``, ``windows_nodes`` and ``max_iterations`` bound the
+    searches (see the module doc)."""
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
@@ -158,8 +187,9 @@ def pack(
     results = [packer(intervals, alignment) for _, packer in PACKERS]
     sizes = {name: result.size for (name, _), result in zip(PACKERS, results)}
     best = min(results, key=lambda result: result.size)  # min keeps the first on ties
+    searched = lowered = best
     if best.size > best.lower_bound:
-        found = _searched(
+        searched, lowered = _searched(
             intervals,
             alignment,
             best,
@@ -169,13 +199,14 @@ def pack(
             search_nodes=search_nodes,
             tiling_nodes=tiling_nodes,
             sweep_nodes=sweep_nodes,
+            windows_nodes=windows_nodes,
         )
-        best = found or best
-    sizes[SEARCHED] = best.size
+    sizes[SEARCHED] = searched.size
+    sizes[WINDOWS] = lowered.size
     spent_ms = (time.perf_counter() - started) * 1000.0
     placement = improve(
         intervals,
-        best,
+        lowered,
         alignment=alignment,
         budget_ms=max(budget_ms - spent_ms, 0.0),
         max_iterations=max_iterations,

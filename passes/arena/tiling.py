@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from accy.passes.arena.placer import conflict_lists
 from accy.passes.arena.problem import BufferInterval, Placement
@@ -429,14 +429,24 @@ class _Grid:
                 frame[5], frame[6] = self.touched
                 break
 
-    def solve(self, max_nodes: int, deadline: float, seed: int) -> list[int] | None:
-        """Offsets by search index fitting in the rows, or ``None`` (none, or out of nodes)."""
+    def solve(
+        self,
+        max_nodes: int,
+        deadline: float,
+        seed: int,
+        domains: Mapping[int, int] | None = None,
+    ) -> tuple[list[int] | None, int]:
+        """Offsets by search index fitting in the rows, or ``None`` (none, or out of nodes),
+        and the nodes used. ``domains`` (search index to a bitmask of offsets) narrows the
+        offsets open to some buffers before the search."""
         try:
             self.reset_queue()
+            for b, domain in (domains or {}).items():
+                self.narrow(b, self.domain[b] & domain)
             self.enqueue(0, self.columns - 1)
             self.propagate()
         except _Conflict:
-            return None
+            return None, 1
         self.trail.clear()  # the root state is never undone
         rng = random.Random(seed)
         unit = max(int(self.count * RESTART_UNIT), 1)
@@ -447,10 +457,10 @@ class _Grid:
             status, nodes = self.run(limit, deadline, rng if restart > 1 else None)
             used += nodes
             if status == _FOUND:
-                return list(self.offsets)
+                return list(self.offsets), used
             if status == _PROVED:
-                return None
-        return None
+                return None, used
+        return None, used
 
 
 class _Span:
@@ -489,7 +499,24 @@ def fit(
     rows = capacity // sections.unit
     if not suits(sections, rows):
         return None
-    offsets = _Grid(sections, rows).solve(max_nodes, deadline, seed)
+    offsets, _ = _Grid(sections, rows).solve(max_nodes, deadline, seed)
     if offsets is None:
         return None
     return sections.placement(intervals, offsets, alignment, NAME)
+
+
+def fit_sections(
+    sections: Sections,
+    rows: int,
+    *,
+    domains: Mapping[int, int],
+    max_nodes: int,
+    deadline: float,
+    seed: int,
+) -> tuple[list[int] | None, int]:
+    """Unit offsets by search index within ``rows``, each buffer of ``domains`` (search index
+    to a bitmask of unit offsets) at one of its offsets, or ``None``; and the nodes the
+    search used.
+
+    For searches over part of a placement (``windows``); no ``suits`` check."""
+    return _Grid(sections, rows).solve(max_nodes, deadline, seed, domains)

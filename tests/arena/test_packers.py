@@ -70,6 +70,7 @@ def test_pack_is_valid_deterministic_and_no_worse_than_any_packer(
         "max_iterations": 30,
         "tiling_nodes": 500,
         "sweep_nodes": 200,
+        "windows_nodes": 500,
     }
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)
@@ -236,11 +237,13 @@ def test_pack_with_search_is_valid_deterministic_and_never_worse(
         "search_nodes": 2000,
         "tiling_nodes": 2000,
         "sweep_nodes": 500,
+        "windows_nodes": 2000,
     }
     result = pack(intervals, **options)
     _assert_sound(intervals, result.placement, 256)
     greedy = min(packer(intervals, 256).size for packer in PACKERS)
-    assert result.placement.size <= result.packer_sizes["search"] <= greedy
+    sizes = result.packer_sizes
+    assert result.placement.size <= sizes["windows"] <= sizes["search"] <= greedy
     assert pack(list(reversed(intervals)), **options) == result
 
 

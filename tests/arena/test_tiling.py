@@ -137,7 +137,8 @@ def test_tiling_is_complete_valid_and_deterministic(
 
 
 def test_pack_uses_the_tiling_search_alone(guillotine) -> None:
-    # With no skyline or sweep nodes, only the tiling search can beat the greedy packers.
+    # With no skyline, sweep or windows nodes, only the tiling search can beat the greedy
+    # packers.
     intervals = guillotine(7, 30)
     bound = lower_bound(intervals, 256)
     result = pack(
@@ -146,6 +147,7 @@ def test_pack_uses_the_tiling_search_alone(guillotine) -> None:
         search_nodes=0,
         tiling_nodes=2000,
         sweep_nodes=0,
+        windows_nodes=0,
         max_iterations=0,
     )
     check_placement(intervals, result.placement, 256)
