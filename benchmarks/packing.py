@@ -11,8 +11,9 @@ and the ratio is the distance from it. Sizes are a whole number of alignment uni
 random slack, so rounding up to the alignment is exercised.
 
 Per case: the ratio reached by each greedy packer, then ``search`` (the best after the exact
-searches: the sweep and tiling searches at the lower bound and the skyline search above it)
-and ``improve``; ``by`` names the algorithm of the chosen placement. Each family ends with the
+searches: the sweep and tiling searches at the lower bound and the skyline search above it),
+``windows`` (after window repacking from it) and ``improve``; ``by`` names the algorithm of
+the chosen placement. Each family ends with the
 worst and the mean of the best ratios. With ``--cpsat``, and OR-Tools installed, a peer:
 CP-SAT minimising the arena (``NoOverlap2D``, 2 workers) for as long as accy's budget, its
 best arena over the lower bound (``none`` when it found none in time).
