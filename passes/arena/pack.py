@@ -60,7 +60,7 @@ IMPROVED = "improve"
 # Shares of the budget: (skyline at the lower bound, sweep at the lower bound, tiling at the
 # lower bound, skyline bisection above it, window repacking), when the sweep suits the problem
 # (every section full), when only the tiling search does, and when neither does.
-FULL_SHARES = (0.0, 0.3, 0.25, 0.05, 0.4)
+FULL_SHARES = (0.0, 0.45, 0.25, 0.05, 0.25)
 TILED_SHARES = (0.0, 0.0, 0.5, 0.1, 0.3)
 UNTILED_SHARES = (0.2, 0.0, 0.0, 0.3, 0.2)
 DEFAULT_BUDGET_MS = 100.0

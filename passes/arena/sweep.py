@@ -28,7 +28,8 @@ sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried
 Restarts follow the Luby sequence (times the section count, in nodes; a node is a split
 tried); after the first, near-equal splits are tried in a seeded random order. At most
 ``MAX_SPLITS`` splits per boundary are collected, with at most ``MAX_REDUCTIONS`` tree
-reductions (a boundary cut off by either is not remembered as failed). The node cap makes
+reductions (a boundary cut off by either is not remembered as failed); the splits of a
+boundary that took ``CACHE_REDUCTIONS`` or more are kept for the next visit. The node cap makes
 the result reproducible; the deadline is a safety stop, read between nodes and during a
 boundary's reductions.
 """
@@ -61,6 +62,12 @@ RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
 measured worse on the churn sets)."""
+CACHE_REDUCTIONS = 32
+"""The splits of a ``(boundary, tree)`` pair that took at least this many tree reductions to
+collect are kept for when the search comes back to it (after a restart, mostly): such
+boundaries are few but take most of the time."""
+MAX_CACHED = 4096
+"""Pairs whose splits are kept, at most (the cache is cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
 _DEADLINE_CHECK = 31  # the clock is read every 32 nodes
@@ -216,6 +223,7 @@ class _Sweep:
         self.deadline = deadline
         root = p_node(map(leaf, self.starts[0]))
         failed: set[tuple[int, Node]] = set()
+        cached: dict[tuple[int, Node], tuple[list[Split], bool]] = {}
         nodes, run = 0, 0
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
@@ -233,8 +241,15 @@ class _Sweep:
                     if (t, tree) in failed:
                         splits: list[Split] = []
                         complete = False  # already remembered
+                    elif (t, tree) in cached:
+                        splits, complete = cached[t, tree]
+                        splits = self.ordered(splits, rng)
                     else:
                         splits, complete = self.splits(t, tree)
+                        if self.reductions >= CACHE_REDUCTIONS:
+                            if len(cached) >= MAX_CACHED:
+                                cached.clear()
+                            cached[t, tree] = splits, complete
                         splits = self.ordered(splits, rng)
                     stack.append((t, tree, splits, complete))
                     position.append(0)
