@@ -114,13 +114,64 @@ def _by_label(results: list[tuple[int, Node | list[Node]]]) -> tuple[list, list,
     return groups
 
 
+def _label(node: Node, subset: frozenset[int]) -> int:
+    """Below the pertinent root: the label ``_sorted_out`` gives ``node``, without building
+    anything; raises ``_Impossible`` where it does."""
+    if node.leaves.isdisjoint(subset):
+        return _EMPTY
+    if node.leaves <= subset:
+        return _FULL
+    labels = [_label(child, subset) for child in node.children]
+    if node.kind == _P:
+        if labels.count(_PARTIAL) > 1:
+            raise _Impossible
+        return _PARTIAL
+    for candidate in (labels, labels[::-1]):  # E* [partial] F* either way
+        i = 0
+        while i < len(candidate) and candidate[i] == _EMPTY:
+            i += 1
+        if i < len(candidate) and candidate[i] == _PARTIAL:
+            i += 1
+        while i < len(candidate) and candidate[i] == _FULL:
+            i += 1
+        if i == len(candidate):
+            return _PARTIAL
+    raise _Impossible
+
+
+def _possible(tree: Node, subset: frozenset[int]) -> bool:
+    """Whether some order of ``tree`` keeps ``subset`` consecutive: the checks of ``reduce``
+    on labels alone (most subsets the ``sweep`` tries are refused, so this runs first)."""
+    node = tree
+    while True:
+        for child in node.children:
+            if subset <= child.leaves:  # the pertinent root lies below
+                node = child
+                break
+        else:
+            break
+    if subset == node.leaves:
+        return True
+    try:
+        labels = [_label(child, subset) for child in node.children]
+    except _Impossible:
+        return False
+    if node.kind == _P:
+        return labels.count(_PARTIAL) <= 2
+    touched = [i for i, label in enumerate(labels) if label != _EMPTY]
+    low, high = touched[0], touched[-1]
+    return all(
+        labels[i] != _EMPTY and (labels[i] != _PARTIAL or i in (low, high))
+        for i in range(low, high + 1)
+    )
+
+
 def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[Node]]:
     """Below the pertinent root: ``(EMPTY, node)``, ``(FULL, node)`` or ``(PARTIAL, sequence)``
     with the sequence read from the empty side to the full side."""
-    inside = len(node.leaves & subset)
-    if inside == 0:
+    if node.leaves.isdisjoint(subset):
         return _EMPTY, node
-    if inside == len(node.leaves):
+    if node.leaves <= subset:
         return _FULL, node
     results = [_sorted_out(child, subset) for child in node.children]
     if node.kind == _P:
@@ -193,6 +244,8 @@ def reduce(tree: Node, subset: Iterable[int]) -> Node | None:
     wanted = frozenset(subset)
     if len(wanted) <= 1:
         return tree
+    if not _possible(tree, wanted):
+        return None
     try:
         return _reduced(tree, wanted)
     except _Impossible:
