@@ -114,6 +114,32 @@ def _by_label(results: list[tuple[int, Node | list[Node]]]) -> tuple[list, list,
     return groups
 
 
+def _reads_empty_to_full(labels: Sequence[int]) -> bool:
+    """Whether a Q-node's children labels read empty ones, at most one partial, full ones."""
+    i = 0
+    while i < len(labels) and labels[i] == _EMPTY:
+        i += 1
+    if i < len(labels) and labels[i] == _PARTIAL:
+        i += 1
+    while i < len(labels) and labels[i] == _FULL:
+        i += 1
+    return i == len(labels)
+
+
+def _root_allows(kind: int, labels: Sequence[int]) -> bool:
+    """Whether a pertinent root of ``kind`` with these children labels can be reduced: a
+    P-node with at most two partial children, a Q-node whose non-empty children are
+    neighbours, partial ones only at the two ends."""
+    if kind == _P:
+        return labels.count(_PARTIAL) <= 2
+    touched = [i for i, label in enumerate(labels) if label != _EMPTY]
+    low, high = touched[0], touched[-1]
+    return all(
+        labels[i] != _EMPTY and (labels[i] != _PARTIAL or i in (low, high))
+        for i in range(low, high + 1)
+    )
+
+
 def _label(node: Node, subset: frozenset[int]) -> int:
     """Below the pertinent root: the label ``_sorted_out`` gives ``node``, without building
     anything; raises ``_Impossible`` where it does."""
@@ -126,16 +152,8 @@ def _label(node: Node, subset: frozenset[int]) -> int:
         if labels.count(_PARTIAL) > 1:
             raise _Impossible
         return _PARTIAL
-    for candidate in (labels, labels[::-1]):  # E* [partial] F* either way
-        i = 0
-        while i < len(candidate) and candidate[i] == _EMPTY:
-            i += 1
-        if i < len(candidate) and candidate[i] == _PARTIAL:
-            i += 1
-        while i < len(candidate) and candidate[i] == _FULL:
-            i += 1
-        if i == len(candidate):
-            return _PARTIAL
+    if _reads_empty_to_full(labels) or _reads_empty_to_full(labels[::-1]):
+        return _PARTIAL
     raise _Impossible
 
 
@@ -156,14 +174,7 @@ def _possible(tree: Node, subset: frozenset[int]) -> bool:
         labels = [_label(child, subset) for child in node.children]
     except _Impossible:
         return False
-    if node.kind == _P:
-        return labels.count(_PARTIAL) <= 2
-    touched = [i for i, label in enumerate(labels) if label != _EMPTY]
-    low, high = touched[0], touched[-1]
-    return all(
-        labels[i] != _EMPTY and (labels[i] != _PARTIAL or i in (low, high))
-        for i in range(low, high + 1)
-    )
+    return _root_allows(node.kind, labels)
 
 
 def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[Node]]:
@@ -185,15 +196,7 @@ def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[No
             sequence.append(p_node(full))
         return _PARTIAL, sequence
     for candidate in (results, results[::-1]):  # a Q-node reads E* [partial] F* either way
-        labels = [label for label, _ in candidate]
-        i = 0
-        while i < len(labels) and labels[i] == _EMPTY:
-            i += 1
-        if i < len(labels) and labels[i] == _PARTIAL:
-            i += 1
-        while i < len(labels) and labels[i] == _FULL:
-            i += 1
-        if i == len(labels):
+        if _reads_empty_to_full([label for label, _ in candidate]):
             return _PARTIAL, _spliced(candidate)
     raise _Impossible
 
@@ -214,11 +217,10 @@ def _spliced(results: list[tuple[int, Node | list[Node]]], reversed_at: int = -1
 def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
     """The pertinent root after the reduction (its subset leaves in two or more children)."""
     results = [_sorted_out(child, subset) for child in node.children]
-    labels = [label for label, _ in results]
+    if not _root_allows(node.kind, [label for label, _ in results]):
+        raise _Impossible
     if node.kind == _P:
         empty, full, partial = _by_label(results)
-        if len(partial) > 2:
-            raise _Impossible
         if partial:  # empty..full [full children] full..empty
             sequence = list(partial[0])  # type: ignore[arg-type]
             if full:
@@ -229,11 +231,7 @@ def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
         else:
             inner = p_node(full)
         return p_node([*empty, inner]) if empty else inner
-    touched = [i for i, label in enumerate(labels) if label != _EMPTY]
-    low, high = touched[0], touched[-1]
-    for i in range(low, high + 1):
-        if labels[i] == _EMPTY or (labels[i] == _PARTIAL and low < i < high):
-            raise _Impossible
+    high = max(i for i, (label, _) in enumerate(results) if label != _EMPTY)
     # A partial child at the low end reads empty..full, one at the high end full..empty.
     return q_node(_spliced(results, reversed_at=high))
 
