@@ -102,6 +102,39 @@ def freedom(tree: Node) -> float:
     return own + sum(freedom(child) for child in tree.children)
 
 
+def contract(tree: Node, keep: frozenset[int]) -> Node:
+    """``tree`` with every subtree holding no leaf of ``keep`` made one leaf, named by the
+    subtree's smallest leaf (a *blocker*).
+
+    A subtree's leaves are consecutive in every order, so a set of ``keep`` leaves can be made
+    consecutive in the contracted tree exactly when it can in ``tree``, and reductions by such
+    sets change the contracted tree as they change ``tree``; the contracted tree is often far
+    smaller. Smallest leaves are unchanged, so the canonical order of children is too.
+    """
+    if tree.kind == _LEAF:
+        return tree
+    if tree.leaves.isdisjoint(keep):
+        return leaf(tree.smallest)
+    if tree.leaves <= keep:
+        return tree
+    children = tuple(contract(child, keep) for child in tree.children)
+    return Node(tree.kind, children, frozenset().union(*(child.leaves for child in children)))
+
+
+def shape(tree: Node, keep: frozenset[int]) -> str:
+    """A text naming the leaves of ``keep`` and the structure around them, the same for two
+    trees exactly when their ``contract``-ions differ only in the names of blockers."""
+    if tree.leaves.isdisjoint(keep):
+        return "x"
+    if tree.kind == _LEAF:
+        return str(tree.smallest)
+    parts = [shape(child, keep) for child in tree.children]
+    if tree.kind == _P:
+        return "P(" + " ".join(sorted(parts)) + ")"
+    forward, backward = " ".join(parts), " ".join(reversed(parts))
+    return "Q[" + min(forward, backward) + "]"
+
+
 class _Impossible(Exception):
     """No order of the tree keeps the subset consecutive."""
 

@@ -25,13 +25,16 @@ Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the 
 leave (keeping more orders open for later boundaries); splits are built lazily, one group at
 a time, a group dropped as soon as the tree cannot make it consecutive or no starting buffers
 sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried per kind.
-Restarts follow the Luby sequence (times the section count, in nodes; a node is a split
-tried); after the first, near-equal splits are tried in a seeded random order. At most
-``MAX_SPLITS`` splits per boundary are collected, with at most ``MAX_REDUCTIONS`` tree
-reductions (a boundary cut off by either is not remembered as failed); the splits of a
-boundary that took ``CACHE_REDUCTIONS`` or more are kept for the next visit. The node cap makes
-the result reproducible; the deadline is a safety stop, read between nodes and during a
-boundary's reductions.
+A boundary's splits are worked out on the tree ``contract``-ed to its ending buffers (the
+subtrees without any made single leaves: the same groups can be made consecutive, and the
+freedoms differ by one constant) and kept per boundary and contracted ``shape``, since the
+trees met again after backtracking mostly differ only away from the ending buffers; only the
+split the search descends into is applied to the whole tree. Restarts follow the Luby
+sequence (times the section count, in nodes; a node is a split tried); after the first,
+near-equal splits are tried in a seeded random order. At most ``MAX_SPLITS`` splits per
+boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a boundary cut off by
+either is not remembered as failed). The node cap makes the result reproducible; the deadline
+is a safety stop, read between nodes and during a boundary's reductions.
 """
 
 from __future__ import annotations
@@ -40,7 +43,17 @@ import random
 import time
 from collections.abc import Iterator, Sequence
 
-from accy.passes.arena.pq_tree import Node, freedom, frontier, leaf, order_by, p_node, reduce
+from accy.passes.arena.pq_tree import (
+    Node,
+    contract,
+    freedom,
+    frontier,
+    leaf,
+    order_by,
+    p_node,
+    reduce,
+    shape,
+)
 from accy.passes.arena.pq_tree import replace as replace_leaves
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.restarts import luby
@@ -62,18 +75,14 @@ RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
 measured worse on the churn sets)."""
-CACHE_REDUCTIONS = 32
-"""The splits of a ``(boundary, tree)`` pair that took at least this many tree reductions to
-collect are kept for when the search comes back to it (after a restart, mostly): such
-boundaries are few but take most of the time."""
-MAX_CACHED = 4096
-"""Pairs whose splits are kept, at most (the cache is cleared when full)."""
+MAX_KNOWN = 65_536
+"""Boundaries whose splits are kept (by contracted shape), at most (cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
 _DEADLINE_CHECK = 31  # the clock is read every 32 nodes
 
 Block = tuple[tuple[int, ...], tuple[int, ...]]  # (ending group G, starting group H)
-Split = tuple[Node, Node, tuple[Block, ...]]  # (tree with every G consecutive, next tree, blocks)
+Split = tuple[float, tuple[Block, ...]]  # (freedom of the next tree, up to a constant; blocks)
 
 
 class _Restart(Exception):
@@ -108,6 +117,7 @@ class _Sweep:
             group.sort(key=lambda b: (self.kind[b], b))
         self.truncated = False
         self.reductions = 0
+        self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.deadline = float("inf")
 
     # --- the splits of one boundary ----------------------------------------------------------
@@ -199,22 +209,52 @@ class _Sweep:
                     yield final, ((group, filling), *blocks)
 
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
-        """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) and whether
-        they are all of them."""
+        """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) that ``tree``
+        allows, best first (without restart noise), and whether they are all of them.
+
+        Worked out on the tree contracted to the ending buffers (see ``_contract``) and kept
+        per boundary and contracted shape: trees met again after backtracking mostly differ
+        only in subtrees the boundary does not touch.
+        """
+        ending = self.ends[t - 1]
+        keep = frozenset(ending)
+        key = (t, shape(tree, keep))
+        known = self.known.get(key)
+        if known is not None:
+            return known
+        contracted = contract(tree, keep)
         self.truncated, self.reductions = False, 0
         found: list[Split] = []
         try:
-            for reduced, blocks in self.blockings(tree, self.ends[t - 1], self.starts[t]):
+            for reduced, blocks in self.blockings(contracted, ending, self.starts[t]):
                 following = reduced
                 for group, filling in blocks:
                     following = replace_leaves(following, group, p_node(map(leaf, filling)))
-                found.append((reduced, following, blocks))
+                found.append((freedom(following), blocks))
                 if len(found) == MAX_SPLITS:
                     self.truncated = True
                     break
         except _Truncated:
             self.truncated = True
+        found.sort(key=lambda split: -split[0])
+        if len(self.known) >= MAX_KNOWN:
+            self.known.clear()
+        self.known[key] = found, not self.truncated
         return found, not self.truncated
+
+    def follow(self, tree: Node, blocks: tuple[Block, ...]) -> tuple[Node, Node]:
+        """``tree`` reduced so that every ending group of ``blocks`` is consecutive, and the
+        next section's tree (each group replaced by its starting buffers)."""
+        reduced = tree
+        for group, _ in blocks:
+            narrowed = reduce(reduced, group)
+            if narrowed is None:
+                raise AssertionError(f"sweep: group {group} not consecutive (a bug)")
+            reduced = narrowed
+        following = reduced
+        for group, filling in blocks:
+            following = replace_leaves(following, group, p_node(map(leaf, filling)))
+        return reduced, following
 
     # --- the search --------------------------------------------------------------------------
 
@@ -223,7 +263,6 @@ class _Sweep:
         self.deadline = deadline
         root = p_node(map(leaf, self.starts[0]))
         failed: set[tuple[int, Node]] = set()
-        cached: dict[tuple[int, Node], tuple[list[Split], bool]] = {}
         nodes, run = 0, 0
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
@@ -241,15 +280,8 @@ class _Sweep:
                     if (t, tree) in failed:
                         splits: list[Split] = []
                         complete = False  # already remembered
-                    elif (t, tree) in cached:
-                        splits, complete = cached[t, tree]
-                        splits = self.ordered(splits, rng)
                     else:
                         splits, complete = self.splits(t, tree)
-                        if self.reductions >= CACHE_REDUCTIONS:
-                            if len(cached) >= MAX_CACHED:
-                                cached.clear()
-                            cached[t, tree] = splits, complete
                         splits = self.ordered(splits, rng)
                     stack.append((t, tree, splits, complete))
                     position.append(0)
@@ -266,7 +298,8 @@ class _Sweep:
                                 raise _Restart
                             if not nodes & _DEADLINE_CHECK and time.perf_counter() > deadline:
                                 raise _Stopped
-                            reduced, following, blocks = splits[index]
+                            blocks = splits[index][1]
+                            reduced, following = self.follow(tree, blocks)
                             path_reduced[t - 1], path_blocks[t] = reduced, blocks
                             t, tree = t + 1, following
                             break
@@ -286,10 +319,10 @@ class _Sweep:
     def ordered(self, splits: list[Split], rng: random.Random | None) -> list[Split]:
         """Splits by decreasing freedom of the tree they leave (plus noise after a restart)."""
         if rng is None:
-            return sorted(splits, key=lambda split: -freedom(split[1]))
-        scored = [(freedom(split[1]) + rng.random() * RESTART_NOISE, split) for split in splits]
-        scored.sort(key=lambda item: -item[0])
-        return [split for _, split in scored]
+            return splits
+        scored = [(score + rng.random() * RESTART_NOISE, blocks) for score, blocks in splits]
+        scored.sort(key=lambda split: -split[0])
+        return scored
 
     def offsets(
         self, last: Node, reduced: list[Node | None], blocks: list[tuple[Block, ...]]

@@ -9,6 +9,7 @@ import math
 import hypothesis.strategies as st
 from accy.passes.arena.pq_tree import (
     Node,
+    contract,
     freedom,
     frontier,
     leaf,
@@ -17,6 +18,7 @@ from accy.passes.arena.pq_tree import (
     q_node,
     reduce,
     replace,
+    shape,
 )
 from hypothesis import given, settings
 
@@ -92,3 +94,44 @@ def test_replace_swaps_a_consecutive_subset_for_a_subtree() -> None:
     tree = q_node([leaf(0), leaf(1), leaf(2), leaf(3)])
     replaced = replace(tree, {1, 2}, p_node([leaf(7), leaf(8)]))
     assert _orders(replaced) == {(0, 7, 8, 3), (0, 8, 7, 3), (3, 7, 8, 0), (3, 8, 7, 0)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(reductions(), st.sets(st.integers(0, 5), min_size=1))
+def test_contract_keeps_which_subsets_of_the_kept_leaves_can_be_consecutive(case, keep) -> None:
+    leaves, subsets = case
+    tree: Node | None = p_node(map(leaf, range(leaves)))
+    for subset in subsets:  # a tree shaped by earlier reductions
+        assert tree is not None
+        narrowed = reduce(tree, subset)
+        tree = tree if narrowed is None else narrowed
+    assert tree is not None
+    kept = frozenset(keep & set(range(leaves)))
+    small = contract(tree, kept)
+    assert shape(small, kept) == shape(tree, kept)
+    # Every subtree without kept leaves is one leaf now.
+    assert all(node.leaves & kept for node in _subtrees(small) if node.children)
+    for size in range(2, len(kept) + 1):
+        for subset in itertools.combinations(sorted(kept), size):
+            whole, part = reduce(tree, subset), reduce(small, subset)
+            assert (whole is None) == (part is None)
+            if whole is not None and part is not None:
+                assert contract(whole, kept) == contract(part, kept)
+                assert math.isclose(
+                    freedom(whole) - freedom(part), freedom(tree) - freedom(small), abs_tol=1e-9
+                )
+
+
+def _subtrees(tree: Node) -> list[Node]:
+    return [tree, *(node for child in tree.children for node in _subtrees(child))]
+
+
+def test_shape_names_kept_leaves_and_not_blockers() -> None:
+    # Q[0 P(1 2) 3 4] kept {0, 4}: the P-node and 3 are blockers, "x"; a tree with other
+    # blocker leaves (5 and 6 for 1, 2 and 3) has the same shape, reversing a Q-node too.
+    kept = frozenset({0, 4})
+    tree = q_node([leaf(0), p_node([leaf(1), leaf(2)]), leaf(3), leaf(4)])
+    other = q_node([leaf(4), leaf(6), p_node([leaf(5), leaf(7)]), leaf(0)])
+    assert shape(tree, kept) == shape(other, kept) == "Q[0 x x 4]"
+    assert contract(tree, kept) == q_node([leaf(0), leaf(1), leaf(3), leaf(4)])
+    assert shape(tree, frozenset({0, 1})) != shape(other, frozenset({0, 5}))

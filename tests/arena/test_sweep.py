@@ -92,5 +92,6 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     splits, complete = search.splits(1, tree)
     assert splits and complete and search.reductions > 1
     monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
+    search = sweep._Sweep(build_sections(intervals, 1))  # splits are kept per search
     _, complete = search.splits(1, tree)
     assert not complete
