@@ -107,9 +107,10 @@ def contract(tree: Node, keep: frozenset[int]) -> Node:
     subtree's smallest leaf (a *blocker*).
 
     A subtree's leaves are consecutive in every order, so a set of ``keep`` leaves can be made
-    consecutive in the contracted tree exactly when it can in ``tree``, and reductions by such
-    sets change the contracted tree as they change ``tree``; the contracted tree is often far
-    smaller. Smallest leaves are unchanged, so the canonical order of children is too.
+    consecutive in the contracted tree exactly when it can in ``tree``, and reducing either by
+    such a set gives trees that contract alike; the contracted tree is often far smaller, and
+    its ``freedom`` differs from the tree's by the blockers' own, before and after. Smallest
+    leaves are unchanged, so the canonical order of children is too.
     """
     if tree.kind == _LEAF:
         return tree
