@@ -11,13 +11,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from accy.passes.arena import pack, read_problem, write_solution
+from accy.passes.arena import pack, read_minimalloc, write_solution
 from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="accy-pack", description=__doc__.splitlines()[0])
-    parser.add_argument("problem", help="MiniMalloc CSV: id,lower,upper,size (upper exclusive)")
+    parser.add_argument(
+        "problem",
+        help="MiniMalloc CSV: id,lower,upper,size or buffer,start,end,size (upper/end exclusive)",
+    )
     parser.add_argument("--capacity", type=int, help="fail unless the arena fits in N bytes")
     parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
     parser.add_argument(
@@ -42,14 +45,21 @@ def _report(result: PackResult) -> str:
 def _run(args: argparse.Namespace) -> int:
     if args.alignment < 1:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
-    intervals = read_problem(args.problem)
+    problem = read_minimalloc(args.problem)
+    intervals = problem.intervals
     result = pack(intervals, alignment=args.alignment, budget_ms=args.budget_ms)
     print(_report(result))
     size = result.placement.size
     if args.capacity is not None and size > args.capacity:
         raise ValueError(f"arena needs {size} bytes, capacity is {args.capacity}")
     if args.output:
-        write_solution(args.output, intervals, result.placement)
+        write_solution(
+            args.output,
+            intervals,
+            result.placement,
+            names=problem.names,
+            columns=problem.columns,
+        )
     return 0
 
 

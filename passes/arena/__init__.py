@@ -3,9 +3,9 @@
 ``pack`` runs every packer, the exact searches (``sweep``: a time sweep over PQ-trees
 (``pq_tree``), at the lower bound of arenas full at every section; ``tiling``: exact cover over
 offset domains, at the lower bound; ``search``: skyline branch-and-bound), window repacking
-above the bound (``windows``) and an improvement search; ``check_placement`` verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV
-problems and solutions; ``generated`` builds problems whose optimum is known (full at every
-item), for benchmarks and tests.
+above the bound (``windows``) and an improvement search; ``check_placement`` verifies a
+result; ``minimalloc`` reads and writes MiniMalloc CSV problems and solutions; ``generated``
+builds problems whose optimum is known (full at every item), for benchmarks and tests.
 """
 
 from accy.passes.arena.best_fit import pack_best_fit
@@ -14,7 +14,9 @@ from accy.passes.arena.greedy_by_breadth import pack_greedy_by_breadth
 from accy.passes.arena.greedy_by_size import pack_greedy_by_size
 from accy.passes.arena.improve import improve
 from accy.passes.arena.minimalloc import (
+    MiniMallocFile,
     MiniMallocFormatError,
+    read_minimalloc,
     read_problem,
     read_solution,
     write_solution,
@@ -34,6 +36,7 @@ __all__ = [
     "PACKERS",
     "ArenaCheckError",
     "BufferInterval",
+    "MiniMallocFile",
     "MiniMallocFormatError",
     "PackResult",
     "Placement",
@@ -46,6 +49,7 @@ __all__ = [
     "pack_best_fit",
     "pack_greedy_by_breadth",
     "pack_greedy_by_size",
+    "read_minimalloc",
     "read_problem",
     "read_solution",
     "write_solution",

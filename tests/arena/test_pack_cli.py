@@ -62,3 +62,16 @@ def test_malformed_file_names_the_line(tmp_path: Path) -> None:
     result = _run(path)
     assert result.returncode == 1
     assert result.stderr == f"error: {path}:3: upper 'one' is not an integer\n"
+
+
+def test_minimalloc_example_keeps_its_names_and_columns(tmp_path: Path) -> None:
+    # MiniMalloc's README example: named buffers, solved within its 12-byte capacity.
+    path = _problem(
+        tmp_path, "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n"
+    )
+    solution = tmp_path / "output.12.csv"
+    result = _run(path, "--capacity", "12", "-o", str(solution))
+    assert result.returncode == 0, result.stderr
+    lines = solution.read_text().splitlines()
+    assert lines[0] == "id,lower,upper,size,offset"
+    assert [line.split(",")[0] for line in lines[1:]] == ["b1", "b2", "b3", "b4", "b5"]
