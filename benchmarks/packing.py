@@ -22,19 +22,26 @@ Then the arenas of real programs: the five JAX-exported StableHLO programs in
 ``tests/data/stablehlo``, imported and planned with ``accy.prepare``; per program and per
 packer, the arena over its lower bound (``prep.arena.functions[name].packer_sizes``).
 
+With ``--minimalloc DIR``, instead: MiniMalloc's benchmark problems, ``NAME.CAPACITY.csv`` as
+in the ``benchmarks/asplos2024`` folder of github.com/google/minimalloc (not shipped here),
+each packed with its capacity given (``pack(capacity=...)``, as ``accy-pack --capacity``):
+whether it fits, the arena over the capacity and over the lower bound; with ``--cpsat``,
+whether CP-SAT finds a placement within the capacity in the same time.
+
 Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--family F ...] [--no-programs]
-[--cpsat]``.
+[--cpsat] [--minimalloc DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from accy.passes.arena import PACKERS, BufferInterval, check_placement, pack
+from accy.passes.arena import PACKERS, BufferInterval, check_placement, pack, read_problem
 from accy.passes.arena.generated import churn, cut_rectangle
 
 ALIGNMENT = 256
@@ -75,19 +82,21 @@ FAMILIES: dict[str, Generator] = {
 }
 
 
-def cpsat_size(intervals: list[BufferInterval], seconds: float, upper: int) -> int | None:
-    """The smallest arena CP-SAT finds in ``seconds`` (in alignment units, no larger than
-    ``upper`` bytes), or ``None``."""
+def cpsat_size(
+    intervals: list[BufferInterval], seconds: float, upper: int, unit: int = ALIGNMENT
+) -> int | None:
+    """The smallest arena CP-SAT finds in ``seconds`` (in ``unit``-byte units, sizes rounded
+    up to them, no larger than ``upper`` bytes), or ``None``."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
-    height = model.new_int_var(0, upper // ALIGNMENT, "height")
+    height = model.new_int_var(0, upper // unit, "height")
     times, rows = [], []
     for interval in intervals:
-        units = -(-interval.size // ALIGNMENT)
+        units = -(-interval.size // unit)
         if not units:
             continue
-        offset = model.new_int_var(0, upper // ALIGNMENT - units, f"offset{interval.id}")
+        offset = model.new_int_var(0, upper // unit - units, f"offset{interval.id}")
         model.add(offset + units <= height)
         duration = interval.end + 1 - interval.start
         times.append(model.new_fixed_size_interval_var(interval.start, duration, ""))
@@ -100,7 +109,7 @@ def cpsat_size(intervals: list[BufferInterval], seconds: float, upper: int) -> i
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    return int(solver.value(height)) * ALIGNMENT
+    return int(solver.value(height)) * unit
 
 
 def run_case(
@@ -148,6 +157,44 @@ def run_programs(budget_ms: float) -> None:
         print(f"stablehlo: worst best={max(worst):.3f}  mean best={sum(worst) / len(worst):.3f}")
 
 
+def run_minimalloc(directory: Path, budget_ms: float, cpsat: bool) -> None:
+    """MiniMalloc's benchmark problems (``NAME.CAPACITY.csv``, as in its repository's
+    ``benchmarks/`` folders): whether accy fits each in its capacity within the budget (and
+    CP-SAT, with ``--cpsat``, in the same time), and the arena over capacity and lower bound."""
+    paths = sorted(directory.glob("*.csv"))
+    if not paths:
+        raise SystemExit(f"error: no .csv files in {directory}")
+    fitted = peer_fitted = 0
+    for path in paths:
+        try:
+            capacity = int(path.stem.rsplit(".", 1)[1])
+        except (IndexError, ValueError):
+            raise SystemExit(f"error: {path.name}: expected NAME.CAPACITY.csv") from None
+        intervals = read_problem(path)
+        started = time.perf_counter()
+        result = pack(
+            intervals, alignment=1, budget_ms=budget_ms, max_iterations=10**9, capacity=capacity
+        )
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        check_placement(intervals, result.placement, 1)
+        placement = result.placement
+        fits = placement.size <= capacity
+        fitted += fits
+        line = (
+            f"{path.name:<20} n={len(intervals):<4} {'fits' if fits else 'over'}  "
+            f"arena/capacity={placement.size / capacity:.4f}  ratio={placement.ratio:.4f}  "
+            f"by={placement.packer}  ({elapsed_ms:.0f} ms)"
+        )
+        if cpsat:
+            unit = math.gcd(capacity, *(interval.size for interval in intervals))
+            found = cpsat_size(intervals, budget_ms / 1000.0, capacity, unit=unit)
+            peer_fitted += found is not None
+            line += f"  cpsat={'fits' if found is not None else 'none'}"
+        print(line)
+    peer = f" (CP-SAT {peer_fitted})" if cpsat else ""
+    print(f"minimalloc: {fitted} of {len(paths)} fit their capacity{peer}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer and smaller cases")
@@ -164,12 +211,21 @@ def main() -> None:
     parser.add_argument(
         "--cpsat", action="store_true", help="also run CP-SAT (OR-Tools) as a peer, per case"
     )
+    parser.add_argument(
+        "--minimalloc",
+        type=Path,
+        metavar="DIR",
+        help="only run MiniMalloc's benchmark problems in DIR (NAME.CAPACITY.csv files)",
+    )
     args = parser.parse_args()
     if args.cpsat:
         try:
             import ortools  # noqa: F401
         except ImportError:
             parser.error("--cpsat needs OR-Tools (pip install ortools)")
+    if args.minimalloc:
+        run_minimalloc(args.minimalloc, args.budget_ms, args.cpsat)
+        return
     seeds = range(2) if args.quick else range(5)
     counts = (150,) if args.quick else (150, 400)
     budget = min(args.budget_ms, 200.0) if args.quick else args.budget_ms

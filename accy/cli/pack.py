@@ -21,10 +21,12 @@ def _parser() -> argparse.ArgumentParser:
         "problem",
         help="MiniMalloc CSV: id,lower,upper,size or buffer,start,end,size (upper/end exclusive)",
     )
-    parser.add_argument("--capacity", type=int, help="fail unless the arena fits in N bytes")
+    parser.add_argument(
+        "--capacity", type=int, help="fit the arena in N bytes first; fail if it does not"
+    )
     parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
     parser.add_argument(
-        "--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="improvement search time"
+        "--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="search time (milliseconds)"
     )
     parser.add_argument("-o", "--output", help="write the solution CSV (with offsets) here")
     return parser
@@ -47,7 +49,9 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
     problem = read_minimalloc(args.problem)
     intervals = problem.intervals
-    result = pack(intervals, alignment=args.alignment, budget_ms=args.budget_ms)
+    result = pack(
+        intervals, alignment=args.alignment, budget_ms=args.budget_ms, capacity=args.capacity
+    )
     print(_report(result))
     size = result.placement.size
     if args.capacity is not None and size > args.capacity:

@@ -12,6 +12,11 @@ Invariants: the result is a valid placement (see ``checker``) no larger than any
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
 the input is put in id order first, so the result does not depend on the input order.
 
+Capacity: when a ``capacity`` is given and the best greedy arena exceeds it, fitting it comes
+first: the skyline ``search.fit`` at the capacity gets ``CAPACITY_SHARE`` of the budget (the
+way MiniMalloc is used: any placement within a capacity), and the stages above run in the rest
+of the budget from the placement it found, if any.
+
 Time: ``budget_ms`` bounds the searches together. Each search stage gets a share of it
 (``FULL_SHARES`` when ``sweep.suits`` the problem at its lower bound, else ``TILED_SHARES``
 when ``tiling.suits`` it, else ``UNTILED_SHARES``) as a node cap, the share times its
@@ -63,6 +68,8 @@ IMPROVED = "improve"
 FULL_SHARES = (0.0, 0.45, 0.25, 0.05, 0.25)
 TILED_SHARES = (0.0, 0.0, 0.5, 0.1, 0.3)
 UNTILED_SHARES = (0.2, 0.0, 0.0, 0.3, 0.2)
+CAPACITY_SHARE = 0.75
+"""The share of the budget for fitting a given capacity, before the other stages."""
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
 
@@ -93,9 +100,12 @@ def _searched(
     tiling_nodes: int | None,
     sweep_nodes: int | None,
     windows_nodes: int | None,
+    missed: int | None,
 ) -> tuple[Placement, Placement]:
     """The best placement after the searches (``best`` when they find nothing smaller), and
-    after window repacking from it."""
+    after window repacking from it. The searches start at ``started`` and get ``budget_ms``;
+    ``missed`` is a capacity the skyline search was given and did not fit, so it does not try
+    that capacity or a lower one again."""
     lower = best.lower_bound
     sections = build_sections(intervals, alignment)
     full = sweep.suits(sections, lower // sections.unit)
@@ -114,6 +124,8 @@ def _searched(
         skyline_share = probe_share + search_share
         probe_nodes = int(search_nodes * probe_share / skyline_share) if skyline_share else 0
         search_nodes -= probe_nodes
+    if missed is not None and lower <= missed:
+        probe_nodes = 0
     if tiling_nodes is None:
         tiling_nodes = int(budget_ms * tiling_share * tiling.NODES_PER_MS)
     if sweep_nodes is None:
@@ -148,7 +160,9 @@ def _searched(
             max_nodes=search_nodes,
             deadline=share_end(spent, search_share),
             seed=seed,
-            lowest=lower + 1 if tried_lower else lower,  # +1: rounded up to the next unit
+            lowest=max(  # +1: rounded up to the next unit
+                lower + 1 if tried_lower else lower, lower if missed is None else missed + 1
+            ),
         )
     if found is not None and found.size < best.size:
         best = found
@@ -176,10 +190,12 @@ def pack(
     tiling_nodes: int | None = None,
     sweep_nodes: int | None = None,
     windows_nodes: int | None = None,
+    capacity: int | None = None,
 ) -> PackResult:
-    """Place every buffer; ``budget_ms``, ``search_nodes`` (both skyline stages),
+    """Place every buffer, first within ``capacity`` bytes when given (see the module doc);
+    ``budget_ms``, ``search_nodes`` (both skyline stages, and the capacity fit as many),
     ``tiling_nodes``, ``sweep_nodes``, ``windows_nodes`` and ``max_iterations`` bound the
-    searches (see the module doc)."""
+    searches."""
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
@@ -187,19 +203,36 @@ def pack(
     results = [packer(intervals, alignment) for _, packer in PACKERS]
     sizes = {name: result.size for (name, _), result in zip(PACKERS, results)}
     best = min(results, key=lambda result: result.size)  # min keeps the first on ties
+    searches_start, searches_ms, missed = started, budget_ms, None
+    if capacity is not None and best.lower_bound <= capacity < best.size:
+        share_ms = budget_ms * CAPACITY_SHARE
+        fitted = search.fit(
+            intervals,
+            alignment,
+            capacity,
+            max_nodes=int(share_ms * search.NODES_PER_MS) if search_nodes is None else search_nodes,
+            deadline=started + share_ms / 1000.0,
+            seed=seed,
+        )
+        if fitted is None:
+            missed = capacity
+        elif fitted.size < best.size:
+            best = fitted
+        searches_start, searches_ms = started + share_ms / 1000.0, budget_ms - share_ms
     searched = lowered = best
     if best.size > best.lower_bound:
         searched, lowered = _searched(
             intervals,
             alignment,
             best,
-            started=started,
-            budget_ms=budget_ms,
+            started=searches_start,
+            budget_ms=searches_ms,
             seed=seed,
             search_nodes=search_nodes,
             tiling_nodes=tiling_nodes,
             sweep_nodes=sweep_nodes,
             windows_nodes=windows_nodes,
+            missed=missed,
         )
     sizes[SEARCHED] = searched.size
     sizes[WINDOWS] = lowered.size

@@ -75,3 +75,14 @@ def test_minimalloc_example_keeps_its_names_and_columns(tmp_path: Path) -> None:
     lines = solution.read_text().splitlines()
     assert lines[0] == "id,lower,upper,size,offset"
     assert [line.split(",")[0] for line in lines[1:]] == ["b1", "b2", "b3", "b4", "b5"]
+
+
+def test_a_capacity_the_greedy_packers_miss_is_met(tmp_path: Path) -> None:
+    # Every greedy packer needs 700 bytes here; the search fits --capacity 600 with the
+    # tiling (see test_packers: a, c and b in items 0-1; a, d and e in items 2-5).
+    path = _problem(
+        tmp_path, "id,lower,upper,size\na,0,6,200\nb,0,2,100\nc,0,2,300\nd,2,6,200\ne,2,6,200\n"
+    )
+    result = _run(path, "--capacity", "600", "--budget-ms", "2000")
+    assert result.returncode == 0, result.stderr
+    assert "arena size:  600 bytes (search)" in result.stdout

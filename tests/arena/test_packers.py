@@ -196,6 +196,42 @@ def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
     assert result.packer_sizes["search"] == result.placement.size == 600
 
 
+def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
+    # The case above: every greedy packer needs 700 bytes, the lower bound 600 is reachable.
+    intervals = [
+        BufferInterval(0, 0, 5, 200),
+        BufferInterval(1, 0, 1, 100),
+        BufferInterval(2, 0, 1, 300),
+        BufferInterval(3, 2, 5, 200),
+        BufferInterval(4, 2, 5, 200),
+    ]
+    fits = []  # (capacity, node cap) of each skyline fit, in order
+
+    def spy(problem, alignment, capacity, *, max_nodes, deadline, seed=0):
+        fits.append((capacity, max_nodes))
+        return fit(problem, alignment, capacity, max_nodes=max_nodes, deadline=deadline, seed=seed)
+
+    fit = search.fit
+    monkeypatch.setattr(search, "fit", spy)
+    options = {"alignment": 1, "budget_ms": 60_000, "max_iterations": 0, "search_nodes": 1000}
+    fitted = pack(intervals, capacity=650, **options)
+    # The capacity fit comes first, with the skyline nodes; it places everything at 600.
+    assert fits == [(650, 1000)]
+    check_placement(intervals, fitted.placement, 1)
+    assert fitted.placement.size == 600 and fitted.placement.packer == "search"
+    assert pack(list(reversed(intervals)), capacity=650, **options) == fitted
+    # No capacity: the first fit is the probe at the lower bound.
+    fits.clear()
+    pack(intervals, **options)
+    assert fits[0][0] == 600
+    # A capacity below the lower bound, or one the greedy arena meets, needs no fit.
+    for capacity in (500, 700):
+        fits.clear()
+        result = pack(intervals, capacity=capacity, **options)
+        check_placement(intervals, result.placement, 1)
+        assert all(capacity != tried for tried, _ in fits)
+
+
 @pytest.mark.parametrize("seed", [0, 7, 23, 35])
 def test_search_reaches_the_optimum_of_cut_rectangles(guillotine, seed: int) -> None:
     # In these cases a greedy packer misses the optimum (the lower bound).
