@@ -30,6 +30,11 @@ section it raises is cut (the live bytes there could no longer fit). Symmetry: b
 same lifetime and size are interchangeable, so only the first unplaced one of each such class
 is branched on.
 
+Decomposition: a section boundary that no buffer crosses cuts the problem into *parts* that
+share no buffer and no section; a capacity is tried a part at a time (each with the nodes
+the parts before it left), and a part without a placement ends the attempt. Searched whole,
+a part's failure would be retried under every choice made in the parts before it.
+
 ``fit`` tries one capacity. ``search`` bisects the capacities between the lowest one asked
 for (by default the lower bound, tried first with its own share of a node budget) and an
 incumbent size; the first success is the smallest the search can reach. Each capacity is tried
@@ -42,7 +47,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.restarts import luby
@@ -60,21 +65,66 @@ _DEADLINE_CHECK = 127  # the clock is read every 128 nodes
 
 @dataclass
 class _Problem:
-    """The sections of a search and ``buckets[s]``, the buffers starting in section ``s`` in
-    branching order (shuffled between restarts)."""
+    """The sections of a search, ``buckets[s]``, the buffers starting in section ``s`` in
+    branching order (shuffled between restarts), and the independent *parts* of the problem
+    (see ``_parts``), each with the search indices of its buffers (none when it is one)."""
 
     sections: Sections
     buckets: list[list[int]]
+    parts: list[tuple[list[int], _Problem]] = field(default_factory=list)
 
 
-def _build(intervals: Sequence[BufferInterval], alignment: int) -> _Problem:
-    sections = build_sections(intervals, alignment)
+def _problem(sections: Sections) -> _Problem:
     first, last, size = sections.first, sections.last, sections.size
     buckets: list[list[int]] = [[] for _ in sections.live]
     # Branching order: longer lifetimes, then larger buffers, then input (id) order.
     for b in sorted(range(sections.count), key=lambda b: (-last[b], -size[b], b)):
         buckets[first[b]].append(b)
     return _Problem(sections, buckets)
+
+
+def _parts(sections: Sections) -> list[tuple[list[int], _Problem]]:
+    """The problem cut at every section boundary that no buffer crosses: the parts share no
+    buffer and no section, so each fits a capacity on its own or the whole does not (a search
+    over the whole would retry one part's choices for another part's failures)."""
+    crossing = [0] * (len(sections.live) + 1)  # difference array of the buffers crossing t
+    for b in range(sections.count):
+        crossing[sections.first[b] + 1] += 1
+        crossing[sections.last[b] + 1] -= 1
+    part_of, part, running = [0] * len(sections.live), 0, 0
+    for t in range(len(sections.live)):
+        running += crossing[t]
+        if t and not running:
+            part += 1
+        part_of[t] = part
+    if not part:
+        return []
+    members: list[list[int]] = [[] for _ in range(part + 1)]
+    for b in range(sections.count):
+        members[part_of[sections.first[b]]].append(b)
+    parts = []
+    for indices in members:
+        if not indices:
+            continue
+        low = min(sections.first[b] for b in indices)
+        high = max(sections.last[b] for b in indices)
+        piece = Sections(
+            sections.unit,
+            tuple(sections.indices[b] for b in indices),
+            tuple(sections.size[b] for b in indices),
+            tuple(sections.first[b] - low for b in indices),
+            tuple(sections.last[b] - low for b in indices),
+            tuple(sections.kind[b] for b in indices),
+            sections.live[low : high + 1],
+        )
+        parts.append((indices, _problem(piece)))
+    return parts
+
+
+def _build(intervals: Sequence[BufferInterval], alignment: int) -> _Problem:
+    problem = _problem(build_sections(intervals, alignment))
+    problem.parts = _parts(problem.sections)
+    return problem
 
 
 def _solve(
@@ -219,7 +269,19 @@ def _attempt(
     problem: _Problem, capacity: int, node_limit: int, deadline: float, seed: int
 ) -> tuple[list[int] | None, int]:
     """Restarted searches at one capacity: the first in the fixed branching order, the others
-    with each start's candidates shuffled (seeded), node limits following the Luby sequence."""
+    with each start's candidates shuffled (seeded), node limits following the Luby sequence;
+    a problem in independent parts is searched a part at a time, each with the nodes left."""
+    if problem.parts:
+        offsets = [0] * problem.sections.count
+        used = 0
+        for indices, part in problem.parts:
+            found, nodes = _attempt(part, capacity, node_limit - used, deadline, seed)
+            used += nodes
+            if found is None:
+                return None, used
+            for b, offset in zip(indices, found):
+                offsets[b] = offset
+        return offsets, used
     base = problem.buckets
     rng = random.Random(seed)
     unit = RESTART_UNIT * max(problem.sections.count, 1)

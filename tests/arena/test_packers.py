@@ -196,6 +196,26 @@ def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
     assert result.packer_sizes["search"] == result.placement.size == 600
 
 
+def test_search_fits_parts_no_buffer_crosses_one_at_a_time() -> None:
+    # The case above twice, in items 0-5 and 6-11: no buffer crosses from item 5 to 6, so
+    # the search takes two parts of five buffers, each fitted at 600 on its own.
+    case = [(0, 5, 200), (0, 1, 100), (0, 1, 300), (2, 5, 200), (2, 5, 200)]
+    intervals = [BufferInterval(i, start, end, size) for i, (start, end, size) in enumerate(case)]
+    intervals += [
+        BufferInterval(5 + i, start + 6, end + 6, size) for i, (start, end, size) in enumerate(case)
+    ]
+    problem = search._build(intervals, 1)
+    assert [indices for indices, _ in problem.parts] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    # Sections items 0-1 and 2-5 (6-7 and 8-11), each 600 bytes live: 6 units of 100 bytes.
+    assert [part.sections.live for _, part in problem.parts] == [(6, 6), (6, 6)]
+    found = search.fit(intervals, 1, 600, max_nodes=1000, deadline=time.perf_counter() + 60)
+    assert found is not None and found.size == 600
+    check_placement(intervals, found, 1)
+    # One buffer across the cut joins the parts.
+    joined = [*intervals, BufferInterval(10, 5, 6, 1)]
+    assert not search._build(joined, 1).parts
+
+
 def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
     # The case above: every greedy packer needs 700 bytes, the lower bound 600 is reachable.
     intervals = [
