@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from accy.passes.arena import pack, read_minimalloc, write_solution
+from accy.passes.arena import lower_bound, pack, read_minimalloc, write_solution
 from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
 
 
@@ -49,6 +49,12 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
     problem = read_minimalloc(args.problem)
     intervals = problem.intervals
+    bound = lower_bound(intervals, args.alignment)
+    if args.capacity is not None and args.capacity < bound:
+        raise ValueError(
+            f"capacity {args.capacity} is below the lower bound {bound} (max live bytes): "
+            "no placement fits"
+        )
     result = pack(
         intervals, alignment=args.alignment, budget_ms=args.budget_ms, capacity=args.capacity
     )

@@ -15,7 +15,9 @@ PROBLEM = "id,lower,upper,size\n0,0,2,100\n1,1,3,50\n2,2,4,70\n"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ACCY_PACK, *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [ACCY_PACK, *args], check=False, capture_output=True, text=True, timeout=60
+    )
 
 
 def _problem(tmp_path: Path, text: str = PROBLEM) -> str:
@@ -86,3 +88,11 @@ def test_a_capacity_the_greedy_packers_miss_is_met(tmp_path: Path) -> None:
     result = _run(path, "--capacity", "600", "--budget-ms", "2000")
     assert result.returncode == 0, result.stderr
     assert "arena size:  600 bytes (search)" in result.stdout
+
+
+def test_capacity_below_the_lower_bound_fails_before_packing(tmp_path: Path) -> None:
+    result = _run(_problem(tmp_path), "--capacity", "100", "--budget-ms", "60000")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        "error: capacity 100 is below the lower bound 150 (max live bytes): no placement fits\n"
+    )
