@@ -47,9 +47,13 @@ def test_alignment_option_rounds_sizes(tmp_path: Path) -> None:
 
 
 def test_capacity_not_met_is_one_error_line(tmp_path: Path) -> None:
-    result = _run(_problem(tmp_path), "--capacity", "149")
+    # The greedy packers need 700 bytes (see test_packers); with no budget nothing searches.
+    path = _problem(
+        tmp_path, "id,lower,upper,size\na,0,6,200\nb,0,2,100\nc,0,2,300\nd,2,6,200\ne,2,6,200\n"
+    )
+    result = _run(path, "--capacity", "650", "--budget-ms", "0")
     assert result.returncode == 1
-    assert result.stderr == "error: arena needs 150 bytes, capacity is 149\n"
+    assert result.stderr == "error: arena needs 700 bytes, capacity is 650\n"
 
 
 def test_missing_file_is_one_error_line(tmp_path: Path) -> None:
