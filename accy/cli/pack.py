@@ -61,7 +61,10 @@ def _run(args: argparse.Namespace) -> int:
     print(_report(result))
     size = result.placement.size
     if args.capacity is not None and size > args.capacity:
-        raise ValueError(f"arena needs {size} bytes, capacity is {args.capacity}")
+        raise ValueError(
+            f"arena needs {size} bytes, capacity is {args.capacity} (searched for "
+            f"{args.budget_ms:g} ms; --budget-ms gives the search more time)"
+        )
     if args.output:
         write_solution(
             args.output,

@@ -53,7 +53,10 @@ def test_capacity_not_met_is_one_error_line(tmp_path: Path) -> None:
     )
     result = _run(path, "--capacity", "650", "--budget-ms", "0")
     assert result.returncode == 1
-    assert result.stderr == "error: arena needs 700 bytes, capacity is 650\n"
+    assert result.stderr == (
+        "error: arena needs 700 bytes, capacity is 650 "
+        "(searched for 0 ms; --budget-ms gives the search more time)\n"
+    )
 
 
 def test_missing_file_is_one_error_line(tmp_path: Path) -> None:
