@@ -72,15 +72,31 @@ class _Problem:
     sections: Sections
     buckets: list[list[int]]
     parts: list[tuple[list[int], _Problem]] = field(default_factory=list)
+    mirror: _Problem | None = None  # the same buffers with time running backwards
 
 
-def _problem(sections: Sections) -> _Problem:
+def _problem(sections: Sections, *, mirrored: bool = False) -> _Problem:
+    """The search problem of ``sections`` and, unless it is one, of their mirror image in
+    time (a placement of either is one of the other: buffers meet in both or in neither)."""
     first, last, size = sections.first, sections.last, sections.size
     buckets: list[list[int]] = [[] for _ in sections.live]
     # Branching order: longer lifetimes, then larger buffers, then input (id) order.
     for b in sorted(range(sections.count), key=lambda b: (-last[b], -size[b], b)):
         buckets[first[b]].append(b)
-    return _Problem(sections, buckets)
+    problem = _Problem(sections, buckets)
+    if not mirrored:
+        end = len(sections.live) - 1
+        mirror = Sections(
+            sections.unit,
+            sections.indices,
+            sections.size,
+            tuple(end - t for t in sections.last),
+            tuple(end - t for t in sections.first),
+            sections.kind,
+            sections.live[::-1],
+        )
+        problem.mirror = _problem(mirror, mirrored=True)
+    return problem
 
 
 def _parts(sections: Sections) -> list[tuple[list[int], _Problem]]:
@@ -268,9 +284,12 @@ def _solve(
 def _attempt(
     problem: _Problem, capacity: int, node_limit: int, deadline: float, seed: int
 ) -> tuple[list[int] | None, int]:
-    """Restarted searches at one capacity: the first in the fixed branching order, the others
-    with each start's candidates shuffled (seeded), node limits following the Luby sequence;
-    a problem in independent parts is searched a part at a time, each with the nodes left."""
+    """Restarted searches at one capacity, alternately over the problem and its mirror image
+    in time (the skyline fills from the left, and which end suits a problem varies: one
+    direction fitted some of MiniMalloc's benchmark problems ten times faster than the other,
+    either way round); per direction the first search takes the fixed branching order and the
+    others shuffle each start's candidates (seeded), node limits following the Luby sequence.
+    A problem in independent parts is searched a part at a time, each with the nodes left."""
     if problem.parts:
         offsets = [0] * problem.sections.count
         used = 0
@@ -282,25 +301,30 @@ def _attempt(
             for b, offset in zip(indices, found):
                 offsets[b] = offset
         return offsets, used
-    base = problem.buckets
-    rng = random.Random(seed)
+    directions = [problem] if problem.mirror is None else [problem, problem.mirror]
+    bases = [direction.buckets for direction in directions]
+    rngs = [random.Random(seed) for _ in directions]  # a stream per direction
     unit = RESTART_UNIT * max(problem.sections.count, 1)
     used = 0
     restart = 0
     try:
         while used < node_limit and time.perf_counter() <= deadline:
+            run, turn = divmod(restart, len(directions))
             restart += 1
-            limit = min(unit * luby(restart), node_limit - used)
-            if restart > 1:
-                problem.buckets = [rng.sample(bucket, len(bucket)) for bucket in base]
-            offsets, nodes = _solve(problem, capacity, limit, deadline)
+            direction, base = directions[turn], bases[turn]
+            limit = min(unit * luby(run + 1), node_limit - used)
+            if run:
+                rng = rngs[turn]
+                direction.buckets = [rng.sample(bucket, len(bucket)) for bucket in base]
+            offsets, nodes = _solve(direction, capacity, limit, deadline)
             used += nodes
             if offsets is not None:
                 return offsets, used
             if nodes < limit:  # proved infeasible
                 return None, used
     finally:
-        problem.buckets = base
+        for direction, base in zip(directions, bases):
+            direction.buckets = base
     return None, used
 
 

@@ -216,6 +216,22 @@ def test_search_fits_parts_no_buffer_crosses_one_at_a_time() -> None:
     assert not search._build(joined, 1).parts
 
 
+def test_search_alternates_with_the_mirror_image_in_time() -> None:
+    # a (items 0-1) then b (items 2-3) on top of c (items 0-3): mirrored, b comes first.
+    intervals = [BufferInterval(0, 0, 1, 1), BufferInterval(1, 2, 3, 1), BufferInterval(2, 0, 3, 1)]
+    problem = search._build(intervals, 1)
+    mirror = problem.mirror
+    assert mirror is not None and mirror.mirror is None
+    assert problem.sections.first == (0, 1, 0) and problem.sections.last == (0, 1, 1)
+    assert mirror.sections.first == (1, 0, 0) and mirror.sections.last == (1, 0, 1)
+    # Offsets found on the mirror are a placement of the problem (buffers meet in both).
+    offsets, _ = search._solve(mirror, 2, 100, time.perf_counter() + 60)
+    assert offsets is not None
+    placement = problem.sections.placement(intervals, offsets, 1, "search")
+    check_placement(intervals, placement, 1)
+    assert placement.size == 2
+
+
 def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
     # The case above: every greedy packer needs 700 bytes, the lower bound 600 is reachable.
     intervals = [
