@@ -38,7 +38,8 @@ a part's failure would be retried under every choice made in the parts before it
 ``fit`` tries one capacity. ``search`` bisects the capacities between the lowest one asked
 for (by default the lower bound, tried first with its own share of a node budget) and an
 incumbent size; the first success is the smallest the search can reach. Each capacity is tried
-with restarts (see ``_attempt``). The node budget is the deterministic limit; a wall-clock
+with restarts, alternately on the problem and on its mirror image in time (see ``_attempt``).
+The node budget is the deterministic limit; a wall-clock
 deadline is a safety stop. Sections and units come from ``sections``.
 """
 
@@ -66,8 +67,9 @@ _DEADLINE_CHECK = 127  # the clock is read every 128 nodes
 @dataclass
 class _Problem:
     """The sections of a search, ``buckets[s]``, the buffers starting in section ``s`` in
-    branching order (shuffled between restarts), and the independent *parts* of the problem
-    (see ``_parts``), each with the search indices of its buffers (none when it is one)."""
+    branching order (shuffled between restarts), the independent *parts* of the problem (see
+    ``_parts``), each with the search indices of its buffers (none when it is one), and its
+    mirror image in time (same search indices, so its offsets place the problem too)."""
 
     sections: Sections
     buckets: list[list[int]]
