@@ -23,7 +23,6 @@ from accy.passes.arena.problem import BufferInterval, Placement
 PROBLEM_COLUMNS = ("id", "lower", "upper", "size")
 BENCHMARK_COLUMNS = ("buffer", "start", "end", "size")
 """The spelling of MiniMalloc's benchmark files (same meaning, ``end`` exclusive)."""
-SOLUTION_COLUMNS = (*PROBLEM_COLUMNS, "offset")
 _DECIMAL = re.compile(r"-?[0-9]+")
 _HEADERS = {
     header: offsets
@@ -76,7 +75,7 @@ def read_minimalloc(path: Path | str) -> MiniMallocFile:
         )
     names: list[str] = []
     fields: list[tuple[int, ...]] = []
-    lines: dict[str, int] = {}
+    seen: set[str] = set()
     for line, row in rows[1:]:
         if len(row) != len(header):
             raise MiniMallocFormatError(
@@ -85,9 +84,9 @@ def read_minimalloc(path: Path | str) -> MiniMallocFile:
         name = row[0].strip()
         if not name:
             raise MiniMallocFormatError(path, line, f"{header[0]} is empty")
-        if name in lines:
+        if name in seen:
             raise MiniMallocFormatError(path, line, f"duplicate {header[0]} {name}")
-        lines[name] = line
+        seen.add(name)
         values = tuple(_integer(path, line, *pair) for pair in zip(header[1:], row[1:]))
         lower, upper, size = values[:3]
         if upper <= lower:

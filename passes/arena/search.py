@@ -39,8 +39,8 @@ a part's failure would be retried under every choice made in the parts before it
 for (by default the lower bound, tried first with its own share of a node budget) and an
 incumbent size; the first success is the smallest the search can reach. Each capacity is tried
 with restarts, alternately on the problem and on its mirror image in time (see ``_attempt``).
-The node budget is the deterministic limit; a wall-clock
-deadline is a safety stop. Sections and units come from ``sections``.
+The node budget is the deterministic limit; a wall-clock deadline is a safety stop. Sections
+and units come from ``sections``.
 """
 
 from __future__ import annotations
@@ -77,8 +77,8 @@ class _Problem:
     mirror: _Problem | None = None  # the same buffers with time running backwards
 
 
-def _problem(sections: Sections, *, mirrored: bool = False) -> _Problem:
-    """The search problem of ``sections`` and, unless it is one, of their mirror image in
+def _problem(sections: Sections, *, with_mirror: bool = True) -> _Problem:
+    """The search problem of ``sections`` and, with ``with_mirror``, of their mirror image in
     time (a placement of either is one of the other: buffers meet in both or in neither)."""
     first, last, size = sections.first, sections.last, sections.size
     buckets: list[list[int]] = [[] for _ in sections.live]
@@ -86,7 +86,7 @@ def _problem(sections: Sections, *, mirrored: bool = False) -> _Problem:
     for b in sorted(range(sections.count), key=lambda b: (-last[b], -size[b], b)):
         buckets[first[b]].append(b)
     problem = _Problem(sections, buckets)
-    if not mirrored:
+    if with_mirror:
         end = len(sections.live) - 1
         mirror = Sections(
             sections.unit,
@@ -97,7 +97,7 @@ def _problem(sections: Sections, *, mirrored: bool = False) -> _Problem:
             sections.kind,
             sections.live[::-1],
         )
-        problem.mirror = _problem(mirror, mirrored=True)
+        problem.mirror = _problem(mirror, with_mirror=False)
     return problem
 
 
@@ -140,8 +140,10 @@ def _parts(sections: Sections) -> list[tuple[list[int], _Problem]]:
 
 
 def _build(intervals: Sequence[BufferInterval], alignment: int) -> _Problem:
-    problem = _problem(build_sections(intervals, alignment))
-    problem.parts = _parts(problem.sections)
+    sections = build_sections(intervals, alignment)
+    parts = _parts(sections)
+    problem = _problem(sections, with_mirror=not parts)  # parts have their own mirrors
+    problem.parts = parts
     return problem
 
 

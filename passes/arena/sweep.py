@@ -97,6 +97,15 @@ class _Truncated(Exception):
     """A boundary's reductions reached ``MAX_REDUCTIONS``."""
 
 
+def _next_tree(reduced: Node, blocks: tuple[Block, ...]) -> Node:
+    """The next section's tree: in ``reduced`` (every ending group consecutive), each group
+    replaced by a P-node of its starting buffers."""
+    following = reduced
+    for group, filling in blocks:
+        following = replace_leaves(following, group, p_node(map(leaf, filling)))
+    return following
+
+
 def suits(sections: Sections, rows: int) -> bool:
     """Whether the sweep applies at ``rows`` units: every section exactly full."""
     return sections.count > 0 and all(units == rows for units in sections.live)
@@ -212,7 +221,7 @@ class _Sweep:
         """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) that ``tree``
         allows, best first (without restart noise), and whether they are all of them.
 
-        Worked out on the tree contracted to the ending buffers (see ``_contract``) and kept
+        Worked out on the tree contracted to the ending buffers (``pq_tree.contract``) and kept
         per boundary and contracted shape: trees met again after backtracking mostly differ
         only in subtrees the boundary does not touch.
         """
@@ -227,10 +236,7 @@ class _Sweep:
         found: list[Split] = []
         try:
             for reduced, blocks in self.blockings(contracted, ending, self.starts[t]):
-                following = reduced
-                for group, filling in blocks:
-                    following = replace_leaves(following, group, p_node(map(leaf, filling)))
-                found.append((freedom(following), blocks))
+                found.append((freedom(_next_tree(reduced, blocks)), blocks))
                 if len(found) == MAX_SPLITS:
                     self.truncated = True
                     break
@@ -251,10 +257,7 @@ class _Sweep:
             if narrowed is None:
                 raise AssertionError(f"sweep: group {group} not consecutive (a bug)")
             reduced = narrowed
-        following = reduced
-        for group, filling in blocks:
-            following = replace_leaves(following, group, p_node(map(leaf, filling)))
-        return reduced, following
+        return reduced, _next_tree(reduced, blocks)
 
     # --- the search --------------------------------------------------------------------------
 

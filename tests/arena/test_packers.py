@@ -173,20 +173,23 @@ def test_invalid_problems_are_rejected() -> None:
 # --- branch-and-bound search over skyline placements -------------------------------------
 
 
+# Alignment 1. Items 0-1 hold a (200) + b (100) + c (300) = 600; items 2-5 hold
+# a + d (200) + e (200) = 600: the lower bound is 600 and a tiling reaches it
+# (a [0,200), c [200,500), b [500,600), d [200,400), e [400,600)).
+# Largest first puts c at 0 and a above it at 300, so d goes to 0 and e finds only the
+# 100-byte gap [200,300) below a: e goes to 500 and the arena is 700. Best fit and
+# greedy by breadth land on 700 as well.
+GREEDY_MISSES = [
+    BufferInterval(0, 0, 5, 200),  # a
+    BufferInterval(1, 0, 1, 100),  # b
+    BufferInterval(2, 0, 1, 300),  # c
+    BufferInterval(3, 2, 5, 200),  # d
+    BufferInterval(4, 2, 5, 200),  # e
+]
+
+
 def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
-    # Alignment 1. Items 0-1 hold a (200) + b (100) + c (300) = 600; items 2-5 hold
-    # a + d (200) + e (200) = 600: the lower bound is 600 and a tiling reaches it
-    # (a [0,200), c [200,500), b [500,600), d [200,400), e [400,600)).
-    # Largest first puts c at 0 and a above it at 300, so d goes to 0 and e finds only the
-    # 100-byte gap [200,300) below a: e goes to 500 and the arena is 700. Best fit and
-    # greedy by breadth land on 700 as well.
-    intervals = [
-        BufferInterval(0, 0, 5, 200),  # a
-        BufferInterval(1, 0, 1, 100),  # b
-        BufferInterval(2, 0, 1, 300),  # c
-        BufferInterval(3, 2, 5, 200),  # d
-        BufferInterval(4, 2, 5, 200),  # e
-    ]
+    intervals = GREEDY_MISSES
     assert min(packer(intervals, 1).size for packer in PACKERS) == 700
     found = search.search(intervals, 1, 700, max_nodes=1000, deadline=time.perf_counter() + 60)
     assert found is not None
@@ -197,12 +200,10 @@ def test_search_finds_the_optimum_where_every_greedy_packer_misses() -> None:
 
 
 def test_search_fits_parts_no_buffer_crosses_one_at_a_time() -> None:
-    # The case above twice, in items 0-5 and 6-11: no buffer crosses from item 5 to 6, so
+    # GREEDY_MISSES twice, in items 0-5 and 6-11: no buffer crosses from item 5 to 6, so
     # the search takes two parts of five buffers, each fitted at 600 on its own.
-    case = [(0, 5, 200), (0, 1, 100), (0, 1, 300), (2, 5, 200), (2, 5, 200)]
-    intervals = [BufferInterval(i, start, end, size) for i, (start, end, size) in enumerate(case)]
-    intervals += [
-        BufferInterval(5 + i, start + 6, end + 6, size) for i, (start, end, size) in enumerate(case)
+    intervals = GREEDY_MISSES + [
+        BufferInterval(b.id + 5, b.start + 6, b.end + 6, b.size) for b in GREEDY_MISSES
     ]
     problem = search._build(intervals, 1)
     assert [indices for indices, _ in problem.parts] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
@@ -233,14 +234,8 @@ def test_search_alternates_with_the_mirror_image_in_time() -> None:
 
 
 def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
-    # The case above: every greedy packer needs 700 bytes, the lower bound 600 is reachable.
-    intervals = [
-        BufferInterval(0, 0, 5, 200),
-        BufferInterval(1, 0, 1, 100),
-        BufferInterval(2, 0, 1, 300),
-        BufferInterval(3, 2, 5, 200),
-        BufferInterval(4, 2, 5, 200),
-    ]
+    # Every greedy packer needs 700 bytes, the lower bound 600 is reachable.
+    intervals = GREEDY_MISSES
     fits = []  # (capacity, node cap) of each skyline fit, in order
 
     def spy(problem, alignment, capacity, *, max_nodes, deadline, seed=0):
