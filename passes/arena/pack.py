@@ -1,12 +1,14 @@
 """Pack buffers into one arena: every packer, the smallest result, then the searches.
 
 Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
-the lower bound (a short skyline ``search.fit``; the time ``sweep.fit`` when every section is
-exactly full there; the exact-cover ``tiling.fit``, strong where only a perfect tiling
-reaches the bound), then the skyline ``search`` bisecting the capacities above it; then
-``windows``, which lowers the best placement a section at a time by repacking windows of time
-around it; then the ``improve`` local search from the best. A search result only replaces the
-best so far when it is strictly smaller.
+the lower bound (a short skyline ``search.fit``; the time sweeps of ``stitch.fit``, forward
+and backward, when every section is exactly full there; the exact-cover ``tiling.fit``, strong
+where only a perfect tiling reaches the bound), then the skyline ``search`` bisecting the
+capacities above it; then ``windows``, which lowers a placement a section at a time by
+repacking windows of time around it: the best one, or the stitched sweeps' when neither sweep
+got through (higher, mostly, but exactly full away from where the sweeps' tilings join); then
+the ``improve`` local search from the best. A search result only replaces the best so far when
+it is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
@@ -37,6 +39,7 @@ from accy.passes.arena import (
     greedy_by_breadth,
     greedy_by_size,
     search,
+    stitch,
     sweep,
     tiling,
     windows,
@@ -140,17 +143,24 @@ def _searched(
         deadline=share_end(probe_share),
         seed=seed,
     )
-    # The exact searches at the lower bound, each where it applies, in budget order.
-    spent = probe_share
-    for exact, applies, nodes, share in (
-        (sweep.fit, full, sweep_nodes, sweep_share),
-        (tiling.fit, tiled, tiling_nodes, tiling_share),
-    ):
-        spent += share
-        if found is None and applies and nodes > 0:
-            found = exact(
-                intervals, alignment, lower, max_nodes=nodes, deadline=share_end(spent), seed=seed
-            )
+    # The exact searches at the lower bound, each where it applies, in budget order: the
+    # sweeps (forward and backward, stitched when neither gets through), then the tiling.
+    spent = probe_share + sweep_share
+    stitched = None
+    if found is None and full and sweep_nodes > 0:
+        found, stitched = stitch.fit(
+            intervals, alignment, lower, max_nodes=sweep_nodes, deadline=share_end(spent), seed=seed
+        )
+    spent += tiling_share
+    if found is None and tiled and tiling_nodes > 0:
+        found = tiling.fit(
+            intervals,
+            alignment,
+            lower,
+            max_nodes=tiling_nodes,
+            deadline=share_end(spent),
+            seed=seed,
+        )
     tried_lower = probe_nodes > 0 or (full and sweep_nodes > 0) or (tiled and tiling_nodes > 0)
     if found is None and search_nodes > 0:
         found = search.search(
@@ -168,15 +178,19 @@ def _searched(
         best = found
     lowered = None
     if best.size > lower and windows_nodes > 0:
+        # From the stitched sweeps when there are some: higher than the best, mostly, but
+        # exactly full away from where they join, which window repacking gets further from.
         lowered = windows.lower(
             intervals,
             alignment,
-            best,
+            best if stitched is None else stitched.placement,
             max_nodes=windows_nodes,
             deadline=share_end(spent, search_share, windows_share),
             seed=seed,
         )
-    return best, lowered or best
+    if lowered is None or lowered.size >= best.size:
+        lowered = best
+    return best, lowered
 
 
 def pack(

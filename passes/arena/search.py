@@ -87,17 +87,7 @@ def _problem(sections: Sections, *, with_mirror: bool = True) -> _Problem:
         buckets[first[b]].append(b)
     problem = _Problem(sections, buckets)
     if with_mirror:
-        end = len(sections.live) - 1
-        mirror = Sections(
-            sections.unit,
-            sections.indices,
-            sections.size,
-            tuple(end - t for t in sections.last),
-            tuple(end - t for t in sections.first),
-            sections.kind,
-            sections.live[::-1],
-        )
-        problem.mirror = _problem(mirror, with_mirror=False)
+        problem.mirror = _problem(sections.mirrored(), with_mirror=False)
     return problem
 
 

@@ -43,6 +43,20 @@ class Sections:
         """The lower bound in units (0 for no buffers)."""
         return max(self.live, default=0)
 
+    def mirrored(self) -> Sections:
+        """The same buffers with time running backwards (same search indices): buffers meet
+        in both or in neither, so offsets placing one place the other."""
+        end = len(self.live) - 1
+        return Sections(
+            self.unit,
+            self.indices,
+            self.size,
+            tuple(end - t for t in self.last),
+            tuple(end - t for t in self.first),
+            self.kind,
+            self.live[::-1],
+        )
+
     def placement(
         self,
         intervals: Sequence[BufferInterval],

@@ -42,6 +42,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from accy.passes.arena.pq_tree import (
     Node,
@@ -128,6 +129,8 @@ class _Sweep:
         self.reductions = 0
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.deadline = float("inf")
+        # (boundary, tree, reduced trees, blocks) at the deepest boundary reached
+        self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]]
 
     # --- the splits of one boundary ----------------------------------------------------------
 
@@ -270,6 +273,7 @@ class _Sweep:
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
         path_blocks: list[tuple[Block, ...]] = [()] * self.sections
+        self.deepest = (1, root, list(path_reduced), list(path_blocks))
         while True:
             run += 1
             limit = nodes + luby(run) * self.sections
@@ -278,8 +282,11 @@ class _Sweep:
             try:
                 t, tree = 1, root
                 while True:
+                    if t > self.deepest[0]:
+                        self.deepest = (t, tree, list(path_reduced), list(path_blocks))
                     if t == self.sections:
-                        return self.offsets(tree, path_reduced, path_blocks)
+                        offsets = self.offsets(t, tree, path_reduced, path_blocks)
+                        return [offsets[b] for b in range(len(self.size))]
                     if (t, tree) in failed:
                         splits: list[Split] = []
                         complete = False  # already remembered
@@ -327,14 +334,21 @@ class _Sweep:
         scored.sort(key=lambda split: -split[0])
         return scored
 
+    def prefix(self) -> tuple[int, dict[int, int]]:
+        """The deepest boundary the search reached and the unit offsets (by search index) of
+        the buffers live before it: a tiling of those sections at the capacity."""
+        depth, tree, reduced, blocks = self.deepest
+        return depth, self.offsets(depth, tree, reduced, blocks)
+
     def offsets(
-        self, last: Node, reduced: list[Node | None], blocks: list[tuple[Block, ...]]
-    ) -> list[int]:
-        """Unit offsets by search index, fixing each section's order from the last back."""
+        self, depth: int, last: Node, reduced: list[Node | None], blocks: list[tuple[Block, ...]]
+    ) -> dict[int, int]:
+        """Unit offsets by search index of the buffers live in the sections before boundary
+        ``depth`` (``last`` the tree there), fixing each section's order from the last back."""
         size = self.size
         offsets: dict[int, int] = {}
         order = frontier(last)
-        for t in range(self.sections - 1, -1, -1):
+        for t in range(depth - 1, -1, -1):
             below = 0
             for b in order:
                 if offsets.setdefault(b, below) != below:
@@ -353,7 +367,29 @@ class _Sweep:
             if previous is None:
                 raise AssertionError(f"sweep: no order for section {t - 1} (a bug)")
             order = previous
-        return [offsets[b] for b in range(len(size))]
+        return offsets
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A sweep's result: the unit offsets (by search index) when it placed every buffer, else
+    ``None``; and the deepest boundary it reached, with the unit offsets of the buffers live
+    before it there (``prefix``: a tiling of those sections, exactly full)."""
+
+    offsets: list[int] | None
+    depth: int
+    prefix: dict[int, int]
+
+
+def sweep_sections(
+    sections: Sections, *, max_nodes: int, deadline: float, seed: int = 0
+) -> Outcome:
+    """The sweep over ``sections``, which must ``suits`` their lower bound; stops after
+    ``max_nodes`` nodes or at ``deadline``."""
+    search = _Sweep(sections)
+    offsets = search.solve(max_nodes, deadline, seed)
+    depth, prefix = search.prefix()
+    return Outcome(offsets, depth, prefix)
 
 
 def fit(
@@ -374,7 +410,7 @@ def fit(
     rows = capacity // sections.unit
     if not suits(sections, rows):
         return None
-    offsets = _Sweep(sections).solve(max_nodes, deadline, seed)
+    offsets = sweep_sections(sections, max_nodes=max_nodes, deadline=deadline, seed=seed).offsets
     if offsets is None:
         return None
     return sections.placement(intervals, offsets, alignment, NAME)

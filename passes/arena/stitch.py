@@ -1,0 +1,140 @@
+"""Stitched sweeps: a start for window repacking where the exact sweep runs out.
+
+On a problem full at every section at its lower bound (see ``sweep``), a sweep that ends
+without a placement has still tiled the sections before the deepest boundary it reached, and a
+sweep over the mirror image in time (``Sections.mirrored``) tiles the last sections the same
+way. The two tilings disagree where they overlap and leave a gap where they do not; this module
+joins them at one section ``m``:
+
+- every buffer starting before ``m`` takes its offset in the forward tiling, every other
+  buffer its offset in the backward tiling (where that tiling has one); the forward ones are
+  placed first: they fit together, as the backward ones do among themselves;
+- a buffer without an offset, or whose offset would overlap a buffer placed before it, is
+  *displaced*: placed after all the others, by start then decreasing size, at the lowest
+  offset free over its lifetime.
+
+Every ``m`` from one depth to the other is tried and the lowest stitched arena kept (then the
+fewest displaced units, then the earliest ``m``). The stitched arena is usually above the greedy
+packers' (the displaced buffers land on top), but it is exactly full away from ``m``, and
+window repacking (``windows``), which lowers a placement a few sections at a time, gets much
+further from it than from a placement with slack everywhere (the 400-buffer churn sets of
+``benchmarks/packing.py``: 1.03-1.09 of the lower bound in 3 s, against 1.08-1.11 from the
+best of the other searches).
+
+Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
+when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
+sections before both ``m`` and the forward depth keep the forward tiling, so they are exactly
+full; the result depends only on the problem, the node cap and the seed (as the sweeps do).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from accy.passes.arena import sweep
+from accy.passes.arena.problem import BufferInterval, Placement
+from accy.passes.arena.sections import Sections, build_sections
+
+NAME = "stitch"
+
+
+@dataclass(frozen=True)
+class Stitched:
+    """A stitched placement: ``forward`` sections tiled by the forward sweep (the first ones),
+    ``backward`` by the backward one (the last ones), joined at section ``joined``."""
+
+    placement: Placement
+    forward: int
+    backward: int
+    joined: int
+
+
+def _lowest_free(used: int, size: int) -> int:
+    """The lowest offset of ``size`` free rows (clear bits) in the bitmask ``used``."""
+    mask, offset = (1 << size) - 1, 0
+    while used >> offset & mask:
+        offset += 1
+    return offset
+
+
+def stitch_offsets(
+    sections: Sections, forward: Mapping[int, int], backward: Mapping[int, int], joined: int
+) -> tuple[list[int], int]:
+    """Unit offsets by search index of the tilings joined at section ``joined`` (see the
+    module doc), and the units of the displaced buffers."""
+    size, first, last = sections.size, sections.first, sections.last
+    used = [0] * len(sections.live)  # per section, a bitmask of its occupied rows
+    offsets = [0] * sections.count
+
+    def occupy(b: int, offset: int) -> None:
+        offsets[b] = offset
+        rows = ((1 << size[b]) - 1) << offset
+        for t in range(first[b], last[b] + 1):
+            used[t] |= rows
+
+    displaced: list[int] = []
+    before = [b for b in range(sections.count) if first[b] < joined]
+    after = [b for b in range(sections.count) if first[b] >= joined]
+    for tiling, buffers in ((forward, before), (backward, after)):
+        for b in buffers:
+            offset = tiling.get(b)
+            if offset is None:
+                displaced.append(b)
+                continue
+            rows = ((1 << size[b]) - 1) << offset
+            if any(used[t] & rows for t in range(first[b], last[b] + 1)):
+                displaced.append(b)
+            else:
+                occupy(b, offset)
+    displaced.sort(key=lambda b: (first[b], -size[b], b))
+    for b in displaced:
+        taken = 0
+        for t in range(first[b], last[b] + 1):
+            taken |= used[t]
+        occupy(b, _lowest_free(taken, size[b]))
+    return offsets, sum(size[b] for b in displaced)
+
+
+def fit(
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    capacity: int,
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int = 0,
+) -> tuple[Placement | None, Stitched | None]:
+    """A placement within ``capacity`` bytes from either sweep and no stitched one; else
+    ``None`` and the stitched placement. ``(None, None)`` when the sweep does not ``suits``
+    the capacity.
+
+    The forward sweep gets half of ``max_nodes`` and of the time to ``deadline``, then the
+    backward sweep the rest.
+    """
+    sections = build_sections(intervals, alignment)
+    if not sweep.suits(sections, capacity // sections.unit):
+        return None, None
+    halfway = time.perf_counter() + max(deadline - time.perf_counter(), 0.0) / 2
+    ahead = sweep.sweep_sections(sections, max_nodes=max_nodes // 2, deadline=halfway, seed=seed)
+    if ahead.offsets is not None:
+        return sections.placement(intervals, ahead.offsets, alignment, sweep.NAME), None
+    back = sweep.sweep_sections(
+        sections.mirrored(), max_nodes=max_nodes - max_nodes // 2, deadline=deadline, seed=seed
+    )
+    if back.offsets is not None:
+        return sections.placement(intervals, back.offsets, alignment, sweep.NAME), None
+    columns = len(sections.live)
+    behind = columns - back.depth  # the backward tiling covers sections behind.. on
+    best: tuple[tuple[int, int, int], list[int]] | None = None
+    for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
+        offsets, displaced = stitch_offsets(sections, ahead.prefix, back.prefix, joined)
+        top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
+        key = (top, displaced, joined)
+        if best is None or key < best[0]:
+            best = key, offsets
+    assert best is not None
+    (_, _, joined), offsets = best
+    placement = sections.placement(intervals, offsets, alignment, NAME)
+    return None, Stitched(placement, ahead.depth, back.depth, joined)
