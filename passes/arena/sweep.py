@@ -34,7 +34,9 @@ sequence (times the section count, in nodes; a node is a split tried); after the
 near-equal splits are tried in a seeded random order. At most ``MAX_SPLITS`` splits per
 boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a boundary cut off by
 either is not remembered as failed). The node cap makes the result reproducible; the deadline
-is a safety stop, read between nodes and during a boundary's reductions.
+is a safety stop, read between nodes and during a boundary's reductions. A search that stops
+without a placement still reports the deepest boundary it reached and its tiling of the
+sections before it (``Outcome``; ``stitch`` joins a forward and a backward one).
 """
 
 from __future__ import annotations
