@@ -38,7 +38,30 @@ _EXPORTS = {
     "verify": "accy.source",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AccyError",
+    "AccyInputError",
+    "AccyParseError",
+    "AccyVerifyError",
+    "Aliased",
+    "BlockBuilder",
+    "Budget",
+    "Builder",
+    "FunctionBuilder",
+    "KernelWritten",
+    "MissingOutputWriter",
+    "Outcome",
+    "Preparation",
+    "WorkBudgetExhausted",
+    "compile",
+    "export",
+    "import_stablehlo",
+    "make_context",
+    "parse",
+    "prepare",
+    "tensor_type",
+    "verify",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -56,12 +79,25 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from accy.compiler import compile
-    from accy.aot import export
-    from accy.builder import BlockBuilder, Builder, FunctionBuilder, tensor_type
-    from accy.diagnostics import AccyError, AccyInputError, AccyParseError, AccyVerifyError
-    from accy.passes.analysis import Budget, Outcome, WorkBudgetExhausted
-    from accy.passes.memory import Aliased, KernelWritten, MissingOutputWriter
-    from accy.preparation import Preparation, prepare
-    from accy.source import make_context, parse, verify
-    from accy.stablehlo import import_stablehlo
+    from accy.aot import export as export
+    from accy.builder import BlockBuilder as BlockBuilder
+    from accy.builder import Builder as Builder
+    from accy.builder import FunctionBuilder as FunctionBuilder
+    from accy.builder import tensor_type as tensor_type
+    from accy.compiler import compile as compile
+    from accy.diagnostics import AccyError as AccyError
+    from accy.diagnostics import AccyInputError as AccyInputError
+    from accy.diagnostics import AccyParseError as AccyParseError
+    from accy.diagnostics import AccyVerifyError as AccyVerifyError
+    from accy.passes.analysis import Budget as Budget
+    from accy.passes.analysis import Outcome as Outcome
+    from accy.passes.analysis import WorkBudgetExhausted as WorkBudgetExhausted
+    from accy.passes.memory import Aliased as Aliased
+    from accy.passes.memory import KernelWritten as KernelWritten
+    from accy.passes.memory import MissingOutputWriter as MissingOutputWriter
+    from accy.preparation import Preparation as Preparation
+    from accy.preparation import prepare as prepare
+    from accy.source import make_context as make_context
+    from accy.source import parse as parse
+    from accy.source import verify as verify
+    from accy.stablehlo import import_stablehlo as import_stablehlo

@@ -123,10 +123,17 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
         )
         stub = Path(scratch) / "orc_init.c"
         stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
-        _link(cc, directory / PROGRAM_LIBRARY, [
-            str(obj), str(stub), f"-L{directory}", "-l:" + RUNTIME_LIBRARY_NAME,
-            "-Wl,-rpath,$ORIGIN",
-        ])
+        _link(
+            cc,
+            directory / PROGRAM_LIBRARY,
+            [
+                str(obj),
+                str(stub),
+                f"-L{directory}",
+                "-l:" + RUNTIME_LIBRARY_NAME,
+                "-Wl,-rpath,$ORIGIN",
+            ],
+        )
     manifest = _manifest(module, preparation, "cuda", code.programs)
     manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
     return manifest
@@ -144,11 +151,17 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
     if threads > 1:
         shutil.copyfile(async_runtime_library_path(), directory / ASYNC_RUNTIME_LIBRARY_NAME)
         libraries = [
-            f"-L{directory}", "-l:" + ASYNC_RUNTIME_LIBRARY_NAME, "-Wl,-rpath,$ORIGIN", "-lm"
+            f"-L{directory}",
+            "-l:" + ASYNC_RUNTIME_LIBRARY_NAME,
+            "-Wl,-rpath,$ORIGIN",
+            "-lm",
         ]
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
-            text, Path(scratch) / "program.o", target="cpu", opt_level=opt_level,
+            text,
+            Path(scratch) / "program.o",
+            target="cpu",
+            opt_level=opt_level,
             pipeline=cpu_pipeline(threads),
         )
         sources = [str(obj)]
@@ -246,28 +259,33 @@ def plan_summary(preparation: Preparation, function: func.FuncOp, programs) -> d
         slot = preparation.buffers.slots[assignment.slot_id]
         if slot.function is not function:
             continue
-        transfers.append({
-            "slot": slot.id,
-            "role": str(assignment.role),
-            "space": assignment.space.value,
-            "transfer": assignment.transfer.value,
-            "bytes": assignment.byte_size,
-        })
+        transfers.append(
+            {
+                "slot": slot.id,
+                "role": str(assignment.role),
+                "space": assignment.space.value,
+                "transfer": assignment.transfer.value,
+                "bytes": assignment.byte_size,
+            }
+        )
         if assignment.output_source is not None:
             outputs.append({"slot": slot.id, "source": str(assignment.output_source)})
     own_workspaces = [
         {"family": t.family, "name": t.name, "bytes": t.bytes}
         for t in preparation.workspaces.terms
-        if not t.arena and any(preparation.schedule.work_items[n].function == name
-                               for n in t.nodes)
+        if not t.arena and any(preparation.schedule.work_items[n].function == name for n in t.nodes)
     ]
     return {
         "arena_bytes": arena.size if arena else 0,
         "separate_slots": list(arena.separate) if arena else [],
         "own_workspaces": own_workspaces,
         "arena_workspaces": [
-            {"family": w.term.family, "name": w.term.name, "bytes": w.term.bytes,
-             "offset": w.offset}
+            {
+                "family": w.term.family,
+                "name": w.term.name,
+                "bytes": w.term.bytes,
+                "offset": w.offset,
+            }
             for w in (arena.workspaces if arena else [])
         ],
         "work_items": items,

@@ -131,9 +131,7 @@ class BlockBuilder:
         """A constant of `type` from a scalar (splat), a nested list or an array."""
         return self._add(ops.ConstantOp(dtypes.dense_attr(type, values)))
 
-    def broadcast_in_dim(
-        self, x: SSAValue, type: TensorType, dims: Sequence[int]
-    ) -> SSAValue:
+    def broadcast_in_dim(self, x: SSAValue, type: TensorType, dims: Sequence[int]) -> SSAValue:
         return self._add(ops.BroadcastInDimOp(x, type, dims))
 
     def reshape(self, x: SSAValue, type: TensorType) -> SSAValue:
@@ -157,8 +155,9 @@ class BlockBuilder:
         shape = list(first.get_shape())
         if not 0 <= dim < len(shape):
             raise ValueError(f"dim {dim} is out of range for rank {len(shape)}")
-        sizes = [_tensor(v).get_shape()[dim] if _tensor(v).get_num_dims() > dim else 0
-                 for v in values]
+        sizes = [
+            _tensor(v).get_shape()[dim] if _tensor(v).get_num_dims() > dim else 0 for v in values
+        ]
         shape[dim] = DYNAMIC_INDEX if DYNAMIC_INDEX in sizes else sum(sizes)
         result = TensorType(first.get_element_type(), shape)
         return self._add(ops.ConcatenateOp(list(values), dim, result))
@@ -172,9 +171,7 @@ class BlockBuilder:
     ) -> SSAValue:
         """Elements `start[d]:limit[d]:strides[d]` of each dim `d` (strides default to 1)."""
         strides = [1] * len(start) if strides is None else list(strides)
-        shape = [
-            -(-(hi - lo) // st) if st > 0 else 0 for lo, hi, st in zip(start, limit, strides)
-        ]
+        shape = [-(-(hi - lo) // st) if st > 0 else 0 for lo, hi, st in zip(start, limit, strides)]
         result = TensorType(_tensor(x).get_element_type(), shape)
         return self._add(ops.SliceOp(x, start, limit, strides, result))
 
@@ -259,9 +256,7 @@ class FunctionBuilder(BlockBuilder):
 
     def finish(self) -> None:
         if not self.returned:
-            raise AccyError(
-                f"function @{self.function.sym_name.data} has no return", self.location
-            )
+            raise AccyError(f"function @{self.function.sym_name.data} has no return", self.location)
         self.owner._close(self)
 
 
@@ -304,9 +299,7 @@ class Builder:
     def finish(self) -> ModuleOp:
         """The verified module."""
         if self._open is not None:
-            raise AccyError(
-                f"function @{self._open.function.sym_name.data} is not finished"
-            )
+            raise AccyError(f"function @{self._open.function.sym_name.data} is not finished")
         verify(self.module)
         return self.module
 

@@ -54,8 +54,7 @@ def element_type(spec: str | Attribute | np.dtype[Any] | type) -> Attribute:
         return ELEMENT_TYPES[_NAME_OF_DTYPE[np.dtype(spec)]]
     except (KeyError, TypeError):
         raise ValueError(
-            f"unsupported element type {spec!r}; accy supports "
-            + ", ".join(ELEMENT_TYPES)
+            f"unsupported element type {spec!r}; accy supports " + ", ".join(ELEMENT_TYPES)
         ) from None
 
 
@@ -85,9 +84,7 @@ def dense_attr(tensor_type: TensorType, values: Any) -> DenseIntOrFPElementsAttr
     shape = tuple(tensor_type.get_shape())
     if array.shape != shape:
         if array.size != 1:
-            raise ValueError(
-                f"constant of {array.size} values does not fill {tensor_type}"
-            )
+            raise ValueError(f"constant of {array.size} values does not fill {tensor_type}")
         array = np.broadcast_to(array.reshape(()), shape)
     raw = np.ascontiguousarray(array)
     if dtype == np.bool_:

@@ -101,7 +101,9 @@ class UpstreamMlirError(RuntimeError):
     def __init__(self, stage: str, diagnostics: str):
         self.stage = stage
         self.diagnostics = diagnostics.strip()
-        super().__init__(f"{stage} failed:\n{self.diagnostics}" if self.diagnostics else f"{stage} failed")
+        super().__init__(
+            f"{stage} failed:\n{self.diagnostics}" if self.diagnostics else f"{stage} failed"
+        )
 
 
 class LibdeviceNotFoundError(FileNotFoundError):
@@ -135,13 +137,14 @@ CPU_PARALLEL_PASSES = (
     "convert-async-to-llvm, "
 )
 
+
 def cpu_pipeline(threads: int = 1) -> str:
     """``CPU_PIPELINE``, with ``CPU_PARALLEL_PASSES`` for `threads` in front when
     `threads` > 1."""
     if threads <= 1:
         return CPU_PIPELINE
     head = "builtin.module("
-    return head + CPU_PARALLEL_PASSES.format(threads=threads) + CPU_PIPELINE[len(head):]
+    return head + CPU_PARALLEL_PASSES.format(threads=threads) + CPU_PIPELINE[len(head) :]
 
 
 #: CUDA host code (gpu.alloc/gpu.memcpy/gpu.launch_func/gpu.dealloc in host
@@ -223,11 +226,15 @@ def _load(prefix: str, need_engine: bool) -> SimpleNamespace:
     ns.name = prefix
     ns.ir = importlib.import_module(prefix + ".ir")
     ns.passmanager = importlib.import_module(prefix + ".passmanager")
-    ns.execution_engine = importlib.import_module(prefix + ".execution_engine") if need_engine else None
+    ns.execution_engine = (
+        importlib.import_module(prefix + ".execution_engine") if need_engine else None
+    )
     return ns
 
 
-def _bindings(key: str, variable: str, default: str, need_engine: bool, pip: str) -> SimpleNamespace:
+def _bindings(
+    key: str, variable: str, default: str, need_engine: bool, pip: str
+) -> SimpleNamespace:
     """The first importable bindings among: the package named by `variable`, else a real
     upstream `mlir` package when one is installed, then `default`."""
     with _lock:
@@ -300,7 +307,7 @@ class _Session:
         try:
             with self.ctx:
                 return self.b.ir.Module.parse(text)
-        except Exception as e:  # MLIRError
+        except Exception as e:  # noqa: BLE001 - binding errors (MLIRError, ...) become diagnostics
             raise self.error("parsing upstream MLIR", e) from None
 
     def run(self, module: Any, pipeline: str, stage: str) -> None:
@@ -308,7 +315,7 @@ class _Session:
             with self.ctx:
                 pm = self.b.passmanager.PassManager.parse(pipeline)
                 pm.run(module.operation)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise self.error(stage, e) from None
 
 
@@ -331,7 +338,7 @@ def verify_upstream(text: str) -> None:
     try:
         with s.ctx:
             module.operation.verify()
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
         raise s.error("verifying upstream MLIR", e) from None
 
 
@@ -371,7 +378,9 @@ def _check_lowered(s: _Session, module: Any, target: Target) -> None:
             )
             return
         if not (name.startswith("llvm.") or name in allowed):
-            bad.setdefault(name, f"{op.location}: error: '{name}' was not lowered to the LLVM dialect")
+            bad.setdefault(
+                name, f"{op.location}: error: '{name}' was not lowered to the LLVM dialect"
+            )
         for region in op.regions:
             for block in region.blocks:
                 for child in block.operations:
@@ -383,7 +392,9 @@ def _check_lowered(s: _Session, module: Any, target: Target) -> None:
         raise UpstreamMlirError(f"lowering to LLVM ({target})", "\n".join(bad.values()))
 
 
-def _lower(s: _Session, module: Any, target: Target, pipeline: str | None, c_interface: bool) -> None:
+def _lower(
+    s: _Session, module: Any, target: Target, pipeline: str | None, c_interface: bool
+) -> None:
     if target not in ("cpu", "cuda"):
         raise ValueError(f"target must be 'cpu' or 'cuda', not {target!r}")
     with s.ctx:
@@ -492,18 +503,24 @@ def compile_kernels_to_ptx(
         opts.append(f"features={features}")
     if lib is not None:
         if not _OPT_CHARS.match(str(lib)):
-            raise ValueError(f"libdevice path {str(lib)!r} has characters a pass option cannot carry")
+            raise ValueError(
+                f"libdevice path {str(lib)!r} has characters a pass option cannot carry"
+            )
         opts.append(f"l={lib}")
     for v in (chip, features or ""):
         if v and not _OPT_CHARS.match(v):
             raise ValueError(f"bad nvvm-attach-target option {v!r}")
     s = _Session(_nvptx())
     module = s.parse(text)
-    s.run(module, KERNEL_PIPELINE.format(target=" ".join(opts)), f"compiling kernels to PTX ({chip})")
+    s.run(
+        module, KERNEL_PIPELINE.format(target=" ".join(opts)), f"compiling kernels to PTX ({chip})"
+    )
     with s.ctx:
         out = str(module)
     if lib is None:
-        missing = sorted({m for ptx in extract_ptx(out).values() for m in re.findall(r"\b(__nv_\w+)", ptx)})
+        missing = sorted(
+            {m for ptx in extract_ptx(out).values() for m in re.findall(r"\b(__nv_\w+)", ptx)}
+        )
         if missing:
             find_libdevice(required=True)  # raises with the search list
     return out
@@ -525,7 +542,7 @@ def _read_mlir_string(s: str, i: int) -> tuple[str, int]:
             return out.decode("utf-8", errors="replace"), i + 1
         if c == "\\":
             nxt = s[i + 1]
-            if nxt in "\\\"":
+            if nxt in '\\"':
                 out += nxt.encode()
                 i += 2
             elif nxt == "n":
@@ -679,7 +696,9 @@ def _signatures(s: _Session, module: Any) -> dict[str, tuple[ArgSpec, ...]]:
             name = str(o.attributes["sym_name"]).strip('"')
             ft = ir.FunctionType(ir.TypeAttr(o.attributes["function_type"]).value)
             if len(ft.results):
-                out[name] = tuple(_arg_spec(ir, t) for t in ft.inputs) + (ArgSpec("<results>", None, None),)
+                out[name] = tuple(_arg_spec(ir, t) for t in ft.inputs) + (
+                    ArgSpec("<results>", None, None),
+                )
             else:
                 out[name] = tuple(_arg_spec(ir, t) for t in ft.inputs)
     return out
@@ -738,14 +757,14 @@ class JitModule:
             self.engine = b.execution_engine.ExecutionEngine(
                 module, opt_level=int(opt_level), shared_libs=[str(p) for p in shared_libs]
             )
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise s.error("creating the ExecutionEngine", e) from None
         for name, fn in (symbols or {}).items():
             self._keep.append(fn)
             self.engine.raw_register_runtime(name, ctypes.cast(fn, ctypes.c_void_p))
         try:
             self.engine.initialize()
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise s.error("initializing the ExecutionEngine", e) from None
 
     def close(self) -> None:
@@ -828,12 +847,16 @@ class JitModule:
             arr = np.asarray(value)
             if spec.dtype is not None and arr.dtype != np.dtype(spec.dtype):
                 if i >= n_in:
-                    raise TypeError(f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}")
+                    raise TypeError(
+                        f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}"
+                    )
                 arr = arr.astype(spec.dtype)
             if len(spec.shape) != arr.ndim or any(
                 d is not None and d != s_ for d, s_ in zip(spec.shape, arr.shape)
             ):
-                raise ValueError(f"@{name} parameter #{i}: shape {arr.shape} does not fit {spec.type}")
+                raise ValueError(
+                    f"@{name} parameter #{i}: shape {arr.shape} does not fit {spec.type}"
+                )
             arr = np.ascontiguousarray(arr)
             keep.append(arr)
             args.append(memref_arg(arr))
@@ -937,7 +960,7 @@ def dump_object(
         syms = {n: _PLACEHOLDER for n in sorted(set(MGPU_RUNTIME_SYMBOLS) | named)}
     try:
         engine = b.execution_engine.ExecutionEngine(module, opt_level=int(opt_level))
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
         raise s.error("creating the ExecutionEngine", e) from None
     for n, fn in syms.items():
         engine.raw_register_runtime(n, ctypes.cast(fn, ctypes.c_void_p))
@@ -1043,14 +1066,16 @@ def _file_location(loc: Any, source_name: str) -> tuple[str, int, int] | None:
         if hasattr(loc, "child_loc"):
             return _file_location(loc.child_loc, source_name)
         if hasattr(loc, "callee"):
-            return _file_location(loc.callee, source_name) or _file_location(loc.caller, source_name)
+            return _file_location(loc.callee, source_name) or _file_location(
+                loc.caller, source_name
+            )
         if hasattr(loc, "locations"):
             for inner in loc.locations:
                 found = _file_location(inner, source_name)
                 if found:
                     return found
             return None
-    except Exception:  # pragma: no cover - unusual binding versions: fall back to text
+    except Exception:  # noqa: BLE001, S110  # pragma: no cover - odd bindings: read the text
         pass
     match = _FILE_LOC.search(str(loc))
     if not match:
@@ -1073,7 +1098,7 @@ def _isa(cls: Any, obj: Any) -> bool:
         return True
     try:
         cls(obj)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a failed conversion means not that kind
         return False
     return True
 
@@ -1088,7 +1113,9 @@ def _describe_type(ir: Any, t: Any) -> UpstreamType:
 
 
 _DENSE_TEXT = re.compile(r"^dense<(.*)>\s*:\s*(.*)$", re.DOTALL)
-_DENSE_NUMBER = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan|true|false")
+_DENSE_NUMBER = re.compile(
+    r"0x[0-9A-Fa-f]+|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?inf|nan|true|false"
+)
 
 
 def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -1100,12 +1127,18 @@ def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> np.ndar
     if not match:
         raise ValueError(f"cannot read the dense attribute {text[:80]}")
     body = match.group(1).strip()
-    dtype = np.dtype(ml_dtypes.bfloat16) if element == "bf16" else np.dtype(element.replace("f", "float").replace("i", "int"))
+    dtype = (
+        np.dtype(ml_dtypes.bfloat16)
+        if element == "bf16"
+        else np.dtype(element.replace("f", "float").replace("i", "int"))
+    )
     bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dtype.itemsize]
     count = int(np.prod(shape, dtype=np.int64))
     if body.startswith('"0x'):
         raw = bytes.fromhex(body.strip('"')[2:])
-        flat = np.frombuffer(raw, dtype=np.dtype(bits).newbyteorder("<")).view(dtype.newbyteorder("<"))
+        flat = np.frombuffer(raw, dtype=np.dtype(bits).newbyteorder("<")).view(
+            dtype.newbyteorder("<")
+        )
     else:
         values = []
         for token in _DENSE_NUMBER.findall(body):
@@ -1136,9 +1169,15 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
             if array.shape != shape:  # some binding versions return splats as one value
                 array = np.broadcast_to(array.reshape(-1)[:1].reshape(()), shape).copy()
             return array
-        except Exception:
+        except Exception:  # noqa: BLE001 - bindings that cannot convert: read the text
             return _dense_from_text(str(attr), str(t.element), shape)
-    for name in ("DenseI64ArrayAttr", "DenseI32ArrayAttr", "DenseI16ArrayAttr", "DenseI8ArrayAttr", "DenseBoolArrayAttr"):
+    for name in (
+        "DenseI64ArrayAttr",
+        "DenseI32ArrayAttr",
+        "DenseI16ArrayAttr",
+        "DenseI8ArrayAttr",
+        "DenseBoolArrayAttr",
+    ):
         cls = getattr(ir, name, None)
         if _isa(cls, attr):
             return tuple(cls(attr))
@@ -1157,7 +1196,12 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
     if _isa(ir.ArrayAttr, attr):
         return tuple(_describe_attribute(b, shlo, a) for a in ir.ArrayAttr(attr))
     if shlo is not None:
-        for kind in ("ComparisonDirectionAttr", "ComparisonTypeAttr", "PrecisionAttr", "ResultAccuracyModeAttr"):
+        for kind in (
+            "ComparisonDirectionAttr",
+            "ComparisonTypeAttr",
+            "PrecisionAttr",
+            "ResultAccuracyModeAttr",
+        ):
             cls = getattr(shlo, kind, None)
             if _isa(cls, attr):
                 return UpstreamEnum(kind.removesuffix("Attr"), str(cls(attr).value))
@@ -1196,8 +1240,13 @@ class _Describer:
             results=[self.value(v) for v in op.results],
             attributes=attributes,
             regions=[
-                [UpstreamBlock([self.value(a) for a in block.arguments], [self.op(o) for o in block.operations])
-                 for block in region.blocks]
+                [
+                    UpstreamBlock(
+                        [self.value(a) for a in block.arguments],
+                        [self.op(o) for o in block.operations],
+                    )
+                    for block in region.blocks
+                ]
                 for region in op.regions
             ],
             location=_file_location(op.location, self.source_name),
@@ -1227,14 +1276,16 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
     try:
         with s.ctx:
             module = b.ir.Module.parse(text)
-    except Exception as e:  # MLIRError
+    except Exception as e:  # noqa: BLE001 - binding errors (MLIRError, ...) become diagnostics
         diags = list(getattr(e, "error_diagnostics", None) or ())
         message, location = str(e), None
         if diags:
             message = str(diags[0].message)
             location = _file_location(diags[0].location, source_name)
         lines = [str(e)] + [s.take()]
-        raise UpstreamParseError("\n".join(x for x in lines if x), message.strip(), location) from None
+        raise UpstreamParseError(
+            "\n".join(x for x in lines if x), message.strip(), location
+        ) from None
     with s.ctx:
         return _Describer(b, shlo, source_name).op(module.operation)
 
@@ -1256,7 +1307,7 @@ def eval_stablehlo(text: str, *arrays: np.ndarray) -> list[np.ndarray]:
             ]
             results = shlo.eval_module(module, args)
             return [np.array(r) for r in results]
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
         raise s.error("evaluating StableHLO", e) from None
 
 
@@ -1266,7 +1317,9 @@ def eval_stablehlo(text: str, *arrays: np.ndarray) -> list[np.ndarray]:
 def main(argv: Iterable[str] | None = None) -> int:
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m accy.mlir_bridge", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m accy.mlir_bridge", description=__doc__.split("\n")[0]
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("verify")
     v.add_argument("file")
@@ -1274,7 +1327,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     lo.add_argument("file")
     lo.add_argument("--target", choices=("cpu", "cuda"), default="cpu")
     lo.add_argument(
-        "--threads", type=int, default=1,
+        "--threads",
+        type=int,
+        default=1,
         help="cpu: run scf.parallel loops as async tasks for this many threads",
     )
     px = sub.add_parser("ptx")
@@ -1292,7 +1347,9 @@ def main(argv: Iterable[str] | None = None) -> int:
             pipeline = cpu_pipeline(args.threads) if args.target == "cpu" else None
             sys.stdout.write(lower_to_llvm(text, target=args.target, pipeline=pipeline) + "\n")
         else:
-            out = compile_kernels_to_ptx(text, chip=args.chip, opt=args.opt, libdevice=args.libdevice)
+            out = compile_kernels_to_ptx(
+                text, chip=args.chip, opt=args.opt, libdevice=args.libdevice
+            )
             if args.extract:
                 for name, ptx in extract_ptx(out).items():
                     if ":" not in name:

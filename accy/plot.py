@@ -26,9 +26,7 @@ def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
         import matplotlib.pyplot as plt
         from matplotlib.patches import Rectangle
     except ImportError:
-        raise AccyError(
-            "--accy-arena-plot needs matplotlib: pip install 'accy[plot]'"
-        ) from None
+        raise AccyError("--accy-arena-plot needs matplotlib: pip install 'accy[plot]'") from None
     plan = manager.get(ARENA, module)
     buffers = manager.get(BUFFERS, module)
     alignment = manager.options.alignment

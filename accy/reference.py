@@ -228,6 +228,7 @@ def _convert(op: accy.ConvertOp, operand: np.ndarray) -> np.ndarray:
 # Constants and data movement
 # ---------------------------------------------------------------------------------------
 
+
 def _constant(op: accy.ConstantOp) -> np.ndarray:
     return dense_values(op.value)
 
@@ -267,9 +268,7 @@ def _reshape(op: accy.ReshapeOp, operand: np.ndarray) -> np.ndarray:
         return operand  # the type does not change: neither do the sizes
     dynamic = declared.count(DYNAMIC_INDEX)
     if dynamic > 1:
-        raise _op_error(
-            op, f"cannot infer {dynamic} dynamic dims of the result from the operand"
-        )
+        raise _op_error(op, f"cannot infer {dynamic} dynamic dims of the result from the operand")
     static = int(np.prod([d for d in declared if d != DYNAMIC_INDEX], dtype=np.int64))
     if dynamic:
         fits = static != 0 and operand.size % static == 0
@@ -278,8 +277,7 @@ def _reshape(op: accy.ReshapeOp, operand: np.ndarray) -> np.ndarray:
     if not fits:
         raise _op_error(
             op,
-            f"cannot reshape {operand.size} elements {operand.shape} into "
-            f"{_shape_text(declared)}",
+            f"cannot reshape {operand.size} elements {operand.shape} into {_shape_text(declared)}",
         )
     return np.reshape(operand, [-1 if d == DYNAMIC_INDEX else d for d in declared])
 
@@ -313,9 +311,7 @@ def _concatenate(op: accy.ConcatenateOp, *operands: np.ndarray) -> np.ndarray:
 def _slice(op: accy.SliceOp, operand: np.ndarray) -> np.ndarray:
     for d, ((_, limit, _), size) in enumerate(zip(op.ranges, operand.shape)):
         if limit > size:
-            raise _op_error(
-                op, f"limit {limit} of dim {d} is beyond its size {size} at run time"
-            )
+            raise _op_error(op, f"limit {limit} of dim {d} is beyond its size {size} at run time")
     return operand[tuple(slice(lo, hi, st) for lo, hi, st in op.ranges)]
 
 
@@ -355,9 +351,7 @@ def _reduce(op: accy.ReduceOp, operand: np.ndarray) -> np.ndarray:
     return np.asarray(result).astype(operand.dtype, copy=False)
 
 
-def _dot_general(
-    op: accy.DotGeneralOp, lhs: np.ndarray, rhs: np.ndarray
-) -> np.ndarray:
+def _dot_general(op: accy.DotGeneralOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     (lb, rb), (lc, rc) = op.batching, op.contracting
     for side, pairs in (("batching", zip(lb, rb)), ("contracting", zip(lc, rc))):
         for l_dim, r_dim in pairs:
@@ -380,9 +374,7 @@ def _dot_general(
     with np.errstate(all="ignore"):
         product = np.matmul(left, right)
     shape = (
-        [lhs.shape[d] for d in lb]
-        + [lhs.shape[d] for d in l_free]
-        + [rhs.shape[d] for d in r_free]
+        [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in l_free] + [rhs.shape[d] for d in r_free]
     )
     return product.reshape(shape).astype(lhs.dtype, copy=False)
 
@@ -475,9 +467,7 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
         elif type(op) in _EVALUATORS:
             values = [_EVALUATORS[type(op)](op, *(env[v] for v in op.operands))]
         else:
-            raise AccyError(
-                f"the reference interpreter does not evaluate '{op.name}'", op.location
-            )
+            raise AccyError(f"the reference interpreter does not evaluate '{op.name}'", op.location)
         for result, value in zip(op.results, values, strict=True):
             value = np.asarray(value)
             _check_result(op, result, value)
@@ -511,9 +501,11 @@ def _check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np
         )
     checked = []
     for index, (param, array) in enumerate(zip(params, arrays)):
-        label = f"argument #{index}" + (
-            f" (%{param.name_hint})" if param.name_hint else ""
-        ) + f" of @{name}"
+        label = (
+            f"argument #{index}"
+            + (f" (%{param.name_hint})" if param.name_hint else "")
+            + f" of @{name}"
+        )
         declared = _tensor_type(param)
         dtype = numpy_dtype(declared.get_element_type())
         shape = declared.get_shape()
@@ -526,13 +518,11 @@ def _check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np
         array = np.asarray(array)
         if array.dtype != dtype or not array.dtype.isnative:
             raise AccyInputError(
-                f"{label}: expected dtype {_dtype_text(dtype)}, got "
-                f"{_dtype_text(array.dtype)}"
+                f"{label}: expected dtype {_dtype_text(dtype)}, got {_dtype_text(array.dtype)}"
             )
         if not _shape_matches(shape, array.shape):
             raise AccyInputError(
-                f"{label}: expected shape {_shape_text(shape)}, got "
-                f"{_shape_text(array.shape)}"
+                f"{label}: expected shape {_shape_text(shape)}, got {_shape_text(array.shape)}"
             )
         checked.append(array)
     return checked

@@ -30,8 +30,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     cells = [list(map(str, header))] + [list(map(str, row)) for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
     return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
-        for row in cells
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in cells
     )
 
 
@@ -119,8 +118,13 @@ def shapes_report(module: ModuleOp, manager: AnalysisManager) -> str:
 def fusion_report(module: ModuleOp, manager: AnalysisManager) -> str:
     plan = manager.get(FUSION, module)
     rows = [
-        (index, group.root.name, len(group.members), len(group.elided),
-         ", ".join(m.name.removeprefix("accy.") for m in group.members))
+        (
+            index,
+            group.root.name,
+            len(group.members),
+            len(group.elided),
+            ", ".join(m.name.removeprefix("accy.") for m in group.members),
+        )
         for index, group in enumerate(plan.groups)
     ]
     header = ("group", "root", "ops", "elided values", "members")
@@ -139,8 +143,16 @@ def buffers_report(module: ModuleOp, manager: AnalysisManager) -> str:
             names[slot.function] = value_names(slot.function)
         producer = "argument" if slot.producer is None else slot.producer.name
         size = "?" if slot.byte_size is None else slot.byte_size
-        rows.append((slot.id, f"@{slot.function_name}", f"%{names[slot.function][slot.value]}",
-                     producer, slot.role, size))
+        rows.append(
+            (
+                slot.id,
+                f"@{slot.function_name}",
+                f"%{names[slot.function][slot.value]}",
+                producer,
+                slot.role,
+                size,
+            )
+        )
     header = ("slot", "function", "value", "producer", "role", "bytes")
     return (
         f"buffers: {plan.slot_count()} slot(s), {plan.total_static_bytes} static bytes, "
@@ -187,14 +199,25 @@ def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
             where = re.sub(r" live \[\d+, \d+\]", "", plan.describe_slot(slot.id))
             size = planned_bytes(slot, plan.planned_rows)
             rows.append(
-                (slot.id, slot.role, where, "?" if size is None else size, f"[{live.start}, {live.end}]")
+                (
+                    slot.id,
+                    slot.role,
+                    where,
+                    "?" if size is None else size,
+                    f"[{live.start}, {live.end}]",
+                )
             )
             if slot.id in arena.offsets and slot.id not in arena.reuses:
                 total += align_up(size or 0, alignment)
         for w in arena.workspaces:
             rows.append(
-                (f"{w.term.family}.{w.term.name}", "workspace", f"offset {w.offset}",
-                 w.term.bytes, f"[{w.interval.start}, {w.interval.end}]")
+                (
+                    f"{w.term.family}.{w.term.name}",
+                    "workspace",
+                    f"offset {w.offset}",
+                    w.term.bytes,
+                    f"[{w.interval.start}, {w.interval.end}]",
+                )
             )
             total += align_up(w.term.bytes, alignment)
         ratio = arena.size / arena.lower_bound if arena.lower_bound else 1.0

@@ -59,9 +59,7 @@ class LocatingParser(Parser):
     def location_of(self, position: int) -> FileLineColLoc:
         line = bisect.bisect_right(self._line_starts, position)
         column = position - self._line_starts[line - 1] + 1
-        return FileLineColLoc(
-            self._filename, IntAttr(line + self._line_offset), IntAttr(column)
-        )
+        return FileLineColLoc(self._filename, IntAttr(line + self._line_offset), IntAttr(column))
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -70,9 +68,7 @@ class LocatingParser(Parser):
         except VerifyException as error:
             # An op whose types break its constraints fails while it is being built.
             name = self._op_name_at(start)
-            raise AccyVerifyError(
-                verify_message(error, name), self.location_of(start)
-            ) from None
+            raise AccyVerifyError(verify_message(error, name), self.location_of(start)) from None
         if isinstance(op.location, UnknownLoc):
             op.location = self.location_of(start)
         return op

@@ -25,10 +25,12 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from contextlib import contextmanager
+from typing import ClassVar
+
+from accy.passes.analysis import AnalysisManager
 
 import accy
-import accy.preparation as preparation
-from accy.passes.analysis import AnalysisManager
+from accy import preparation
 
 
 def fused_chain(size: int):
@@ -61,8 +63,8 @@ CHAINS: dict[str, Callable[[int], object]] = {"fused": fused_chain, "unfused": u
 class _TimedManager(AnalysisManager):
     """An analysis manager that records each analysis's own (exclusive) time."""
 
-    own: dict[str, float] = defaultdict(float)
-    _stack: list[float] = []
+    own: ClassVar[dict[str, float]] = defaultdict(float)
+    _stack: ClassVar[list[float]] = []
 
     def get(self, descriptor, op):
         if self.record(descriptor.name, op) is not None:
@@ -169,9 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--gc", action="store_true", help="keep the cyclic garbage collector on while timing"
     )
-    parser.add_argument(
-        "--no-breakdown", action="store_true", help="skip the per-analysis times"
-    )
+    parser.add_argument("--no-breakdown", action="store_true", help="skip the per-analysis times")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     kinds = [k for k in args.kinds.split(",") if k]
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     global _no_gc
     if args.gc:
-        _no_gc = _gc_unchanged  # noqa: F811
+        _no_gc = _gc_unchanged
     run(sizes, kinds, args.repeat, not args.no_breakdown)
 
 

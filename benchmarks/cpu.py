@@ -19,6 +19,7 @@ printed only next to the ratios they come from.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -69,7 +70,9 @@ func.func @main(%x: {t}) -> {t} {{
 
 
 def _gelu_numpy(x):
-    return x * (0.5 * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x))))
+    return x * (
+        0.5 * (1.0 + np.tanh(np.float32(0.7978845608) * (x + np.float32(0.044715) * x * x * x)))
+    )
 
 
 def _softmax_text() -> str:
@@ -187,8 +190,9 @@ def _jax_function(name: str):
         "chain": lambda a, b, c, d: jnp.maximum((a + b) * c - d, a) * b,
         "gelu": lambda x: x * (0.5 * (1.0 + jnp.tanh(0.7978845608 * (x + 0.044715 * x**3)))),
         "softmax": lambda x: jax.nn.softmax(x, axis=1),
-        "layernorm": lambda x, g, b: (x - x.mean(1, keepdims=True))
-        / jnp.sqrt(x.var(1, keepdims=True) + 1e-5) * g + b,
+        "layernorm": lambda x, g, b: (
+            (x - x.mean(1, keepdims=True)) / jnp.sqrt(x.var(1, keepdims=True) + 1e-5) * g + b
+        ),
         "mlp": lambda x, w, b: jnp.maximum(x @ w + b, 0),
         "rowsum": lambda x: x.sum(1),
     }
@@ -221,8 +225,8 @@ def main() -> None:
         function = executable["main"]
         (got,) = function(*inputs)
         np.testing.assert_allclose(got, reference(*inputs), rtol=2e-4, atol=2e-4)
-        accy_s = median_time(lambda: function(*inputs), args.repeat)
-        numpy_s = median_time(lambda: reference(*inputs), args.repeat)
+        accy_s = median_time(functools.partial(function, *inputs), args.repeat)
+        numpy_s = median_time(functools.partial(reference, *inputs), args.repeat)
         ratios.append(numpy_s / accy_s)
         xla = "skipped"
         jax_fn = None if jax_missing else _jax_function(name)
@@ -231,8 +235,7 @@ def main() -> None:
             xla_ratios.append(xla_s / accy_s)
             xla = f"{xla_s / accy_s:9.2f}"
         print(
-            f"{title:40} {numpy_s * 1e3:9.3f} {accy_s * 1e3:9.3f} "
-            f"{numpy_s / accy_s:11.2f} {xla:>9}"
+            f"{title:40} {numpy_s * 1e3:9.3f} {accy_s * 1e3:9.3f} {numpy_s / accy_s:11.2f} {xla:>9}"
         )
     print(f"accy threads: {executable.threads}")
     print(f"geometric mean numpy/accy: {geomean(ratios):.2f}")

@@ -136,9 +136,7 @@ class ComparisonDirection(StrEnum):
 
 
 @irdl_attr_definition
-class ComparisonDirectionAttr(
-    EnumAttribute[ComparisonDirection], SpacedOpaqueSyntaxAttribute
-):
+class ComparisonDirectionAttr(EnumAttribute[ComparisonDirection], SpacedOpaqueSyntaxAttribute):
     """The predicate of `accy.compare`, printed bare (`LT`) in the custom syntax."""
 
     name = "accy.comparison_direction"
@@ -164,9 +162,7 @@ class CombinerKindAttr(EnumAttribute[CombinerKind], SpacedOpaqueSyntaxAttribute)
 
 
 def _parse_dim_list(parser: Parser) -> DenseArrayBase:
-    values = parser.parse_comma_separated_list(
-        Parser.Delimiter.SQUARE, parser.parse_integer
-    )
+    values = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
     return DenseArrayBase.from_list(i64, values)
 
 
@@ -413,9 +409,7 @@ class SelectOp(AccyOperation):
 
     traits = traits_def(Pure())
 
-    assembly_format = (
-        "$pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)"
-    )
+    assembly_format = "$pred `,` $on_true `,` $on_false attr-dict `:` type($pred) `,` type($result)"
 
     def __init__(self, pred: SSAValue, on_true: SSAValue, on_false: SSAValue):
         super().__init__(operands=[pred, on_true, on_false], result_types=[on_true.type])
@@ -519,8 +513,7 @@ class BroadcastInDimOp(AccyOperation):
             raise self.error("operand and result element types differ")
         if len(dims) != source.get_num_dims():
             raise self.error(
-                f"has {len(dims)} broadcast dims for an operand of rank "
-                f"{source.get_num_dims()}"
+                f"has {len(dims)} broadcast dims for an operand of rank {source.get_num_dims()}"
             )
         if len(set(dims)) != len(dims):
             raise self.error(f"broadcast dims {list(dims)} repeat a dim")
@@ -589,9 +582,7 @@ class TransposeOp(AccyOperation):
         "`:` functional-type(operands, results)"
     )
 
-    def __init__(
-        self, operand: SSAValue, permutation: Sequence[int], result_type: TensorType
-    ):
+    def __init__(self, operand: SSAValue, permutation: Sequence[int], result_type: TensorType):
         super().__init__(
             operands=[operand],
             result_types=[result_type],
@@ -695,9 +686,7 @@ class IotaOp(AccyOperation):
         if not result.has_static_shape():
             raise self.error("result must have a static shape")
         if is_bool(result.get_element_type()):
-            raise self.error(
-                f"expects a numeric element type, got {result.get_element_type()}"
-            )
+            raise self.error(f"expects a numeric element type, got {result.get_element_type()}")
 
 
 @irdl_op_definition
@@ -746,9 +735,7 @@ class ConcatenateOp(AccyOperation):
                 raise self.error(
                     f"operand #{index} has rank {operand.get_num_dims()}, the result {rank}"
                 )
-            for d, (size, target) in enumerate(
-                zip(operand.get_shape(), result.get_shape())
-            ):
+            for d, (size, target) in enumerate(zip(operand.get_shape(), result.get_shape())):
                 if d != self.dim and not dims_compatible(size, target):
                     raise self.error(
                         f"operand #{index} dim {d} is {format_dim(size)}, the result's "
@@ -786,15 +773,11 @@ class ConcatenateOp(AccyOperation):
         dim = parser.parse_integer(allow_boolean=False)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parser.parse_type
-        )
+        types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
         if len(types) != len(operands):
-            parser.raise_error(
-                f"expected {len(operands)} operand types, got {len(types)}", pos
-            )
+            parser.raise_error(f"expected {len(operands)} operand types, got {len(types)}", pos)
         inputs = parser.resolve_operands(operands, types, pos)
         op = cls(inputs, dim, result_type)  # type: ignore[arg-type]
         op.attributes |= attributes
@@ -856,10 +839,7 @@ class SliceOp(AccyOperation):
 
     def verify_(self) -> None:
         source, result = self.operand.type, self.result.type
-        lengths = {
-            len(_dims_of(a))
-            for a in (self.start_indices, self.limit_indices, self.strides)
-        }
+        lengths = {len(_dims_of(a)) for a in (self.start_indices, self.limit_indices, self.strides)}
         if lengths != {source.get_num_dims()}:
             raise self.error(
                 f"expects one range per operand dim ({source.get_num_dims()}), got "
@@ -870,9 +850,7 @@ class SliceOp(AccyOperation):
         if source.get_element_type() != result.get_element_type():
             raise self.error("operand and result element types differ")
         expected = []
-        for d, ((start, limit, stride), size) in enumerate(
-            zip(self.ranges, source.get_shape())
-        ):
+        for d, ((start, limit, stride), size) in enumerate(zip(self.ranges, source.get_shape())):
             if stride < 1:
                 raise self.error(f"stride {stride} of dim {d} must be at least 1")
             if not 0 <= start <= limit or (size != DYNAMIC_INDEX and limit > size):
@@ -992,35 +970,25 @@ class DotGeneralOp(AccyOperation):
             properties={
                 "lhs_batching_dimensions": DenseArrayBase.from_list(i64, batching[0]),
                 "rhs_batching_dimensions": DenseArrayBase.from_list(i64, batching[1]),
-                "lhs_contracting_dimensions": DenseArrayBase.from_list(
-                    i64, contracting[0]
-                ),
-                "rhs_contracting_dimensions": DenseArrayBase.from_list(
-                    i64, contracting[1]
-                ),
+                "lhs_contracting_dimensions": DenseArrayBase.from_list(i64, contracting[0]),
+                "rhs_contracting_dimensions": DenseArrayBase.from_list(i64, contracting[1]),
             },
         )
 
     @property
     def batching(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return _dims_of(self.lhs_batching_dimensions), _dims_of(
-            self.rhs_batching_dimensions
-        )
+        return _dims_of(self.lhs_batching_dimensions), _dims_of(self.rhs_batching_dimensions)
 
     @property
     def contracting(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        return _dims_of(self.lhs_contracting_dimensions), _dims_of(
-            self.rhs_contracting_dimensions
-        )
+        return _dims_of(self.lhs_contracting_dimensions), _dims_of(self.rhs_contracting_dimensions)
 
     def expected_shape(self) -> list[int]:
         lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
         (lb, rb), (lc, rc) = self.batching, self.contracting
         lhs_free = [d for d in range(len(lhs)) if d not in lb and d not in lc]
         rhs_free = [d for d in range(len(rhs)) if d not in rb and d not in rc]
-        return (
-            [lhs[d] for d in lb] + [lhs[d] for d in lhs_free] + [rhs[d] for d in rhs_free]
-        )
+        return [lhs[d] for d in lb] + [lhs[d] for d in lhs_free] + [rhs[d] for d in rhs_free]
 
     def verify_(self) -> None:
         lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
@@ -1029,22 +997,20 @@ class DotGeneralOp(AccyOperation):
             ("contracting", self.contracting),
         ):
             if len(left) != len(right):
-                raise self.error(
-                    f"{side} dims {list(left)} x {list(right)} differ in length"
-                )
+                raise self.error(f"{side} dims {list(left)} x {list(right)} differ in length")
             for l_dim, r_dim in zip(left, right):
                 if not (0 <= l_dim < len(lhs) and 0 <= r_dim < len(rhs)):
-                    raise self.error(
-                        f"{side} dims {list(left)} x {list(right)} are out of range"
-                    )
+                    raise self.error(f"{side} dims {list(left)} x {list(right)} are out of range")
                 if not dims_compatible(lhs[l_dim], rhs[r_dim]):
                     raise self.error(
                         f"{side} dim sizes differ: lhs dim {l_dim} is "
                         f"{format_dim(lhs[l_dim])}, rhs dim {r_dim} is "
                         f"{format_dim(rhs[r_dim])}"
                     )
-        for operand, dims in (("lhs", self.batching[0] + self.contracting[0]),
-                              ("rhs", self.batching[1] + self.contracting[1])):
+        for operand, dims in (
+            ("lhs", self.batching[0] + self.contracting[0]),
+            ("rhs", self.batching[1] + self.contracting[1]),
+        ):
             if len(set(dims)) != len(dims):
                 raise self.error(f"{operand} batching and contracting dims overlap")
         expected = self.expected_shape()
@@ -1077,9 +1043,7 @@ class ScanOp(AccyOperation):
         "$kind $operand `,` $scratch `,` `dim` `=` $dimension attr-dict `:` type($result)"
     )
 
-    def __init__(
-        self, kind: CombinerKind, operand: SSAValue, scratch: SSAValue, dim: int
-    ):
+    def __init__(self, kind: CombinerKind, operand: SSAValue, scratch: SSAValue, dim: int):
         super().__init__(
             operands=[operand, scratch],
             result_types=[operand.type],
@@ -1092,9 +1056,7 @@ class ScanOp(AccyOperation):
     def verify_(self) -> None:
         rank = self.operand.type.get_num_dims()
         if not 0 <= self.dimension.value.data < rank:
-            raise self.error(
-                f"dim {self.dimension.value.data} is out of range for rank {rank}"
-            )
+            raise self.error(f"dim {self.dimension.value.data} is out of range for rank {rank}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -1110,9 +1072,7 @@ class YieldOp(AccyOperation):
 
     values = var_operand_def(AccyTensor)
 
-    traits = lazy_traits_def(
-        lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp))
-    )
+    traits = lazy_traits_def(lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp)))
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
@@ -1153,9 +1113,7 @@ class IterateOp(AccyOperation):
         arg_types = [a.type for a in self.body.block.args]
         result_types = [r.type for r in self.res]
         if not init_types == arg_types == result_types:
-            raise self.error(
-                "iter_args, block arguments and results must have the same types"
-            )
+            raise self.error("iter_args, block arguments and results must have the same types")
         terminator = self.body.block.last_op
         if isinstance(terminator, YieldOp):
             yielded = [v.type for v in terminator.values]
@@ -1193,13 +1151,9 @@ class IterateOp(AccyOperation):
             parser.parse_punctuation("=")
             return argument, parser.parse_unresolved_operand()
 
-        pairs = parser.parse_comma_separated_list(
-            Parser.Delimiter.PAREN, parse_assignment
-        )
+        pairs = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_assignment)
         parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(
-            Parser.Delimiter.NONE, parser.parse_type
-        )
+        types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
         if len(types) != len(pairs):
             parser.raise_error(
                 f"expected {len(pairs)} types for the iter_args, got {len(types)}", pos

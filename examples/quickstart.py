@@ -1,6 +1,6 @@
 """Quickstart: build a small program, look at its memory plan, run it on the CPU target.
 
-    python examples/quickstart.py
+python examples/quickstart.py
 """
 
 import numpy as np

@@ -176,9 +176,7 @@ class Budget:
         if over_visits or over_entries:
             if self.outcome is Outcome.RUNNING:
                 self.outcome = Outcome.EXHAUSTED
-            raise WorkBudgetExhausted(
-                name, bounds.structural_visits, self.remaining_visits()
-            )
+            raise WorkBudgetExhausted(name, bounds.structural_visits, self.remaining_visits())
         self.spent_visits += bounds.structural_visits
         self.spent_entries += bounds.retained_entries
         self.charges.append((name, bounds.structural_visits))

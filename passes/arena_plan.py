@@ -252,10 +252,9 @@ def plan_arena(
             WorkspaceBuffer(term, placement.offsets[buffer_id], interval)
             for term, buffer_id, interval in workspace_ids
         ]
-        arena.temporaries_size = (
-            pack(temporaries, alignment=alignment, budget_ms=options.pack_budget_ms)
-            .placement.size
-        )
+        arena.temporaries_size = pack(
+            temporaries, alignment=alignment, budget_ms=options.pack_budget_ms
+        ).placement.size
         meter.retain(len(owned))
     return ArenaPlan(
         functions=functions,

@@ -104,9 +104,7 @@ class _SlotBuilder:
     def __init__(self, plan: BufferPlan, layouts, meter: WorkMeter):
         self.plan, self.layouts, self.meter = plan, layouts, meter
 
-    def new(
-        self, value: SSAValue, producer: Operation | None, role: BufferRole, function
-    ) -> None:
+    def new(self, value: SSAValue, producer: Operation | None, role: BufferRole, function) -> None:
         slot = BufferSlot(
             id=len(self.plan.slots),
             value=value,
@@ -123,9 +121,7 @@ class _SlotBuilder:
         self.meter.retain()
 
 
-def compute_buffers(
-    manager: AnalysisManager, root: Operation, meter: WorkMeter
-) -> BufferPlan:
+def compute_buffers(manager: AnalysisManager, root: Operation, meter: WorkMeter) -> BufferPlan:
     layouts = manager.get(SHAPES, root)
     fusion = manager.get(FUSION, root)
     plan = BufferPlan()

@@ -137,9 +137,7 @@ def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
     return groups
 
 
-def compute_fusion(
-    _manager: AnalysisManager, root: Operation, meter: WorkMeter
-) -> FusionPlan:
+def compute_fusion(_manager: AnalysisManager, root: Operation, meter: WorkMeter) -> FusionPlan:
     groups: list[FusionGroup] = []
     for function in root.walk():
         meter.visit()
@@ -151,9 +149,7 @@ def compute_fusion(
 
 def estimate_fusion(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
-        structural_visits=checked_add(
-            census.operations, census.operations, census.operations
-        ),
+        structural_visits=checked_add(census.operations, census.operations, census.operations),
         retained_entries=census.operations,
     )
 

@@ -119,8 +119,10 @@ def compute_liveness(
     for slot in buffers.slots:
         meter.visit()
         whole = functions[slot.function_name]
-        start = whole.start if slot.role.input or slot.role.constant else first_write.get(
-            slot.id, whole.start
+        start = (
+            whole.start
+            if slot.role.input or slot.role.constant
+            else first_write.get(slot.id, whole.start)
         )
         end = whole.end if slot.role.output or slot.role.constant else last_use[slot.id]
         intervals[slot.id] = LiveInterval(start, max(start, end))

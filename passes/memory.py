@@ -275,8 +275,11 @@ def _output_source(slot: BufferSlot, writer: dict[int, int]) -> OutputSource | N
 
 def _missing_output(slot: BufferSlot) -> MissingOutputWriter:
     ret, index = min(
-        ((use.operation, use.index) for use in slot.value.uses
-         if isinstance(use.operation, func.ReturnOp)),
+        (
+            (use.operation, use.index)
+            for use in slot.value.uses
+            if isinstance(use.operation, func.ReturnOp)
+        ),
         key=lambda pair: pair[1],
     )
     message = MISSING_OUTPUT_FORMAT.format(
@@ -288,9 +291,7 @@ def _missing_output(slot: BufferSlot) -> MissingOutputWriter:
     return MissingOutputWriter(message, location)
 
 
-def compute_memory(
-    manager: AnalysisManager, root: Operation, meter: WorkMeter
-) -> MemorySpacePlan:
+def compute_memory(manager: AnalysisManager, root: Operation, meter: WorkMeter) -> MemorySpacePlan:
     buffers = manager.get(BUFFERS, root)
     schedule = manager.get(SCHEDULE, root)
     return plan_memory_spaces(

@@ -111,8 +111,10 @@ class PlanShapesPass(AnnotatingPass):
 
     def annotations(self, manager, module):
         for value, layout in manager.get(SHAPES, module).layouts.items():
-            if isinstance(value, OpResult) or isinstance(value.owner, Block) and isinstance(
-                value.owner.parent_op(), func.FuncOp
+            if (
+                isinstance(value, OpResult)
+                or isinstance(value.owner, Block)
+                and isinstance(value.owner.parent_op(), func.FuncOp)
             ):
                 strides = ", ".join("?" if s is None else str(s) for s in layout.strides)
                 yield value, "accy.layout", f"{_size(layout.byte_size)} bytes, strides [{strides}]"
@@ -153,7 +155,11 @@ class PlanBuffersPass(AnnotatingPass):
 
     def annotations(self, manager, module):
         for slot in manager.get(BUFFERS, module).slots:
-            yield slot.value, "accy.slot", f"slot {slot.id} {slot.role} {_size(slot.byte_size)} bytes"
+            yield (
+                slot.value,
+                "accy.slot",
+                f"slot {slot.id} {slot.role} {_size(slot.byte_size)} bytes",
+            )
 
 
 @dataclass(frozen=True)
@@ -201,9 +207,7 @@ class SizeWorkspacesPass(AnnotatingPass):
 
     def annotations(self, manager, module):
         terms = manager.get(WORKSPACES, module).terms
-        module.attributes["accy.workspaces"] = ArrayAttr(
-            [StringAttr(t.describe()) for t in terms]
-        )
+        module.attributes["accy.workspaces"] = ArrayAttr([StringAttr(t.describe()) for t in terms])
         return ()
 
 

@@ -16,7 +16,7 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from accy.passes.plan_passes import PLAN_PASSES
 
     passes = {p.name: (lambda p=p: p) for p in PLAN_PASSES}
-    passes["accy-lower"] = lambda: __import__(
-        "accy.passes.lower.lower_pass", fromlist=["LowerPass"]
-    ).LowerPass
+    passes["accy-lower"] = lambda: (
+        __import__("accy.passes.lower.lower_pass", fromlist=["LowerPass"]).LowerPass
+    )
     return passes

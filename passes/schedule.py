@@ -102,9 +102,7 @@ def _function_of(op: Operation) -> str:
     return current.sym_name.data if current is not None else "<unknown>"
 
 
-def compute_schedule(
-    manager: AnalysisManager, root: Operation, meter: WorkMeter
-) -> SchedulePlan:
+def compute_schedule(manager: AnalysisManager, root: Operation, meter: WorkMeter) -> SchedulePlan:
     fusion = manager.get(FUSION, root)
     items: list[WorkItem] = []
     loops: dict[Operation, int] = {}
@@ -118,9 +116,7 @@ def compute_schedule(
     return SchedulePlan(tuple(items))
 
 
-def _work_item(
-    id: int, group: FusionGroup, function: str, parent: int | None
-) -> WorkItem:
+def _work_item(id: int, group: FusionGroup, function: str, parent: int | None) -> WorkItem:
     return WorkItem(
         id=id,
         kind=kind_of(group.root),

@@ -39,9 +39,7 @@ def load_inputs(path: str) -> list[np.ndarray]:
         raise AccyError(f"cannot read inputs '{path}': {error}") from None
     with archive:
         keys = list(archive.keys())
-        numbered = sorted(
-            (int(k[3:]), k) for k in keys if k.startswith("arg") and k[3:].isdigit()
-        )
+        numbered = sorted((int(k[3:]), k) for k in keys if k.startswith("arg") and k[3:].isdigit())
         if numbered:
             if [n for n, _ in numbered] != list(range(len(numbered))):
                 raise AccyError(
@@ -85,7 +83,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     except AccyError as error:
         print(error.diagnostic(), file=sys.stderr)
         sys.exit(1)
-    except (MlirUnavailableError, UpstreamMlirError, LibdeviceNotFoundError, CudaRuntimeError) as error:
+    except (
+        MlirUnavailableError,
+        UpstreamMlirError,
+        LibdeviceNotFoundError,
+        CudaRuntimeError,
+    ) as error:
         # The toolchain or the device said no: missing packages, MLIR, libdevice, driver.
         message = str(error).strip().replace("\n", "\n  ")
         print(f"error: {message}", file=sys.stderr)
@@ -128,7 +131,9 @@ def _run(args: argparse.Namespace) -> None:
     prep = exe.preparation
     arena = prep.arena.functions.get(name)
     items = sum(1 for w in prep.schedule.work_items if w.function == name)
-    threads = f", {exe.threads} thread{'' if exe.threads == 1 else 's'}" if args.target == "cpu" else ""
+    threads = (
+        f", {exe.threads} thread{'' if exe.threads == 1 else 's'}" if args.target == "cpu" else ""
+    )
     print(
         f"@{name} on {args.target}: arena {arena.size if arena else 0} bytes, "
         f"{items} work item{'' if items == 1 else 's'}{threads}, {elapsed * 1e3:.3f} ms"

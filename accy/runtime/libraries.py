@@ -23,13 +23,13 @@ import sys
 from pathlib import Path
 
 __all__ = [
-    "NativeLibraryNotFoundError",
-    "RUNTIME_LIBRARY_NAME",
     "ASYNC_RUNTIME_LIBRARY_NAME",
     "FAKE_DRIVER_LIBRARY_NAME",
-    "runtime_library_path",
+    "RUNTIME_LIBRARY_NAME",
+    "NativeLibraryNotFoundError",
     "async_runtime_library_path",
     "fake_driver_library_path",
+    "runtime_library_path",
 ]
 
 RUNTIME_LIBRARY_NAME = "libaccy_runtime.so"

@@ -129,7 +129,9 @@ def format_shape(shape: list) -> str:
     return "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
-def check_arguments(name: str, params: list[dict], arrays: tuple) -> tuple[list[np.ndarray], int | None]:
+def check_arguments(
+    name: str, params: list[dict], arrays: tuple
+) -> tuple[list[np.ndarray], int | None]:
     """The arguments as C-contiguous arrays and the call's row count (the size every `?`
     dim takes), or a `TypeError`/`ValueError` naming the argument."""
     if len(arrays) != len(params):

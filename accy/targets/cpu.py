@@ -73,7 +73,9 @@ def resolve_threads(threads: int | None) -> int:
         try:
             threads = int(text)
         except ValueError:
-            raise AccyError(f"{THREADS_VARIABLE} must be a positive integer, got {text!r}") from None
+            raise AccyError(
+                f"{THREADS_VARIABLE} must be a positive integer, got {text!r}"
+            ) from None
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
         raise AccyError(f"{source} must be a positive integer, got {threads!r}")
     return threads
@@ -94,7 +96,9 @@ def async_runtime(threads: int) -> str:
     try:
         path = str(async_runtime_library_path())
     except NativeLibraryNotFoundError as error:
-        raise AccyError(f"{error}\n(threads=1 compiles sequential code, which needs no runtime)") from None
+        raise AccyError(
+            f"{error}\n(threads=1 compiles sequential code, which needs no runtime)"
+        ) from None
     library = ctypes.CDLL(path)
     library.accy_async_runtime_reserve.argtypes = [ctypes.c_int]
     library.accy_async_runtime_reserve(threads)

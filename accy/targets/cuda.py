@@ -155,6 +155,5 @@ class CudaExecutable(Executable):
         return self.code.ptx
 
 
-
 def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CudaExecutable:
     return CudaExecutable(module, preparation, **options)

@@ -34,14 +34,13 @@ def main() -> int:
     index = []
     for program in ALL_PROGRAMS:
         start = time.perf_counter()
-        module = (
-            accy.import_stablehlo(program.text) if program.data else accy.parse(program.text)
-        )
+        module = accy.import_stablehlo(program.text) if program.data else accy.parse(program.text)
         directory = export(module, ARTIFACTS / program.name, target="cuda")
         size = sum(f.stat().st_size for f in directory.iterdir())
         print(f"{program.name:28s} {size / 1024:8.1f} KiB  {time.perf_counter() - start:5.1f} s")
-        index.append({"name": program.name, "large": program.large,
-                      "features": list(program.features)})
+        index.append(
+            {"name": program.name, "large": program.large, "features": list(program.features)}
+        )
     (ARTIFACTS / "index.json").write_text(json.dumps(index, indent=1) + "\n")
     total = sum(f.stat().st_size for f in ARTIFACTS.rglob("*") if f.is_file())
     print(f"{len(index)} exports, {total / 2**20:.1f} MiB in {ARTIFACTS}")

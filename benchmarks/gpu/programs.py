@@ -75,8 +75,11 @@ func.func @elementwise_chain(%x: tensor<64x96xf32>, %y: tensor<64x96xf32>) -> te
 }
 """,
         (((64, 96), "float32"), ((64, 96), "float32")),
-        lambda x, y: (_sigmoid(np.where(x + y < y, np.exp(x + y), np.tanh(x))
-                               .astype(np.float16).astype(np.float32)),),
+        lambda x, y: (
+            _sigmoid(
+                np.where(x + y < y, np.exp(x + y), np.tanh(x)).astype(np.float16).astype(np.float32)
+            ),
+        ),
         ("elementwise", "compare", "select", "convert"),
         tolerance=1e-3,
     ),
@@ -265,8 +268,11 @@ func.func @slice_concat_iota(%x: tensor<6x10xf32>) -> tensor<6x12xf32> {
 }
 """,
         (((6, 10), "float32"),),
-        lambda x: (np.concatenate([x[:, 1:9:2], np.broadcast_to(np.arange(8, dtype=np.float32),
-                                                                 (6, 8))], axis=1),),
+        lambda x: (
+            np.concatenate(
+                [x[:, 1:9:2], np.broadcast_to(np.arange(8, dtype=np.float32), (6, 8))], axis=1
+            ),
+        ),
         ("slice", "iota", "concatenate"),
     ),
 ]

@@ -48,8 +48,11 @@ RUNTIME = "libaccy_runtime.so"
 def build_runtime() -> Path:
     """Build libaccy_runtime.so (and the fake driver) with cmake from this checkout."""
     build = Path(tempfile.mkdtemp(prefix="accy-runtime-"))
-    subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release"],
+        check=True,
+        capture_output=True,
+    )
     subprocess.run(["cmake", "--build", str(build), "-j"], check=True, capture_output=True)
     return build
 
@@ -134,11 +137,17 @@ def peers(name: str, inputs):
     t = [torch.from_numpy(a).cuda() for a in inputs]
     c = [cupy.asarray(a) for a in inputs]
     if name == "large_fused_elementwise":
-        fused = cupy.ElementwiseKernel("float32 a, float32 b, float32 c, float32 d",
-                                       "float32 r", "r = (a + b) * c - d", "accy_peer_fused")
+        fused = cupy.ElementwiseKernel(
+            "float32 a, float32 b, float32 c, float32 d",
+            "float32 r",
+            "r = (a + b) * c - d",
+            "accy_peer_fused",
+        )
         out = cupy.empty_like(c[0])
-        return [("cupy fused", lambda: fused(*c, out)),
-                ("torch", lambda: torch.sub(torch.mul(torch.add(t[0], t[1]), t[2]), t[3]))]
+        return [
+            ("cupy fused", lambda: fused(*c, out)),
+            ("torch", lambda: torch.sub(torch.mul(torch.add(t[0], t[1]), t[2]), t[3])),
+        ]
     if name == "large_row_reduce":
         return [("cupy", lambda: c[0].sum(axis=1)), ("torch", lambda: t[0].sum(dim=1))]
     return []
@@ -161,14 +170,18 @@ def benchmark(p, function, inputs) -> None:
     function(*inputs)
     end_to_end = time.perf_counter() - start
     copy = torch_copy_seconds(nbytes)
-    print(f"  {p.name}: {gb:.2f} GB moved per call; end to end (with host copies) "
-          f"{end_to_end * 1e3:.1f} ms")
+    print(
+        f"  {p.name}: {gb:.2f} GB moved per call; end to end (with host copies) "
+        f"{end_to_end * 1e3:.1f} ms"
+    )
     print(f"    torch copy          {copy * 1e6:9.1f} us  {gb / copy:7.1f} GB/s")
     if kernel is None:
         print("    accy kernels        (not seen by torch.profiler)")
     else:
-        print(f"    accy kernels        {kernel * 1e6:9.1f} us  {gb / kernel:7.1f} GB/s  "
-              f"= {copy / kernel:.2f} x torch copy bandwidth")
+        print(
+            f"    accy kernels        {kernel * 1e6:9.1f} us  {gb / kernel:7.1f} GB/s  "
+            f"= {copy / kernel:.2f} x torch copy bandwidth"
+        )
     for label, fn in peers(p.name, inputs):
         seconds = time_cuda(fn)
         ratio = f"  accy/peer time {kernel / seconds:.2f}" if kernel else ""
@@ -180,9 +193,14 @@ def benchmark(p, function, inputs) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fake-driver", nargs="?", const="auto", default=None,
-                        help="use the fake CUDA driver (path, or built/installed one): "
-                             "load and call only, no values, no timing")
+    parser.add_argument(
+        "--fake-driver",
+        nargs="?",
+        const="auto",
+        default=None,
+        help="use the fake CUDA driver (path, or built/installed one): "
+        "load and call only, no values, no timing",
+    )
     parser.add_argument("--only", nargs="*", default=None, help="program names")
     args = parser.parse_args(argv)
     fake = args.fake_driver is not None
@@ -190,6 +208,7 @@ def main(argv=None) -> int:
         path = args.fake_driver
         if path == "auto":
             from accy.runtime.libraries import fake_driver_library_path
+
             path = str(fake_driver_library_path())
         os.environ["ACCY_CUDA_DRIVER"] = path
     index = json.loads((ARTIFACTS / "index.json").read_text())
@@ -227,8 +246,10 @@ def main(argv=None) -> int:
         except Exception:  # noqa: BLE001 - keep going: report every program
             traceback.print_exc()
             failures.append(name)
-    print(f"{len(index) - len(failures)} of {len(index)} programs passed "
-          f"({time.perf_counter() - started:.1f} s)" + (f"; failed: {failures}" if failures else ""))
+    print(
+        f"{len(index) - len(failures)} of {len(index)} programs passed "
+        f"({time.perf_counter() - started:.1f} s)" + (f"; failed: {failures}" if failures else "")
+    )
     return 1 if failures else 0
 
 

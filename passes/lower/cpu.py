@@ -85,7 +85,6 @@ from accy.passes.lower.scalar import (
     combiner_identity,
     compute_type,
     constant,
-    convert_element,
     emit,
     is_low_precision,
     narrow,
@@ -104,7 +103,6 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -163,7 +161,8 @@ def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
         inside = {id(arg) for arg in block.args}
         for op in list(block.ops):
             movable = isinstance(op, memref.LoadOp) or (
-                not isinstance(op, (memref.StoreOp, scf.YieldOp)) and not op.regions
+                not isinstance(op, (memref.StoreOp, scf.YieldOp))
+                and not op.regions
                 and (op.name.startswith("arith.") or op.name.startswith("math."))
             )
             if movable and not any(id(v) in inside for v in op.operands):
@@ -374,9 +373,7 @@ class FunctionLowering:
         self.rows: SSAValue | None = None
         if binding is not None:
             arg, dim = binding
-            self.rows = emit(
-                b, memref.DimOp(self.inputs[arg], self.index(dim))
-            )
+            self.rows = emit(b, memref.DimOp(self.inputs[arg], self.index(dim)))
             self.rows.name_hint = "rows"
         self.items = [w for w in self.plan.schedule.work_items if w.function == self.name]
         self.arena_plan: FunctionArena | None = self.plan.arena.functions.get(self.name)
@@ -425,9 +422,7 @@ class FunctionLowering:
     def _allocate(self, b: Builder) -> None:
         buffers = self.plan.buffers
         slots = [s for s in buffers.slots if s.function is self.source]
-        written = {
-            slot_id for item in self.items for slot_id in written_slots(item, buffers)
-        }
+        written = {slot_id for item in self.items for slot_id in written_slots(item, buffers)}
         out_param: dict[int, SSAValue] = {}
         for index, value in enumerate(self._returned()):
             out_param.setdefault(buffers.slot_of_value[value].id, self.outputs[index])
@@ -496,8 +491,10 @@ class FunctionLowering:
     def _note_splat(self, slot: BufferSlot) -> None:
         assert isinstance(slot.producer, ops.ConstantOp)
         values = dense_values(slot.producer.value)
-        if values.size > 0 and bool(np.all(values == values.flat[0])) and not (
-            values.dtype.kind == "f" and np.isnan(values.flat[0])
+        if (
+            values.size > 0
+            and bool(np.all(values == values.flat[0]))
+            and not (values.dtype.kind == "f" and np.isnan(values.flat[0]))
         ):
             self.splats[slot.value] = values.flat[0].item()
 
@@ -685,7 +682,9 @@ class FunctionLowering:
         sizes = self.sizes(operand)
         kept = [d for d in range(len(sizes)) if d not in reduced]
         inner, kept_ivs = self.parallel_nest(
-            b, [sizes[d] for d in kept], parallel=len(kept),
+            b,
+            [sizes[d] for d in kept],
+            parallel=len(kept),
             per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
         )
         element_type = root.result.type.get_element_type()
@@ -746,7 +745,8 @@ class FunctionLowering:
         if is_low_precision(element_type):
             # batch, i, j, then k carrying an f32 accumulator; one rounding at the end.
             inner, ivs = self.parallel_nest(
-                b, batch_sizes + lfree_sizes + rfree_sizes,
+                b,
+                batch_sizes + lfree_sizes + rfree_sizes,
                 per_iteration=_work(contract_sizes) or PARALLEL_MIN_WORK,
             )
             batch, free_l, free_r = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
@@ -785,7 +785,10 @@ class FunctionLowering:
         if lc:
             steps[-1] = depth_block
         outer, ivs = self.parallel_nest(
-            b, batch_sizes + lfree_sizes + contract_sizes, steps=steps, parallel=nb + nl,
+            b,
+            batch_sizes + lfree_sizes + contract_sizes,
+            steps=steps,
+            parallel=nb + nl,
             per_iteration=_work(rfree_sizes) or PARALLEL_MIN_WORK,
         )
         batch, free_l, contract = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
@@ -811,16 +814,20 @@ class FunctionLowering:
         depth_ivs = [offset(outer, contract, len(contract) - 1, u) for u in range(depth_block)]
         lhs_values = [
             [
-                widen(outer, self.load(outer, root.lhs, operand_indices(
-                    lhs_sizes, lb, l_free, lc, rows, k)))  # type: ignore[arg-type]
+                widen(
+                    outer,
+                    self.load(outer, root.lhs, operand_indices(lhs_sizes, lb, l_free, lc, rows, k)),
+                )  # type: ignore[arg-type]
                 for k in depth_ivs
             ]
             for rows in row_ivs
         ]
         inner, free_r = self.stepped_loop_nest(outer, rfree_sizes, [1] * len(rfree_sizes))
         rhs_values = [
-            widen(inner, self.load(inner, root.rhs, operand_indices(
-                rhs_sizes, rb, r_free, rc, free_r, k)))  # type: ignore[arg-type]
+            widen(
+                inner,
+                self.load(inner, root.rhs, operand_indices(rhs_sizes, rb, r_free, rc, free_r, k)),
+            )  # type: ignore[arg-type]
             for k in depth_ivs
         ]
         for rows, lhs_row in zip(row_ivs, lhs_values):
@@ -874,7 +881,9 @@ class FunctionLowering:
         body.insert(scf.YieldOp(*updated))
         for r, row in enumerate(row_ivs):
             for v, column in enumerate(column_ivs):
-                tile.insert(vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column]))
+                tile.insert(
+                    vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column])
+                )
 
     def _scan(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -884,7 +893,9 @@ class FunctionLowering:
         sizes = self.sizes(root.operand)
         others = [d for d in range(len(sizes)) if d != dim]
         inner, outer_ivs = self.parallel_nest(
-            b, [sizes[d] for d in others], parallel=len(others),
+            b,
+            [sizes[d] for d in others],
+            parallel=len(others),
             per_iteration=_work([sizes[dim]]) or PARALLEL_MIN_WORK,
         )
         element_type = root.result.type.get_element_type()

@@ -152,9 +152,7 @@ class HostFunction:
         self.context = context
         self.host_globals = host_globals
         self.name = source.sym_name.data
-        self.arena: FunctionArena = plan.arena.functions.get(self.name) or FunctionArena(
-            self.name
-        )
+        self.arena: FunctionArena = plan.arena.functions.get(self.name) or FunctionArena(self.name)
         self.device: dict[int, SSAValue] = {}
         """Slot id → its device buffer (a view of the arena)."""
         self.workspace: dict[tuple[str, str], SSAValue] = {}
@@ -217,8 +215,9 @@ class HostFunction:
         for buffer in self.allocations:
             address = ir.emit(b, memref.ExtractAlignedPointerAsIndexOp.get(buffer))
             nonzero = ir.emit(b, arith.CmpiOp(address, ir.index(b, 0), "ne"))
-            succeeded = nonzero if succeeded is None else ir.emit(
-                b, arith.AndIOp(succeeded, nonzero))
+            succeeded = (
+                nonzero if succeeded is None else ir.emit(b, arith.AndIOp(succeeded, nonzero))
+            )
         assert succeeded is not None
         return succeeded
 

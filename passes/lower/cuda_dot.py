@@ -137,11 +137,17 @@ def accumulate_tile(
         lhs_inside = _both(inner, ir.less(inner, m, contraction.m), ir.less(inner, k_lhs, end))
         rhs_inside = _both(inner, ir.less(inner, n, contraction.n), ir.less(inner, k_rhs, end))
         lhs_value = ir.select_if(
-            inner, lhs_inside,
-            lambda i: contraction.lhs_element(i, kernel, batch, m, k_lhs), lambda i: zero)
+            inner,
+            lhs_inside,
+            lambda i: contraction.lhs_element(i, kernel, batch, m, k_lhs),
+            lambda i: zero,
+        )
         rhs_value = ir.select_if(
-            inner, rhs_inside,
-            lambda i: contraction.rhs_element(i, kernel, batch, k_rhs, n), lambda i: zero)
+            inner,
+            rhs_inside,
+            lambda i: contraction.rhs_element(i, kernel, batch, k_rhs, n),
+            lambda i: zero,
+        )
         ir.store(inner, lhs_value, lhs_tile, [slot])
         ir.store(inner, rhs_value, rhs_tile, [slot])
         ir.barrier(inner)
@@ -159,8 +165,10 @@ def accumulate_tile(
 
 
 def _tile_memory(kernel: Kernel, contraction: Contraction) -> tuple[SSAValue, SSAValue]:
-    return (kernel.shared(contraction.compute, TILE * TILE),
-            kernel.shared(contraction.compute, TILE * TILE))
+    return (
+        kernel.shared(contraction.compute, TILE * TILE),
+        kernel.shared(contraction.compute, TILE * TILE),
+    )
 
 
 def tiled_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
@@ -176,8 +184,7 @@ def tiled_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     m = ir.add(b, ir.mul(b, ir.block_id(b, "y"), TILE), ty)
     n = ir.add(b, ir.mul(b, ir.block_id(b, "x"), TILE), tx)
     batch = ir.block_id(b, "z")
-    total = accumulate_tile(b, kernel, contraction, tiles, (tx, ty), batch, m, n, 0,
-                            contraction.k)
+    total = accumulate_tile(b, kernel, contraction, tiles, (tx, ty), batch, m, n, 0, contraction.k)
     inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
     ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, batch, m, n))
     grid = [ir.ceil_div(contraction.n, TILE), ir.ceil_div(contraction.m, TILE), contraction.batch]
@@ -216,8 +223,9 @@ def splitk_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
         return batch, m0, n0
 
     # Phase 1: slice g of the contraction for every 16 x 16 sub-tile of the tile.
-    first = context.kernel(item, "dot_splitk_partials", reads=[op.lhs, op.rhs],
-                           workspaces=[term], loop_index=True)
+    first = context.kernel(
+        item, "dot_splitk_partials", reads=[op.lhs, op.rhs], workspaces=[term], loop_index=True
+    )
     b = first.builder
     tiles = _tile_memory(first, contraction)
     partials = workspace_view(b, first, term, stored)
@@ -229,14 +237,29 @@ def splitk_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     side = SPLITK_TILE // TILE
 
     def sub_tile(inner: Builder, s: SSAValue, _carried) -> list[SSAValue]:
-        row = ir.add(inner, ir.mul(inner, emit(inner, arith.DivUIOp(s, ir.index(inner, side))),
-                                   TILE), ty)
-        col = ir.add(inner, ir.mul(inner, emit(inner, arith.RemUIOp(s, ir.index(inner, side))),
-                                   TILE), tx)
-        total = accumulate_tile(inner, first, contraction, tiles, (tx, ty), batch,
-                                ir.add(inner, m0, row), ir.add(inner, n0, col), k_begin, k_end)
-        slot = ir.add(inner, ir.mul(inner, slice_id, tile_elements),
-                      ir.add(inner, ir.mul(inner, row, SPLITK_TILE), col))
+        row = ir.add(
+            inner, ir.mul(inner, emit(inner, arith.DivUIOp(s, ir.index(inner, side))), TILE), ty
+        )
+        col = ir.add(
+            inner, ir.mul(inner, emit(inner, arith.RemUIOp(s, ir.index(inner, side))), TILE), tx
+        )
+        total = accumulate_tile(
+            inner,
+            first,
+            contraction,
+            tiles,
+            (tx, ty),
+            batch,
+            ir.add(inner, m0, row),
+            ir.add(inner, n0, col),
+            k_begin,
+            k_end,
+        )
+        slot = ir.add(
+            inner,
+            ir.mul(inner, slice_id, tile_elements),
+            ir.add(inner, ir.mul(inner, row, SPLITK_TILE), col),
+        )
         ir.store(inner, to_partial(inner, total), partials, [slot])
         return []
 
@@ -245,8 +268,9 @@ def splitk_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
 
     # Phase 2: add the slices in order.
     threads = 256
-    second = context.kernel(item, "dot_splitk_fold", writes=[op.result], workspaces=[term],
-                            loop_index=True)
+    second = context.kernel(
+        item, "dot_splitk_fold", writes=[op.result], workspaces=[term], loop_index=True
+    )
     b = second.builder
     partials = workspace_view(b, second, term, stored)
     element = linear_thread(b, threads)

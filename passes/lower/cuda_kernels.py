@@ -36,17 +36,16 @@ from accy.passes.lower.indexing import (
     slice_operand_indices,
     transpose_operand_indices,
 )
-from accy.passes.lower.scalar import constant, convert_element, element_type, emit
+from accy.passes.lower.scalar import constant, element_type
 from accy.passes.memory import MemorySpace, MemorySpacePlan
 from accy.passes.schedule import WorkItem, WorkKind
 from accy.passes.workspace.sizing import WorkspacePlan, WorkspaceTerm
 from xdsl.builder import Builder
-from xdsl.dialects import arith, gpu
+from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (
     FunctionType,
     MemRefType,
     TensorType,
-    i64,
 )
 from xdsl.ir import Block, Operation, SSAValue
 
@@ -208,8 +207,7 @@ class KernelContext:
         term = self.workspaces.term(family, name)
         if term is None or item.id not in term.nodes:
             raise CudaLoweringError(
-                f"work item {item.id} runs {family} but the plan has no '{name}' workspace "
-                "for it",
+                f"work item {item.id} runs {family} but the plan has no '{name}' workspace for it",
                 item.root.location,
             )
         if term.bytes < needed:

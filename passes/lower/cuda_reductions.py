@@ -363,8 +363,9 @@ def block_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     def write(inner: Builder, j: SSAValue, value: SSAValue) -> None:
         kernel.store(inner, narrow(inner, value, shape.element), op.result, shape.indices(row, j))
 
-    scan_row_in_chunks(b, shared, thread, threads, shape.kind, shape.compute, shape.width,
-                       read, write)
+    scan_row_in_chunks(
+        b, shared, thread, threads, shape.kind, shape.compute, shape.width, read, write
+    )
     if shape.rows == 0:
         return KernelProgram(())
     return KernelProgram((kernel.launch([shape.rows], [threads]),))
@@ -392,8 +393,9 @@ def multiblock_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProg
         return static_indices(b, row_id, shape.outer_shape), tile, position, block
 
     # Phase 1: scan each tile, keep its total.
-    first = context.kernel(item, "scan_tiles", reads=[op.operand], writes=[op.result],
-                           workspaces=[term])
+    first = context.kernel(
+        item, "scan_tiles", reads=[op.operand], writes=[op.result], workspaces=[term]
+    )
     b = first.builder
     shared = first.shared(shape.compute, SCAN_TILE)
     carries = workspace_view(b, first, term, stored)
@@ -402,15 +404,24 @@ def multiblock_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProg
     inside = ir.less(b, position, shape.width)
     identity = combiner_identity(b, shape.kind, shape.compute)
     value = ir.select_if(
-        b, inside,
+        b,
+        inside,
         lambda i: widen(i, first.load(i, op.operand, shape.indices(row, position))),
         lambda i: identity,
     )
     prefix, total = block_scan(b, shared, thread, SCAN_TILE, shape.kind, value)
-    ir.if_then(b, inside, lambda i: first.store(
-        i, narrow(i, prefix, shape.element), op.result, shape.indices(row, position)))
-    ir.if_then(b, ir.equal(b, thread, 0),
-               lambda i: ir.store(i, to_partial(i, total), carries, [carry_slot]))
+    ir.if_then(
+        b,
+        inside,
+        lambda i: first.store(
+            i, narrow(i, prefix, shape.element), op.result, shape.indices(row, position)
+        ),
+    )
+    ir.if_then(
+        b,
+        ir.equal(b, thread, 0),
+        lambda i: ir.store(i, to_partial(i, total), carries, [carry_slot]),
+    )
     phase1 = first.launch([shape.rows * tiles], [SCAN_TILE])
 
     # Phase 2: scan each row's carries in place.
@@ -421,7 +432,13 @@ def multiblock_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProg
     carries = workspace_view(b, second, term, stored)
     row_base = ir.mul(b, ir.block_id(b), tiles)
     scan_row_in_chunks(
-        b, shared, ir.thread_id(b), threads, shape.kind, shape.compute, tiles,
+        b,
+        shared,
+        ir.thread_id(b),
+        threads,
+        shape.kind,
+        shape.compute,
+        tiles,
         lambda i, j: from_partial(i, ir.load(i, carries, [ir.add(i, row_base, j)]), shape.compute),
         lambda i, j, v: ir.store(i, to_partial(i, v), carries, [ir.add(i, row_base, j)]),
     )
@@ -432,13 +449,15 @@ def multiblock_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProg
     b = third.builder
     carries = workspace_view(b, third, term, stored)
     row, tile, position, carry_slot = tile_position(b)
-    needs_carry = emit(b, arith.AndIOp(
-        ir.less(b, position, shape.width), ir.less(b, ir.index(b, 0), tile)))
+    needs_carry = emit(
+        b, arith.AndIOp(ir.less(b, position, shape.width), ir.less(b, ir.index(b, 0), tile))
+    )
 
     def add_carry(inner: Builder) -> None:
         indices = shape.indices(row, position)
-        carry = from_partial(inner, ir.load(inner, carries, [ir.sub(inner, carry_slot, 1)]),
-                             shape.compute)
+        carry = from_partial(
+            inner, ir.load(inner, carries, [ir.sub(inner, carry_slot, 1)]), shape.compute
+        )
         mine = widen(inner, third.load(inner, op.result, indices))
         result = combine(inner, shape.kind, carry, mine)
         third.store(inner, narrow(inner, result, shape.element), op.result, indices)

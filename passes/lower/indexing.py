@@ -111,9 +111,7 @@ def reshape_operand_indices(
     return delinearize(b, linear, list(sizes(op.operand))[:lead_source]) + tail
 
 
-def transpose_operand_indices(
-    op: ops.TransposeOp, result_indices: Sequence[SSAValue]
-) -> Indices:
+def transpose_operand_indices(op: ops.TransposeOp, result_indices: Sequence[SSAValue]) -> Indices:
     """Result dim `i` is operand dim `perm[i]`: operand index `perm[i]` = result index `i`."""
     permutation = [int(d) for d in op.permutation.get_values()]
     indices: list[SSAValue | None] = [None] * len(permutation)

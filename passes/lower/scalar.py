@@ -254,8 +254,14 @@ def lower_abs(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAVal
     return emit(b, math.AbsIOp(operands[0]))
 
 
-EXP_POLYNOMIAL = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
-                  1.6666665459e-1, 5.0000001201e-1)
+EXP_POLYNOMIAL = (
+    1.9875691500e-4,
+    1.3981999507e-3,
+    8.3334519073e-3,
+    4.1665795894e-2,
+    1.6666665459e-1,
+    5.0000001201e-1,
+)
 """Cephes' `expf` minimax polynomial for exp(r) - 1 - r on |r| <= ln(2) / 2, over r**2."""
 
 EXP_CLAMP_HIGH = 89.0
@@ -295,10 +301,19 @@ def exp_f32(b: Builder, x: SSAValue) -> SSAValue:
     denormals or 0 exactly as exp's do, with no select. Within 2 ulps of `expf` on normal
     results; NaN stays NaN (the one select: `fptosi` of NaN is poison)."""
     t, i32 = x.type, IntegerType(32)
-    clamped = emit(b, arith.MinimumfOp(emit(b, arith.MaximumfOp(x, constant(b, EXP_CLAMP_LOW, t))),
-                                       constant(b, EXP_CLAMP_HIGH, t)))
-    n = emit(b, math.FloorOp(_add(b, _mul(b, clamped, constant(b, 1.44269504088896341, t)),
-                                  constant(b, 0.5, t))))
+    clamped = emit(
+        b,
+        arith.MinimumfOp(
+            emit(b, arith.MaximumfOp(x, constant(b, EXP_CLAMP_LOW, t))),
+            constant(b, EXP_CLAMP_HIGH, t),
+        ),
+    )
+    n = emit(
+        b,
+        math.FloorOp(
+            _add(b, _mul(b, clamped, constant(b, 1.44269504088896341, t)), constant(b, 0.5, t))
+        ),
+    )
     r = _add(b, clamped, _mul(b, n, constant(b, -0.693359375, t)))
     r = _add(b, r, _mul(b, n, constant(b, 2.12194440e-4, t)))
     poly = _horner(b, EXP_POLYNOMIAL, r)
@@ -344,13 +359,23 @@ TANH_SATURATE = 9.0
 TANH_TINY = 0.0004
 """Below this |x|, tanh(x) is x in f32 (the rational's relative error would dominate)."""
 
-TANH_NUMERATOR = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                  5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
-                  4.89352455891786e-03)
+TANH_NUMERATOR = (
+    -2.76076847742355e-16,
+    2.00018790482477e-13,
+    -8.60467152213735e-11,
+    5.12229709037114e-08,
+    1.48572235717979e-05,
+    6.37261928875436e-04,
+    4.89352455891786e-03,
+)
 """Eigen's `ptanh_float` odd numerator `x * P(x**2)`, highest coefficient first."""
 
-TANH_DENOMINATOR = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                    4.89352518554385e-03)
+TANH_DENOMINATOR = (
+    1.19825839466702e-06,
+    1.18534705686654e-04,
+    2.26843463243900e-03,
+    4.89352518554385e-03,
+)
 """Eigen's `ptanh_float` even denominator `Q(x**2)`, highest coefficient first."""
 
 
@@ -365,8 +390,12 @@ def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
     t = x.type
     if not isinstance(t, Float32Type):
         return tanh_exp(b, x)
-    clamped = emit(b, arith.MaximumfOp(emit(b, arith.MinimumfOp(x, constant(b, TANH_CLAMP, t))),
-                                       constant(b, -TANH_CLAMP, t)))
+    clamped = emit(
+        b,
+        arith.MaximumfOp(
+            emit(b, arith.MinimumfOp(x, constant(b, TANH_CLAMP, t))), constant(b, -TANH_CLAMP, t)
+        ),
+    )
     square = _mul(b, clamped, clamped)
     numerator = _mul(b, clamped, _horner(b, TANH_NUMERATOR, square))
     ratio = emit(b, arith.DivfOp(numerator, _horner(b, TANH_DENOMINATOR, square)))
@@ -377,8 +406,13 @@ def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
     return emit(b, arith.SelectOp(tiny, x, emit(b, arith.SelectOp(big, saturated, ratio))))
 
 
-TANH_SMALL = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
-              -3.33332819422e-1)
+TANH_SMALL = (
+    -5.70498872745e-3,
+    2.06390887954e-2,
+    -5.37397155531e-2,
+    1.33314422036e-1,
+    -3.33332819422e-1,
+)
 """Cephes `tanhf` odd polynomial for |x| < 0.625: `x + x**3 * P(x**2)` (about 1 ulp in f32)."""
 
 
@@ -521,9 +555,7 @@ def convert_element(b: Builder, value: SSAValue, target: Attribute) -> SSAValue:
         result = emit(
             b, arith.SelectOp(too_small, constant(b, -(2 ** (width - 1)), target), truncated)
         )
-        return emit(
-            b, arith.SelectOp(too_big, constant(b, 2 ** (width - 1) - 1, target), result)
-        )
+        return emit(b, arith.SelectOp(too_big, constant(b, 2 ** (width - 1) - 1, target), result))
     if is_float(target):
         wide = emit(b, arith.SIToFPOp(value, f64))
         if isinstance(target, Float64Type):

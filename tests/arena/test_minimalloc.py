@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from accy.passes.arena import (
     BufferInterval,
     MiniMallocFormatError,

@@ -71,11 +71,9 @@ def test_positional_inputs_and_function(program: Path, tmp_path: Path, capsys) -
 
 def test_argument_error_is_one_line(program: Path, tmp_path: Path, capsys) -> None:
     np.savez(tmp_path / "bad.npz", arg0=np.ones((2, 3)), arg1=np.ones(3, np.float32))
-    code, out, err = run([program, "--inputs", tmp_path / "bad.npz"], capsys)
+    code, _, err = run([program, "--inputs", tmp_path / "bad.npz"], capsys)
     assert code == 1
-    assert err.strip() == (
-        "error: argument #0 (%a) of @f: expected dtype float32, got float64"
-    )
+    assert err.strip() == ("error: argument #0 (%a) of @f: expected dtype float32, got float64")
 
 
 def test_parse_error_has_location(tmp_path: Path, capsys) -> None:
@@ -96,10 +94,14 @@ def test_missing_file_and_unknown_function(program: Path, capsys) -> None:
 
 def test_console_script(program: Path) -> None:
     script = Path(sys.executable).with_name("accy-run")
-    done = subprocess.run([str(script), str(program), "--function", "g"], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(script), str(program), "--function", "g"], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert "result #0: shape (2,) dtype int32" in done.stdout
-    done = subprocess.run([str(script), str(program), "--bogus"], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(script), str(program), "--bogus"], capture_output=True, text=True, check=False
+    )
     assert done.returncode == 1
 
 
@@ -148,7 +150,9 @@ def test_parallel_cpu_export_carries_the_async_runtime(tmp_path: Path, capsys) -
     if readelf:
         dynamic = subprocess.run(
             [readelf, "-d", str(tmp_path / "art" / "libaccy_program.so")],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         ).stdout
         assert "libaccy_async_runtime.so" in dynamic and "[$ORIGIN]" in dynamic
     x = np.linspace(-2, 2, 512 * 256, dtype=np.float32).reshape(512, 256)
@@ -164,8 +168,10 @@ def test_export_replaces_only_an_earlier_export(program: Path, tmp_path: Path, c
     other = tmp_path / "notes"
     other.mkdir()
     (other / "keep.txt").write_text("mine")
-    code, out, err = run([program, "--export", other], capsys)
+    code, _, err = run([program, "--export", other], capsys)
     assert code == 1
-    assert err == f"error: cannot export to '{other}': it exists and is not an earlier accy export\n"
+    assert (
+        err == f"error: cannot export to '{other}': it exists and is not an earlier accy export\n"
+    )
     assert [p.name for p in other.iterdir()] == ["keep.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["art", "notes", "prog.mlir"]

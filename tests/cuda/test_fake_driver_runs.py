@@ -86,8 +86,9 @@ print(json.dumps({"error": error, "shapes": shapes, "calls": calls, "leaks": lea
 """
 
 
-def run_export(directory: Path, inputs, env: dict[str, str] | None = None,
-               driver: str | None = None) -> dict:
+def run_export(
+    directory: Path, inputs, env: dict[str, str] | None = None, driver: str | None = None
+) -> dict:
     paths = []
     for index, array in enumerate(inputs):
         path = directory / f"input_{index}.npy"
@@ -97,9 +98,20 @@ def run_export(directory: Path, inputs, env: dict[str, str] | None = None,
     environment["ACCY_CUDA_DRIVER"] = driver or str(fake_driver_library_path())
     environment.update(env or {})
     process = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(ROOT), str(directory),
-         str(fake_driver_library_path()), *paths],
-        env=environment, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-c",
+            RUNNER,
+            str(ROOT),
+            str(directory),
+            str(fake_driver_library_path()),
+            *paths,
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert process.returncode == 0, process.stderr
     return json.loads(process.stdout.strip().splitlines()[-1])
@@ -122,8 +134,9 @@ def expected_launches(plan: dict) -> list[tuple[str, list[int], list[int]]]:
     def run(item) -> list:
         if item["kind"] == "iterate":
             body = [i for i in items if i["parent"] == item["id"]]
-            return [launch for _ in range(item["trip_count"]) for child in body
-                    for launch in run(child)]
+            return [
+                launch for _ in range(item["trip_count"]) for child in body for launch in run(child)
+            ]
         once = [(l["kernel"], l["grid"], l["block"]) for l in item["launches"]]
         return once * (item["host_loop"] or 1)
 
@@ -155,22 +168,33 @@ def test_driver_calls_follow_the_plan(exports, name):
 
     # Host → device: the planned input transfers, then device_global constants, once.
     transfers = plan["transfers"]
-    planned_in = [t["bytes"] for t in transfers if t["transfer"] in ("host_to_device", "bidirectional")]
-    uploads = [t["bytes"] for t in transfers
-               if "constant" in t["role"] and t["space"] == "device_global"]
+    planned_in = [
+        t["bytes"] for t in transfers if t["transfer"] in ("host_to_device", "bidirectional")
+    ]
+    uploads = [
+        t["bytes"] for t in transfers if "constant" in t["role"] and t["space"] == "device_global"
+    ]
     copies_in = [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_htod")]
     assert copies_in == planned_in + uploads
 
     # Launches in schedule order with their planned grids.
-    launches = [(field(c, "name"), [int(v) for v in field(c, "grid").split(",")],
-                 [int(v) for v in field(c, "block").split(",")])
-                for c in calls if c.startswith("launch ")]
+    launches = [
+        (
+            field(c, "name"),
+            [int(v) for v in field(c, "grid").split(",")],
+            [int(v) for v in field(c, "block").split(",")],
+        )
+        for c in calls
+        if c.startswith("launch ")
+    ]
     assert launches == expected_launches(plan)
     assert sum(c.startswith("module_load") for c in calls) == 1
 
     # Device → host: one copy per result, of its bytes.
-    result_bytes = [int(np.prod(r["shape"], dtype=np.int64)) * np.dtype(r["dtype"]).itemsize
-                    for r in function["results"]]
+    result_bytes = [
+        int(np.prod(r["shape"], dtype=np.int64)) * np.dtype(r["dtype"]).itemsize
+        for r in function["results"]
+    ]
     assert [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_dtoh")] == result_bytes
     assert result["shapes"] == [r["shape"] for r in function["results"]]
 
@@ -187,8 +211,18 @@ def test_plan_features_are_covered(exports):
         plan = json.loads((directory / "manifest.json").read_text())["functions"][name]["plan"]
         families |= {i["family"] for i in plan["work_items"] if i["family"]}
         families |= {i["kind"] for i in plan["work_items"]}
-    assert {"reduce.row", "reduce.split", "scan.block", "scan.multiblock", "dot.tiled",
-            "dot.splitk", "elementwise", "broadcast", "transpose", "iterate"} <= families
+    assert {
+        "reduce.row",
+        "reduce.split",
+        "scan.block",
+        "scan.multiblock",
+        "dot.tiled",
+        "dot.splitk",
+        "elementwise",
+        "broadcast",
+        "transpose",
+        "iterate",
+    } <= families
 
 
 def test_constants_live_in_constant_memory(exports):
@@ -207,7 +241,9 @@ def test_ptxas_accepts_every_kernel(exports, name, tmp_path):
     for ptx in exports[name].glob("*.ptx"):
         process = subprocess.run(
             [PTXAS, "-arch=sm_90", "--warning-as-error", str(ptx), "-o", str(tmp_path / "k.cubin")],
-            capture_output=True, text=True, check=False,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert process.returncode == 0 and process.stderr == "", process.stderr
 
@@ -218,16 +254,23 @@ def test_ptxas_accepts_every_kernel(exports, name, tmp_path):
 
 
 def test_missing_driver_is_a_clear_error(exports):
-    result = run_export(exports["broadcast"], PROGRAMS["broadcast"].make_inputs(),
-                        driver="/nonexistent/libcuda.so.1")
+    result = run_export(
+        exports["broadcast"],
+        PROGRAMS["broadcast"].make_inputs(),
+        driver="/nonexistent/libcuda.so.1",
+    )
     assert result["error"].startswith(
         f"loading the kernels of {exports['broadcast'].resolve()}: accy runtime: cannot load "
-        "the CUDA driver library '/nonexistent/libcuda.so.1'")
+        "the CUDA driver library '/nonexistent/libcuda.so.1'"
+    )
 
 
 def test_failing_driver_call_is_reported(exports):
-    result = run_export(exports["broadcast"], PROGRAMS["broadcast"].make_inputs(),
-                        env={"ACCY_FAKE_CUDA_FAIL": "cuLaunchKernel=719"})
+    result = run_export(
+        exports["broadcast"],
+        PROGRAMS["broadcast"].make_inputs(),
+        env={"ACCY_FAKE_CUDA_FAIL": "cuLaunchKernel=719"},
+    )
     assert result["error"].startswith("running @broadcast: accy runtime: cuLaunchKernel(")
     assert "CUDA_ERROR_LAUNCH_FAILED" in result["error"]
 
@@ -235,11 +278,15 @@ def test_failing_driver_call_is_reported(exports):
 def test_out_of_memory_names_the_arena(exports):
     manifest = json.loads((exports["reduce_row"] / "manifest.json").read_text())
     arena = manifest["functions"]["reduce_row"]["plan"]["arena_bytes"]
-    result = run_export(exports["reduce_row"], PROGRAMS["reduce_row"].make_inputs(),
-                        env={"ACCY_FAKE_CUDA_MEMORY_LIMIT": str(arena // 2)})
+    result = run_export(
+        exports["reduce_row"],
+        PROGRAMS["reduce_row"].make_inputs(),
+        env={"ACCY_FAKE_CUDA_MEMORY_LIMIT": str(arena // 2)},
+    )
     assert result["error"] == (
         f"running @reduce_row: accy runtime: cannot allocate {arena} bytes of device memory: "
-        "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)")
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)"
+    )
 
 
 def test_wrong_arguments_are_refused_before_running(exports):
@@ -248,7 +295,9 @@ def test_wrong_arguments_are_refused_before_running(exports):
     params = [{"shape": [64, 128], "dtype": "float32"}]
     with pytest.raises(TypeError, match=r"argument #0 of @f: dtype float64, expected float32"):
         check_arguments("f", params, (np.zeros((64, 128)),))
-    with pytest.raises(ValueError, match=r"argument #0 of @f: shape \(64, 3\), expected \(64, 128\)"):
+    with pytest.raises(
+        ValueError, match=r"argument #0 of @f: shape \(64, 3\), expected \(64, 128\)"
+    ):
         check_arguments("f", params, (np.zeros((64, 3), np.float32),))
     with pytest.raises(TypeError, match="@f takes 1 arguments, got 0"):
         check_arguments("f", params, ())
@@ -273,9 +322,18 @@ def test_jit_runs_the_plan_on_the_fake_driver():
     """)
     environment = dict(os.environ, ACCY_CUDA_DRIVER=str(fake_driver_library_path()))
     process = subprocess.run(
-        [sys.executable, "-c", script, str(ROOT / "benchmarks" / "gpu"),
-         str(fake_driver_library_path())],
-        env=environment, capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-c",
+            script,
+            str(ROOT / "benchmarks" / "gpu"),
+            str(fake_driver_library_path()),
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert process.returncode == 0, process.stderr
     assert process.stdout.split("\n")[0] == "(256,) 0 0"
@@ -286,11 +344,18 @@ def test_jit_without_a_driver_says_so(tmp_path):
     source = tmp_path / "broadcast.mlir"
     source.write_text(PROGRAMS["broadcast"].text)
     environment = dict(os.environ, ACCY_CUDA_DRIVER="/nonexistent/libcuda.so.1")
-    process = subprocess.run([sys.executable, "-c", script, str(source)], env=environment,
-                             capture_output=True, text=True, timeout=300, check=False)
+    process = subprocess.run(
+        [sys.executable, "-c", script, str(source)],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert process.returncode != 0
     assert "CudaRuntimeError: loading the kernels: accy runtime: cannot load the CUDA driver" in (
-        process.stderr)
+        process.stderr
+    )
 
 
 LOADER_ONLY = r"""
@@ -324,7 +389,10 @@ def test_loader_needs_only_numpy_and_ctypes(tmp_path):
         paths.append(str(tmp_path / f"{index}.npy"))
     process = subprocess.run(
         [sys.executable, "-c", LOADER_ONLY, str(ROOT), str(directory), *paths],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert process.returncode == 0, process.stderr
     assert process.stdout.strip() == "0.0 []"
@@ -333,10 +401,18 @@ def test_loader_needs_only_numpy_and_ctypes(tmp_path):
 def test_export_is_callable_from_the_package(tmp_path):
     directory = accy.export(PROGRAMS["transpose"].text, tmp_path / "t", target="cuda")
     names = sorted(p.name for p in directory.iterdir())
-    assert names == ["accy_kernels.ptx", "libaccy_program.so", "libaccy_runtime.so",
-                     "manifest.json"]
+    assert names == [
+        "accy_kernels.ptx",
+        "libaccy_program.so",
+        "libaccy_runtime.so",
+        "manifest.json",
+    ]
     readelf = shutil.which("readelf")
     if readelf:
-        dynamic = subprocess.run([readelf, "-d", str(directory / "libaccy_program.so")],
-                                 capture_output=True, text=True, check=False).stdout
+        dynamic = subprocess.run(
+            [readelf, "-d", str(directory / "libaccy_program.so")],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
         assert "[$ORIGIN]" in dynamic and "libaccy_runtime.so" in dynamic

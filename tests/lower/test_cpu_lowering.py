@@ -92,8 +92,12 @@ func.func @f(%a: tensor<3x17x{t}>, %b: tensor<3x17x{t}>) -> tensor<3x17x{t}> {{
 
 @pytest.mark.parametrize(
     ("op", "t"),
-    [(op, t) for op in UNARY_NUMERIC + UNARY_FLOAT for t in TYPES
-     if not (op in UNARY_FLOAT and t in ("i32", "i64"))],  # the verifier rejects those
+    [
+        (op, t)
+        for op in UNARY_NUMERIC + UNARY_FLOAT
+        for t in TYPES
+        if not (op in UNARY_FLOAT and t in ("i32", "i64"))
+    ],  # the verifier rejects those
 )
 def test_unary(op: str, t: str) -> None:
     text = f"""
@@ -294,8 +298,9 @@ func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
   %r = accy.dot_general %a, %b, batching_dims = {batching}, contracting_dims = [{b + 1}] x [{b}] : ({lhs}, {rhs}) -> {out}
   return %r : {out}
 }}"""
-    exe, _ = check(text, data((*batch, m, k), np.float32, 0.5, 1.5),
-                   data((*batch, k, n), np.float32, 0.5, 1.5))
+    exe, _ = check(
+        text, data((*batch, m, k), np.float32, 0.5, 1.5), data((*batch, k, n), np.float32, 0.5, 1.5)
+    )
     assert "vector.fma" in exe.lowered_text
 
 
@@ -487,13 +492,14 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
     exe, _ = check(text, data((64, 64), np.float32, -1, 1), data((64, 64), np.float32, -1, 1))
     arena = exe.preparation.arena.functions["f"]
     assert arena.reuses, "the elementwise item should take over a dying transpose's buffer"
-    offsets = {arena.offsets[s] for s in arena.reuses} | {arena.offsets[s] for s in arena.reuses.values()}
+    offsets = {arena.offsets[s] for s in arena.reuses} | {
+        arena.offsets[s] for s in arena.reuses.values()
+    }
     assert len(offsets) == len(set(arena.reuses.values()))
     assert "memref.alloc() {alignment = 256 : i64} : memref<" in exe.lowered_text
 
 
 # ---------------------------------------------------------------------------- seeds
-
 
 
 SEEDS = {
@@ -608,12 +614,16 @@ def test_argument_count(add_exe) -> None:
 
 
 def test_argument_dtype(add_exe) -> None:
-    with pytest.raises(AccyInputError, match=r"argument #1 \(%rhs\) of @f: expected dtype float32, got float64"):
+    with pytest.raises(
+        AccyInputError, match=r"argument #1 \(%rhs\) of @f: expected dtype float32, got float64"
+    ):
         add_exe(np.zeros(4, np.float32), np.zeros(4))
 
 
 def test_argument_shape(add_exe) -> None:
-    with pytest.raises(AccyInputError, match=r"argument #0 \(%lhs\) of @f: expected shape \(4,\), got \(5,\)"):
+    with pytest.raises(
+        AccyInputError, match=r"argument #0 \(%lhs\) of @f: expected shape \(4,\), got \(5,\)"
+    ):
         add_exe(np.zeros(5, np.float32), np.zeros(4, np.float32))
 
 
@@ -639,10 +649,29 @@ def test_tanh_f32_accuracy_and_special_values() -> None:
     """The rational `tanh_f32` against float64 tanh: a dense range, tiny and denormal
     values, +-0 (sign kept), the clamp, +-inf (+-1) and NaN."""
     n = 1 << 16
-    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, 3.9999e-4, 4e-4,
-               0.625, 7.9, 7.906, 9.0, -9.0, 20.0, 1e30]
+    special = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        1e-45,
+        -1e-45,
+        1e-38,
+        3.9999e-4,
+        4e-4,
+        0.625,
+        7.9,
+        7.906,
+        9.0,
+        -9.0,
+        20.0,
+        1e30,
+    ]
     dense = np.linspace(-10.0, 10.0, n // 2)
-    logs = np.geomspace(1e-30, 20.0, n // 2 - len(special)) * np.where(np.arange(n // 2 - len(special)) % 2, 1, -1)
+    logs = np.geomspace(1e-30, 20.0, n // 2 - len(special)) * np.where(
+        np.arange(n // 2 - len(special)) % 2, 1, -1
+    )
     x = np.concatenate([dense, logs, special]).astype(np.float32)
     text = f"""
 func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
@@ -653,12 +682,13 @@ func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     want = np.tanh(x.astype(np.float64))
     finite = ~np.isnan(want)
     ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(
-        np.abs(want[finite]).astype(np.float32)).astype(np.float64)
+        np.abs(want[finite]).astype(np.float32)
+    ).astype(np.float64)
     assert ulps.max() <= 8, (ulps.max(), x[finite][ulps.argmax()])
     assert np.isnan(got[np.isnan(x)]).all()
-    zeros = got[-len(special):][:2]
+    zeros = got[-len(special) :][:2]
     assert zeros[0] == 0 and not np.signbit(zeros[0]) and zeros[1] == 0 and np.signbit(zeros[1])
-    assert list(got[-len(special):][2:4]) == [1.0, -1.0]
+    assert list(got[-len(special) :][2:4]) == [1.0, -1.0]
 
 
 def test_fused_iota_and_slice_members() -> None:
@@ -729,8 +759,29 @@ def test_exp_f32_accuracy_and_special_values() -> None:
     exactly right at the edges: overflow to +inf just past 88.7228, the largest finite
     results below it, denormal results, 0 below -103.97, +-inf, +-0 and NaN."""
     n = 1 << 16
-    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 88.72, 88.7228, 88.7229, 88.8, 89.0, 89.5,
-               1e30, -87.33, -87.34, -100.0, -103.9, -103.97, -103.98, -104.0, -1e30, 1e-30]
+    special = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        np.nan,
+        88.72,
+        88.7228,
+        88.7229,
+        88.8,
+        89.0,
+        89.5,
+        1e30,
+        -87.33,
+        -87.34,
+        -100.0,
+        -103.9,
+        -103.97,
+        -103.98,
+        -104.0,
+        -1e30,
+        1e-30,
+    ]
     dense = np.linspace(-87.0, 88.7, n // 2)
     denormal = np.linspace(-103.9, -87.4, n // 2 - len(special))
     x = np.concatenate([dense, denormal, special]).astype(np.float32)
@@ -746,13 +797,14 @@ func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
     normal = np.abs(rounded) >= np.finfo(np.float32).tiny
     normal &= np.isfinite(rounded)
     ulps = np.abs(got[normal].astype(np.float64) - want[normal]) / np.spacing(
-        rounded[normal]).astype(np.float64)
+        rounded[normal]
+    ).astype(np.float64)
     assert ulps.max() <= 2, (ulps.max(), x[normal][ulps.argmax()])
     small = (rounded < np.finfo(np.float32).tiny) & ~np.isnan(x)  # denormal or 0
     assert np.abs(got[small].astype(np.float64) - want[small]).max() <= np.float32(1.5e-45)
     assert (np.isinf(got) == np.isinf(rounded)).all()  # overflow exactly where exp's is
     assert np.isnan(got[np.isnan(x)]).all()
-    tail = dict(zip(special, got[-len(special):]))
+    tail = dict(zip(special, got[-len(special) :]))
     assert tail[np.inf] == np.inf and tail[-np.inf] == 0 and tail[0.0] == 1 and tail[-0.0] == 1
 
 

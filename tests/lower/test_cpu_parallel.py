@@ -201,7 +201,9 @@ def test_a_missing_async_runtime_is_a_clear_error(monkeypatch: pytest.MonkeyPatc
     from accy.runtime import libraries
 
     def missing():
-        raise libraries.NativeLibraryNotFoundError("accy's native library libaccy_async_runtime.so was not found")
+        raise libraries.NativeLibraryNotFoundError(
+            "accy's native library libaccy_async_runtime.so was not found"
+        )
 
     monkeypatch.setattr(libraries, "async_runtime_library_path", missing)
     text, _ = PROGRAMS["elementwise_flat"]

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("torch_mlir.execution_engine", reason="torch-mlir not installed")
 pytest.importorskip("numba_cuda_mlir._mlir.ir", reason="numba-cuda-mlir not installed")
 
-from accy import mlir_bridge as mb  # noqa: E402
+from accy import mlir_bridge as mb
 
 PTXAS = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 HAVE_PTXAS = Path(PTXAS).is_file()
@@ -254,6 +254,7 @@ def test_kernels_to_ptx_and_ptxas(compiled_kernels, tmp_path):
     r = subprocess.run(
         [PTXAS, "-arch=sm_90", "--warning-as-error", str(f), "-o", str(tmp_path / "k.cubin")],
         capture_output=True,
+        check=False,
         text=True,
         timeout=60,
     )
@@ -272,7 +273,13 @@ def test_cuda_host_lowers(compiled_kernels):
     text = mb.lower_to_llvm(compiled_kernels, target="cuda")
     assert "gpu.binary @kernels" in text
     assert "gpu.launch_func" in text  # becomes mgpuLaunchKernel at translation
-    for sym in ("mgpuMemAlloc", "mgpuMemcpy", "mgpuMemFree", "mgpuStreamCreate", "mgpuStreamSynchronize"):
+    for sym in (
+        "mgpuMemAlloc",
+        "mgpuMemcpy",
+        "mgpuMemFree",
+        "mgpuStreamCreate",
+        "mgpuStreamSynchronize",
+    ):
         assert f"llvm.func @{sym}" in text
     assert "func.func" not in text and "memref." not in text
 
@@ -300,8 +307,14 @@ class _FakeGpu:
             "mgpuModuleUnload": C(None, VP)(self._log("mgpuModuleUnload")),
             "mgpuModuleGetFunction": C(VP, VP, ctypes.c_char_p)(self.getfn),
             "mgpuLaunchKernel": C(
-                None, VP, *[ctypes.c_ssize_t] * 6, ctypes.c_int32, VP,
-                ctypes.POINTER(VP), ctypes.POINTER(VP), ctypes.c_size_t,
+                None,
+                VP,
+                *[ctypes.c_ssize_t] * 6,
+                ctypes.c_int32,
+                VP,
+                ctypes.POINTER(VP),
+                ctypes.POINTER(VP),
+                ctypes.c_size_t,
             )(self.launch),
         }
 
@@ -337,6 +350,7 @@ class _FakeGpu:
 
     def launch(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra, nparams):
         self.calls.append(f"launch {gx}x{gy}x{gz} {bx}x{by}x{bz} args={nparams}")
+
         # expk(memref a, memref b): each memref is 5 params; #1 and #6 are the aligned ptrs
         def f32(i):
             addr = ctypes.cast(params[i], ctypes.POINTER(self.VP))[0]

@@ -10,14 +10,8 @@ the estimate.
 from __future__ import annotations
 
 import pytest
-from xdsl.context import Context
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FileLineColLoc, ModuleOp
-
-import accy
 from accy.dialects import accy as ops
 from accy.passes.analysis import AnalysisManager, Census, WorkMeter
-from accy.passes.options import PlanOptions
 from accy.passes.buffers import BUFFERS, BufferRole
 from accy.passes.memory import (
     MEMORY,
@@ -32,8 +26,14 @@ from accy.passes.memory import (
     estimate_memory,
     plan_memory_spaces,
 )
+from accy.passes.options import PlanOptions
 from accy.passes.plan_passes import PlanMemorySpacesPass, attach_analysis_manager
 from accy.passes.schedule import SCHEDULE, SchedulePlan
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FileLineColLoc, ModuleOp
+
+import accy
 
 COUNTERS = (
     "host_slot_count",
@@ -179,16 +179,14 @@ def test_writerless_broadcast_is_kernel_written_by_work_item_zero():
 
 
 def test_writerless_refuses_a_removed_writer_at_its_location():
-    module, broadcast = build_writerless()
+    module, _ = build_writerless()
     prep = accy.prepare(module)
     with pytest.raises(MissingOutputWriter) as caught:
         plan_memory_spaces(prep.buffers, SchedulePlan(()))
     error = caught.value
     # The broadcast result is %1: the single parameter is %0.
     assert error.message == WRITERLESS_MESSAGE
-    assert error.message == MISSING_OUTPUT_FORMAT.format(
-        function="writerless", index=1, value=1
-    )
+    assert error.message == MISSING_OUTPUT_FORMAT.format(function="writerless", index=1, value=1)
     assert isinstance(error.location, FileLineColLoc)
     assert error.location.filename.data == "writerless.accy"
     assert (error.location.line.data, error.location.column.data) == (12, 7)
@@ -274,9 +272,7 @@ def strip_plan_attributes(module: ModuleOp) -> None:
                 DictionaryAttr({k: v for k, v in d.data.items() if not k.startswith("accy.")})
                 for d in op.arg_attrs.data
             ]
-            op.arg_attrs = (
-                None if all(not d.data for d in kept) else ArrayAttr(kept)
-            )
+            op.arg_attrs = None if all(not d.data for d in kept) else ArrayAttr(kept)
 
 
 def test_memory_space_pass_changes_only_attributes():
@@ -288,7 +284,10 @@ def test_memory_space_pass_changes_only_attributes():
     PlanMemorySpacesPass().apply(Context(), module)
     annotated = str(module)
     assert annotated != before
-    assert 'accy.memory = "slot 2 device_global write_only device_to_host 16 bytes kernel 0"' in annotated
+    assert (
+        'accy.memory = "slot 2 device_global write_only device_to_host 16 bytes kernel 0"'
+        in annotated
+    )
     assert [type(op) for op in module.walk()] == ops_before
     strip_plan_attributes(module)
     assert str(module) == before

@@ -21,7 +21,11 @@ PROGRAM = """func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
         ("alignment", 0, "invalid plan option alignment=0: expected a byte alignment >= 1"),
         ("sm_count", 0, "invalid plan option sm_count=0: expected a multiprocessor count >= 1"),
         ("rows", [4, 0], "invalid plan option rows=(4, 0): expected row counts >= 1"),
-        ("pack_budget_ms", -1.0, "invalid plan option pack_budget_ms=-1.0: expected milliseconds >= 0"),
+        (
+            "pack_budget_ms",
+            -1.0,
+            "invalid plan option pack_budget_ms=-1.0: expected milliseconds >= 0",
+        ),
         ("shared_limit", -1, "invalid plan option shared_limit=-1: expected a byte count >= 0"),
     ],
 )

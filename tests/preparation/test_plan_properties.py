@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accy.dialects import accy as ops
+from accy.passes.memory import Aliased, KernelWritten, written_slots
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects import func
 from xdsl.ir import BlockArgument, SSAValue
 
 import accy
-from accy.dialects import accy as ops
-from accy.passes.memory import Aliased, KernelWritten, written_slots
 
 TYPES = {
     "A": ("f32", [4, 3]),
@@ -45,12 +45,31 @@ class Step:
 def _steps() -> st.SearchStrategy[Step]:
     index = st.integers(0, 10_000)
     return st.one_of(
-        st.builds(Step, st.just("binary"), st.sampled_from("ABCS"), st.tuples(index, index, st.integers(0, 4))),
-        st.builds(Step, st.just("unary"), st.sampled_from("ABCS"), st.tuples(index, st.integers(0, 2))),
+        st.builds(
+            Step,
+            st.just("binary"),
+            st.sampled_from("ABCS"),
+            st.tuples(index, index, st.integers(0, 4)),
+        ),
+        st.builds(
+            Step, st.just("unary"), st.sampled_from("ABCS"), st.tuples(index, st.integers(0, 2))
+        ),
         st.builds(Step, st.just("constant"), st.sampled_from("ABCS"), st.tuples()),
-        st.builds(Step, st.just("broadcast"), st.sampled_from(["C>A", "S>A", "S>B", "S>C"]), st.tuples(index)),
-        st.builds(Step, st.just("reshape"), st.sampled_from(["A>B", "B>A", "C>C"]), st.tuples(index)),
-        st.builds(Step, st.just("reduce"), st.sampled_from(["A>C", "B>S", "C>S"]), st.tuples(index, st.integers(0, 1))),
+        st.builds(
+            Step,
+            st.just("broadcast"),
+            st.sampled_from(["C>A", "S>A", "S>B", "S>C"]),
+            st.tuples(index),
+        ),
+        st.builds(
+            Step, st.just("reshape"), st.sampled_from(["A>B", "B>A", "C>C"]), st.tuples(index)
+        ),
+        st.builds(
+            Step,
+            st.just("reduce"),
+            st.sampled_from(["A>C", "B>S", "C>S"]),
+            st.tuples(index, st.integers(0, 1)),
+        ),
         st.builds(Step, st.just("select"), st.sampled_from("ABC"), st.tuples(index, index, index)),
     )
 

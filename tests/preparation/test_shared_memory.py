@@ -1,14 +1,14 @@
 """Shared memory per block: what each kernel stages, against the per-block limit."""
 
 import pytest
-
-import accy
 from accy.passes.shared_memory import (
     DOT_TILE,
     REDUCE_BLOCK,
     SharedMemoryExceeded,
     scan_block_size,
 )
+
+import accy
 
 
 def build(kind: str):

@@ -13,9 +13,9 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from accy.dialects import accy as accy_dialect
 
 from accy.diagnostics import AccyError, AccyInputError
-from accy.dialects import accy as accy_dialect
 from accy.reference import run
 from accy.source import parse
 
@@ -270,14 +270,19 @@ def test_float_unary_edges():
     x = np.array([0.0, -1.0, np.inf, -np.inf, 200.0, -200.0], np.float32)
     ty = tensor((6,), "f32")
     with np.errstate(all="ignore"):
-        assert_same(single(unary_program("log", ty), x)[:4],
-                    np.array([-np.inf, np.nan, np.inf, np.nan], np.float32))
-        assert_same(single(unary_program("rsqrt", ty), x)[:3],
-                    np.array([np.inf, np.nan, 0.0], np.float32))
-        assert_same(single(unary_program("logistic", ty), x)[2:],
-                    np.array([1.0, 0.0, 1.0, 0.0], np.float32))
-        assert_same(single(unary_program("exponential", ty), x)[4:],
-                    np.array([np.inf, 0.0], np.float32))
+        assert_same(
+            single(unary_program("log", ty), x)[:4],
+            np.array([-np.inf, np.nan, np.inf, np.nan], np.float32),
+        )
+        assert_same(
+            single(unary_program("rsqrt", ty), x)[:3], np.array([np.inf, np.nan, 0.0], np.float32)
+        )
+        assert_same(
+            single(unary_program("logistic", ty), x)[2:], np.array([1.0, 0.0, 1.0, 0.0], np.float32)
+        )
+        assert_same(
+            single(unary_program("exponential", ty), x)[4:], np.array([np.inf, 0.0], np.float32)
+        )
 
 
 @pytest.mark.parametrize("element", INTS)
@@ -434,8 +439,9 @@ func.func @f() -> {ty} {{
   func.return %c : {ty}
 }}"""
     out = single(text)
-    assert_same(out, np.array(expected, np.float64 if element in FLOATS else None)
-                .astype(DTYPES[element]))
+    assert_same(
+        out, np.array(expected, np.float64 if element in FLOATS else None).astype(DTYPES[element])
+    )
     assert out.flags.writeable and out.flags.c_contiguous
 
 
@@ -456,9 +462,7 @@ func.func @f(%x: {src}) -> {dst} {{
 def broadcast_expected(x, dst_shape, dims):
     out = np.empty(dst_shape, x.dtype)
     for index in np.ndindex(*dst_shape):
-        source = tuple(
-            0 if x.shape[i] == 1 else index[dims[i]] for i in range(x.ndim)
-        )
+        source = tuple(0 if x.shape[i] == 1 else index[dims[i]] for i in range(x.ndim))
         out[index] = x[source]
     return out
 
@@ -581,9 +585,11 @@ def reduce_expected(x, kind, dims, element):
         flat = [wrap(values[k], BITS[element]) for k in np.ndindex(*out_shape)]
     else:
         flat = [values[k] for k in np.ndindex(*out_shape)]
-    return np.array(flat, np.float64 if element in FLOATS else None).astype(
-        DTYPES[element]
-    ).reshape(out_shape)
+    return (
+        np.array(flat, np.float64 if element in FLOATS else None)
+        .astype(DTYPES[element])
+        .reshape(out_shape)
+    )
 
 
 @pytest.mark.parametrize("element", ["f32", "bf16", "i32", "i64"])
@@ -603,8 +609,12 @@ def test_reduce(kind, dims, element):
 
 def test_reduce_i1_and_wrapping():
     x = np.array([[True, False], [False, False]])
-    for kind, expected in [("add", [True, False]), ("max", [True, False]),
-                           ("mul", [False, False]), ("min", [False, False])]:
+    for kind, expected in [
+        ("add", [True, False]),
+        ("max", [True, False]),
+        ("mul", [False, False]),
+        ("min", [False, False]),
+    ]:
         out = single(reduce_program(kind, (2, 2), [1], "i1"), x)
         assert_same(out, np.array(expected))
     big = np.full((4,), 2**30, np.int32)
@@ -624,8 +634,7 @@ def dot_program(lhs_shape, rhs_shape, batching, contracting, element) -> str:
     lfree = [d for d in range(len(lhs_shape)) if d not in lb + lc]
     rfree = [d for d in range(len(rhs_shape)) if d not in rb + rc]
     out_shape = (
-        [lhs_shape[d] for d in lb] + [lhs_shape[d] for d in lfree]
-        + [rhs_shape[d] for d in rfree]
+        [lhs_shape[d] for d in lb] + [lhs_shape[d] for d in lfree] + [rhs_shape[d] for d in rfree]
     )
     lt, rt, ot = (tensor(s, element) for s in (lhs_shape, rhs_shape, out_shape))
     return f"""
@@ -688,14 +697,12 @@ def scan_expected(x, kind, dim, element):
     for index in np.ndindex(*x.shape):
         running = None
         for i in range(index[dim] + 1):
-            source = index[:dim] + (i,) + index[dim + 1:]
+            source = index[:dim] + (i,) + index[dim + 1 :]
             v = x[source].item() if element in INTS else float(x[source])
             running = v if running is None else COMBINE[kind](running, v)
         if element in INTS:
             running = wrap(running, BITS[element])
-        out[index] = np.array(running, np.float64 if element in FLOATS else None).astype(
-            x.dtype
-        )
+        out[index] = np.array(running, np.float64 if element in FLOATS else None).astype(x.dtype)
     return out
 
 

@@ -171,7 +171,11 @@ def test_the_pool_size_follows_accy_num_threads(threads: str, caller_runs_it) ->
     code = POOL_SCENARIO.format(tests=str(Path(__file__).parent))
     env = {**os.environ, "ACCY_NUM_THREADS": threads}
     out = subprocess.run(
-        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env,
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
         timeout=60,
     )
     assert out.returncode == 0, out.stderr

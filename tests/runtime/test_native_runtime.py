@@ -19,8 +19,7 @@ import textwrap
 
 import pytest
 
-from accy.runtime import fake_driver_library_path, runtime_library_path
-from accy.runtime import libraries
+from accy.runtime import fake_driver_library_path, libraries, runtime_library_path
 
 # Defines `runtime`, `fake` (ctypes libraries with typed functions) and helpers;
 # each scenario's code runs after it and prints one JSON object.
@@ -125,18 +124,35 @@ def emit(**result):
 """
 
 
-def run_scenario(body: str, *, driver: str | None = "fake", env: dict[str, str] | None = None,
-                 load_fake: bool = True) -> tuple[dict, str]:
+def run_scenario(
+    body: str,
+    *,
+    driver: str | None = "fake",
+    env: dict[str, str] | None = None,
+    load_fake: bool = True,
+) -> tuple[dict, str]:
     """Runs HARNESS + body in a fresh interpreter; returns its JSON result and its stderr."""
     fake_path = str(fake_driver_library_path())
-    environment = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("ACCY_CUDA_DRIVER", "ACCY_FAKE_CUDA"))}
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ACCY_CUDA_DRIVER", "ACCY_FAKE_CUDA"))
+    }
     environment["ACCY_CUDA_DRIVER"] = fake_path if driver == "fake" else driver
     environment.update(env or {})
     process = subprocess.run(
-        [sys.executable, "-c", HARNESS + textwrap.dedent(body),
-         str(runtime_library_path()), fake_path if load_fake else ""],
-        env=environment, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            HARNESS + textwrap.dedent(body),
+            str(runtime_library_path()),
+            fake_path if load_fake else "",
+        ],
+        env=environment,
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=60,
     )
     assert process.returncode == 0, process.stderr
     return json.loads(process.stdout.strip().splitlines()[-1]), process.stderr
@@ -183,8 +199,11 @@ def test_alloc_copy_launch_copy_free_round_trip():
     assert result["leaks"] == 0 and result["misuse"] == []
 
     device, host_in, host_out = result["device"], result["host_in"], result["host_out"]
-    calls = [line for line in result["calls"]
-             if not line.startswith(("device_", "primary_context", "context_", "init"))]
+    calls = [
+        line
+        for line in result["calls"]
+        if not line.startswith(("device_", "primary_context", "context_", "init"))
+    ]
     assert calls[0].startswith("stream_create stream=")
     stream = calls[0].split("stream=")[1].split()[0]
     assert calls[1] == f"alloc ptr={device} bytes=256"
@@ -192,8 +211,9 @@ def test_alloc_copy_launch_copy_free_round_trip():
     assert calls[3].startswith("module_load module=") and "format=ptx" in calls[3]
     assert calls[3].endswith("kernels=1")
     assert calls[4].endswith("name=k")
-    assert calls[5] == (f"launch name=k grid=1,1,1 block=256,1,1 smem=0 stream={stream} "
-                        f"params=2 args={device},0xc")
+    assert calls[5] == (
+        f"launch name=k grid=1,1,1 block=256,1,1 smem=0 stream={stream} params=2 args={device},0xc"
+    )
     assert calls[6] == f"memcpy_dtoh dst={host_out} src={device} bytes=48"
     assert calls[7] == f"stream_synchronize stream={stream}"
     assert calls[8] == f"free ptr={device}"
@@ -241,11 +261,17 @@ def test_jit_memset_managed_memory_and_events():
     assert result["leaks"] == 0
     calls = result["calls"]
     assert any(line.startswith("module_load_jit") and line.endswith("opt=3") for line in calls)
-    assert any(line.startswith("memset32") and line.endswith("count=4 value=0x1020304")
-               for line in calls)
+    assert any(
+        line.startswith("memset32") and line.endswith("count=4 value=0x1020304") for line in calls
+    )
     assert any(line.startswith("alloc_managed") and line.endswith("bytes=8") for line in calls)
-    for prefix in ("event_create", "event_record", "stream_wait_event", "event_synchronize",
-                   "event_destroy"):
+    for prefix in (
+        "event_create",
+        "event_record",
+        "stream_wait_event",
+        "event_synchronize",
+        "event_destroy",
+    ):
         assert any(line.startswith(prefix) for line in calls), prefix
 
 
@@ -285,22 +311,28 @@ def test_large_dynamic_shared_memory_is_opted_into():
     assert any(line.endswith("attribute=8 value=102400") for line in result["calls"])
     assert result["too_much"].startswith(
         "accy runtime: cuFuncSetAttribute(max dynamic shared memory = 307200 bytes) failed: "
-        "CUDA_ERROR_INVALID_VALUE: invalid argument")
+        "CUDA_ERROR_INVALID_VALUE: invalid argument"
+    )
 
 
 def test_missing_driver_names_the_library_it_tried():
-    result, stderr = run_scenario("""
+    result, stderr = run_scenario(
+        """
         pointer = runtime.mgpuMemAlloc(64, None, False)
         first = last_error()
         runtime.accy_runtime_clear_error()
         runtime.mgpuStreamCreate()
         again = last_error()
         emit(pointer=pointer, first=first, again=again, sm_count=runtime.accy_runtime_device_sm_count())
-    """, driver="/nonexistent/libcuda.so.1", load_fake=False)
+    """,
+        driver="/nonexistent/libcuda.so.1",
+        load_fake=False,
+    )
     assert result["pointer"] is None
     assert result["first"].startswith(
         "accy runtime: cannot load the CUDA driver library '/nonexistent/libcuda.so.1' "
-        "(set ACCY_CUDA_DRIVER")
+        "(set ACCY_CUDA_DRIVER"
+    )
     assert "No such file or directory" in result["first"]  # dlerror()'s reason
     assert result["again"] == result["first"]  # recorded again on later calls
     assert result["sm_count"] == -1
@@ -308,12 +340,17 @@ def test_missing_driver_names_the_library_it_tried():
 
 
 def test_driver_without_an_entry_point_is_named():
-    result, _ = run_scenario("""
+    result, _ = run_scenario(
+        """
         runtime.mgpuStreamCreate()
         emit(error=last_error())
-    """, driver=str(runtime_library_path()), load_fake=False)
-    assert result["error"] == (f"accy runtime: the CUDA driver library '{runtime_library_path()}' "
-                               "does not export cuInit")
+    """,
+        driver=str(runtime_library_path()),
+        load_fake=False,
+    )
+    assert result["error"] == (
+        f"accy runtime: the CUDA driver library '{runtime_library_path()}' does not export cuInit"
+    )
 
 
 def test_injected_driver_failure_names_call_error_and_description():
@@ -336,7 +373,8 @@ def test_injected_driver_failure_names_call_error_and_description():
     """)
     assert result["first"] == (
         f"accy runtime: cuMemcpyAsync(dst={result['device']}, src={result['host']}, 48 bytes) "
-        "failed: CUDA_ERROR_INVALID_VALUE: invalid argument")
+        "failed: CUDA_ERROR_INVALID_VALUE: invalid argument"
+    )
     assert result["stream"] is None
     assert result["count"] == 2
     assert result["kept"] == result["first"]  # the first failure is kept
@@ -346,9 +384,12 @@ def test_injected_driver_failure_names_call_error_and_description():
 
 
 def test_driver_initialization_failure_from_the_environment():
-    result, _ = run_scenario("""
+    result, _ = run_scenario(
+        """
         emit(pointer=runtime.mgpuMemAlloc(64, None, False), error=last_error())
-    """, env={"ACCY_FAKE_CUDA_FAIL": "cuInit=100"})
+    """,
+        env={"ACCY_FAKE_CUDA_FAIL": "cuInit=100"},
+    )
     assert result["pointer"] is None
     assert result["error"].startswith("accy runtime: cannot initialize CUDA device 0 with '")
     assert result["error"].endswith("CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected")
@@ -362,7 +403,8 @@ def test_jit_failure_includes_the_jit_log():
     assert result["module"] is None
     assert result["error"].startswith(
         "accy runtime: cuModuleLoadDataEx (PTX JIT at -O2) failed: "
-        "CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid\nJIT log:\nfake CUDA driver:")
+        "CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid\nJIT log:\nfake CUDA driver:"
+    )
 
 
 def test_unknown_kernel_name_is_reported():
@@ -372,24 +414,31 @@ def test_unknown_kernel_name_is_reported():
         emit(function=function, error=last_error())
     """)
     assert result["function"] is None
-    assert result["error"] == ('accy runtime: cuModuleGetFunction("accy_kernel_7") failed: '
-                               "CUDA_ERROR_NOT_FOUND: named symbol not found")
+    assert result["error"] == (
+        'accy runtime: cuModuleGetFunction("accy_kernel_7") failed: '
+        "CUDA_ERROR_NOT_FOUND: named symbol not found"
+    )
 
 
 @pytest.mark.parametrize("how", ["function", "environment"])
 def test_out_of_memory_names_the_requested_bytes(how):
     setup = "fake.fake_cuda_set_device_memory_limit(1 << 20)" if how == "function" else ""
-    result, _ = run_scenario(f"""
+    result, _ = run_scenario(
+        f"""
         {setup}
         kept = runtime.mgpuMemAlloc(1 << 19, None, False)
         refused = runtime.mgpuMemAlloc(3 << 18, None, False)
         error = last_error()
         runtime.mgpuMemFree(kept, None)
         emit(kept=kept, refused=refused, error=error, live=fake.fake_cuda_live_device_bytes())
-    """, env={"ACCY_FAKE_CUDA_MEMORY_LIMIT": str(1 << 20)} if how == "environment" else None)
+    """,
+        env={"ACCY_FAKE_CUDA_MEMORY_LIMIT": str(1 << 20)} if how == "environment" else None,
+    )
     assert result["kept"] and result["refused"] is None
-    assert result["error"] == ("accy runtime: cannot allocate 786432 bytes of device memory: "
-                               "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)")
+    assert result["error"] == (
+        "accy runtime: cannot allocate 786432 bytes of device memory: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory (cuMemAlloc_v2)"
+    )
     assert result["live"] == 0
 
 
@@ -415,10 +464,14 @@ def test_fake_driver_catches_use_after_free_double_free_and_overruns():
     """)
     device = result["device"]
     misuse = result["misuse"]
-    assert misuse[0] == (f"memcpy of 300 bytes: destination {device} runs past the end of "
-                         f"allocation {device} of 256 bytes")
-    assert misuse[1].startswith(f"memcpy of 16 bytes: destination {device} is in freed device "
-                                f"memory (allocation {device} of 256 bytes, freed by call #")
+    assert misuse[0] == (
+        f"memcpy of 300 bytes: destination {device} runs past the end of "
+        f"allocation {device} of 256 bytes"
+    )
+    assert misuse[1].startswith(
+        f"memcpy of 16 bytes: destination {device} is in freed device "
+        f"memory (allocation {device} of 256 bytes, freed by call #"
+    )
     assert misuse[2].startswith(f"launch k: argument #0 ({device}) is in freed device memory")
     assert misuse[3].startswith(f"double free of device memory {device} (256 bytes")
     assert misuse[4].startswith("memset32 of 4 words: destination ")
@@ -426,8 +479,10 @@ def test_fake_driver_catches_use_after_free_double_free_and_overruns():
     assert len(misuse) == 5
     assert "cuMemcpyAsync" in result["overrun"] and "CUDA_ERROR_INVALID_VALUE" in result["overrun"]
     assert "CUDA_ERROR_INVALID_VALUE" in result["after_free"]
-    assert "cuLaunchKernel(grid=1,1,1 block=256,1,1) failed: CUDA_ERROR_ILLEGAL_ADDRESS" in (
-        result["launch_error"])
+    assert (
+        "cuLaunchKernel(grid=1,1,1 block=256,1,1) failed: CUDA_ERROR_ILLEGAL_ADDRESS"
+        in (result["launch_error"])
+    )
     assert f"cuMemFree_v2({device}) failed: CUDA_ERROR_INVALID_VALUE" in result["double_free"]
     assert "cuMemsetD32Async" in result["never"]
 
@@ -444,8 +499,9 @@ def test_fake_driver_reports_leaks_and_resets():
              error=last_error())
     """)
     assert result["leaks"] == 2
-    assert result["found"][0].startswith(f"leak: device memory {result['device']} of 64 bytes "
-                                         "(allocated by call #")
+    assert result["found"][0].startswith(
+        f"leak: device memory {result['device']} of 64 bytes (allocated by call #"
+    )
     assert result["found"][1].startswith("leak: stream ")
     assert result["after_reset"] == 0 and result["calls_after_reset"] == []
     assert result["usable"] and result["error"] is None  # the runtime survives a reset
@@ -478,9 +534,11 @@ def test_host_register_memref_and_launch_validation():
     assert f"host_unregister ptr={result['data']}" in result["calls"]
     assert result["strided_error"] == (
         "accy runtime: mgpuMemHostRegisterMemRef: only densely packed memrefs can be "
-        "registered; dimension 1 has stride 2, not 1")
+        "registered; dimension 1 has stride 2, not 1"
+    )
     assert result["block_error"].startswith(
-        "accy runtime: cuLaunchKernel(grid=1,1,1 block=2048,1,1) failed: CUDA_ERROR_INVALID_VALUE")
+        "accy runtime: cuLaunchKernel(grid=1,1,1 block=2048,1,1) failed: CUDA_ERROR_INVALID_VALUE"
+    )
     assert result["leaks"] == 0
 
 
@@ -491,8 +549,10 @@ PTXAS = "/usr/local/cuda/bin/ptxas"
 def test_cubin_module_size_comes_from_its_elf_header(tmp_path):
     ptx = tmp_path / "k.ptx"
     cubin = tmp_path / "k.cubin"
-    ptx.write_text(".version 8.0\n.target sm_90\n.address_size 64\n"
-                   ".visible .entry k(.param .u64 k_param_0)\n{\n    ret;\n}\n")
+    ptx.write_text(
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 k_param_0)\n{\n    ret;\n}\n"
+    )
     subprocess.run([PTXAS, "-arch=sm_90", str(ptx), "-o", str(cubin)], check=True)
     result, _ = run_scenario(f"""
         image = open({str(cubin)!r}, "rb").read()
@@ -503,12 +563,15 @@ def test_cubin_module_size_comes_from_its_elf_header(tmp_path):
         emit(error=last_error(), calls=calls())
     """)
     assert result["error"] is None
-    assert any(line.startswith("module_load") and
-               line.endswith(f"format=cubin bytes={cubin.stat().st_size} kernels=0")
-               for line in result["calls"])
+    assert any(
+        line.startswith("module_load")
+        and line.endswith(f"format=cubin bytes={cubin.stat().st_size} kernels=0")
+        for line in result["calls"]
+    )
     # A cubin's parameter layout is not parsed: the launch is recorded without arguments.
-    assert any(line.startswith("launch name=k ") and line.endswith("params=?")
-               for line in result["calls"])
+    assert any(
+        line.startswith("launch name=k ") and line.endswith("params=?") for line in result["calls"]
+    )
 
 
 def test_device_sm_count_reads_the_driver_and_is_none_without_one(tmp_path):
@@ -519,6 +582,7 @@ def test_device_sm_count_reads_the_driver_and_is_none_without_one(tmp_path):
         done = subprocess.run(
             [sys.executable, "-c", code],
             capture_output=True,
+            check=False,
             text=True,
             env={**os.environ, "ACCY_CUDA_DRIVER": driver},
         )

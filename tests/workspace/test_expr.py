@@ -1,7 +1,6 @@
 """Workspace size expressions: grammar, unsigned 64-bit semantics, diagnostics, limits."""
 
 import pytest
-
 from accy.passes.workspace import (
     MAX_NESTING,
     U64_MAX,

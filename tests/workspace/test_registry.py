@@ -5,7 +5,6 @@ from pathlib import Path
 from textwrap import dedent
 
 import pytest
-
 from accy.passes.workspace import (
     Expression,
     FamilyEvaluationError,
