@@ -174,8 +174,9 @@ def _searched(
                 lower + 1 if tried_lower else lower, lower if missed is None else missed + 1
             ),
         )
-    if found is not None and found.size < best.size:
-        best = found
+    for candidate in (found, None if stitched is None else stitched.placement):
+        if candidate is not None and candidate.size < best.size:
+            best = candidate
     lowered = None
     if best.size > lower and windows_nodes > 0:
         # From the stitched sweeps when there are some: higher than the best, mostly, but
