@@ -15,11 +15,11 @@ joins them at one section ``m``:
 
 Every ``m`` from one depth to the other is tried and the lowest stitched arena kept (then the
 fewest displaced units, then the earliest ``m``). The stitched arena is usually above the greedy
-packers' (the displaced buffers land on top), but it is exactly full away from ``m``, and
-window repacking (``windows``), which lowers a placement a few sections at a time, gets much
-further from it than from a placement with slack everywhere (the 400-buffer churn sets of
-``benchmarks/packing.py``: 1.03-1.09 of the lower bound in 3 s, against 1.08-1.11 from the
-best of the other searches).
+packers' (the displaced buffers land on top), but it is exactly full wherever a tiling is kept,
+and window repacking (``windows``), which lowers a placement a few sections at a time, gets a
+little further from it than from a placement with slack everywhere: on the 400-buffer churn
+sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.06-1.14 of the lower bound,
+mean 1.098, against 1.09-1.13, mean 1.105, from the best of the other searches.
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
