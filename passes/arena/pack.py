@@ -6,7 +6,7 @@ and backward, when every section is exactly full there; the exact-cover ``tiling
 where only a perfect tiling reaches the bound), then the skyline ``search`` bisecting the
 capacities above it; then ``windows``, which lowers a placement a section at a time by
 repacking windows of time around it: the best one, or the stitched sweeps' when neither sweep
-got through (higher, mostly, but exactly full away from where the sweeps' tilings join); then
+got through (higher, mostly, but exactly full wherever the sweeps' tilings are kept); then
 the ``improve`` local search from the best. A search result only replaces the best so far when
 it is strictly smaller.
 
@@ -180,7 +180,8 @@ def _searched(
     lowered = None
     if best.size > lower and windows_nodes > 0:
         # From the stitched sweeps when there are some: higher than the best, mostly, but
-        # exactly full away from where they join, which window repacking gets further from.
+        # exactly full wherever their tilings are kept, which window repacking gets further
+        # from.
         lowered = windows.lower(
             intervals,
             alignment,
