@@ -36,7 +36,7 @@ boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a bound
 either is not remembered as failed). The node cap makes the result reproducible; the deadline
 is a safety stop, read between nodes and during a boundary's reductions. A search that stops
 without a placement still reports the deepest boundary it reached and its tiling of the
-sections before it (``Outcome``; ``stitch`` joins a forward and a backward one).
+sections before it (``SweepResult``; ``stitch`` joins a forward and a backward one).
 """
 
 from __future__ import annotations
@@ -373,7 +373,7 @@ class _Sweep:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class SweepResult:
     """A sweep's result: the unit offsets (by search index) when it placed every buffer, else
     ``None``; and the deepest boundary it reached, with the unit offsets of the buffers live
     before it there (``prefix``: a tiling of those sections, exactly full)."""
@@ -385,13 +385,15 @@ class Outcome:
 
 def sweep_sections(
     sections: Sections, *, max_nodes: int, deadline: float, seed: int = 0
-) -> Outcome:
+) -> SweepResult:
     """The sweep over ``sections``, which must ``suits`` their lower bound; stops after
     ``max_nodes`` nodes or at ``deadline``."""
     search = _Sweep(sections)
     offsets = search.solve(max_nodes, deadline, seed)
+    if offsets is not None:
+        return SweepResult(offsets, search.sections, dict(enumerate(offsets)))
     depth, prefix = search.prefix()
-    return Outcome(offsets, depth, prefix)
+    return SweepResult(None, depth, prefix)
 
 
 def fit(
