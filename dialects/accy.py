@@ -275,6 +275,21 @@ class FloatUnaryOperation(ElementwiseUnaryOperation, abc.ABC):
     FLOAT_ONLY: ClassVar[bool] = True
 
 
+class TensorCastOperation(AccyOperation, abc.ABC):
+    """`%r = accy.OP %operand : (T) -> U`: one operand and a result of a type given to the
+    builder; each op's `verify_` says how T and U must relate."""
+
+    operand = operand_def(AccyTensor)
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, operand: SSAValue, result_type: TensorType):
+        super().__init__(operands=[operand], result_types=[result_type])
+
+
 # ---------------------------------------------------------------------------------------
 # Elementwise ops
 # ---------------------------------------------------------------------------------------
@@ -426,20 +441,10 @@ class SelectOp(AccyOperation):
 
 
 @irdl_op_definition
-class ConvertOp(AccyOperation):
+class ConvertOp(TensorCastOperation):
     """`%r = accy.convert %x : (tensor<4xf32>) -> tensor<4xi32>`: same shape, new element type."""
 
     name = "accy.convert"
-
-    operand = operand_def(AccyTensor)
-    result = result_def(AccyTensor)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
-
-    def __init__(self, operand: SSAValue, result_type: TensorType):
-        super().__init__(operands=[operand], result_types=[result_type])
 
     def verify_(self) -> None:
         source, result = self.operand.type.get_shape(), self.result.type.get_shape()
@@ -532,20 +537,10 @@ class BroadcastInDimOp(AccyOperation):
 
 
 @irdl_op_definition
-class ReshapeOp(AccyOperation):
+class ReshapeOp(TensorCastOperation):
     """`%r = accy.reshape %x : (tensor<2x3xf32>) -> tensor<6xf32>`: same elements, new shape."""
 
     name = "accy.reshape"
-
-    operand = operand_def(AccyTensor)
-    result = result_def(AccyTensor)
-
-    traits = traits_def(Pure())
-
-    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
-
-    def __init__(self, operand: SSAValue, result_type: TensorType):
-        super().__init__(operands=[operand], result_types=[result_type])
 
     def verify_(self) -> None:
         source, result = self.operand.type, self.result.type

@@ -18,8 +18,9 @@ them, and puts each ``G`` where its ``H`` is (``order_by`` on the tree kept for 
 
 Invariants: the tree at a boundary stands for exactly the orders of the live buffers that
 every earlier split allows; a buffer keeps one offset over its lifetime, since a block only
-rearranges rows that its ``G`` held; ``(boundary, tree)`` pairs whose splits were all tried
-and failed are remembered (trees are canonical) and not searched again.
+rearranges rows that its ``G`` held; a ``(boundary, tree)`` pair is remembered as failed
+(trees are canonical) and not searched again only when the search below it was exhaustive:
+every split of it and of every boundary under it collected and tried.
 
 Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the tree they
 leave (keeping more orders open for later boundaries); splits are built lazily, one group at
@@ -32,11 +33,12 @@ trees met again after backtracking mostly differ only away from the ending buffe
 split the search descends into is applied to the whole tree. Restarts follow the Luby
 sequence (times the section count, in nodes; a node is a split tried); after the first,
 near-equal splits are tried in a seeded random order. At most ``MAX_SPLITS`` splits per
-boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a boundary cut off by
-either is not remembered as failed). The node cap makes the result reproducible; the deadline
-is a safety stop, read between nodes and during a boundary's reductions. A search that stops
-without a placement still reports the deepest boundary it reached and its tiling of the
-sections before it (``SweepResult``; ``stitch`` joins a forward and a backward one).
+boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a boundary cut off
+by either, and every boundary above it on the path, is not remembered as failed). The node
+cap makes the result reproducible; the deadline is a safety stop, read between nodes and
+during a boundary's reductions. A search that stops without a placement still reports the
+deepest boundary it reached and its tiling of the sections before it (``SweepResult``;
+``stitch`` joins a forward and a backward one).
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ class _Sweep:
         self.reductions = 0
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.deadline = float("inf")
+        self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         # (boundary, tree, reduced trees, blocks) at the deepest boundary reached
         self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]]
 
@@ -270,7 +273,7 @@ class _Sweep:
         """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
         self.deadline = deadline
         root = p_node(map(leaf, self.starts[0]))
-        failed: set[tuple[int, Node]] = set()
+        failed = self.failed = set()
         nodes, run = 0, 0
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
@@ -279,8 +282,9 @@ class _Sweep:
         while True:
             run += 1
             limit = nodes + luby(run) * self.sections
-            stack: list[tuple[int, Node, list[Split], bool]] = []
+            stack: list[tuple[int, Node, list[Split]]] = []
             position: list[int] = []
+            exhaustive: list[bool] = []  # per boundary on the stack: every split below tried
             try:
                 t, tree = 1, root
                 while True:
@@ -291,15 +295,16 @@ class _Sweep:
                         return [offsets[b] for b in range(len(self.size))]
                     if (t, tree) in failed:
                         splits: list[Split] = []
-                        complete = False  # already remembered
+                        complete = True  # remembered: it failed with every split tried
                     else:
                         splits, complete = self.splits(t, tree)
                         splits = self.ordered(splits, rng)
-                    stack.append((t, tree, splits, complete))
+                    stack.append((t, tree, splits))
                     position.append(0)
+                    exhaustive.append(complete)
                     # descend into the next untried split, backing up past exhausted boundaries
                     while stack:
-                        t, tree, splits, complete = stack[-1]
+                        t, tree, splits = stack[-1]
                         index = position[-1]
                         if index < len(splits):
                             position[-1] += 1
@@ -317,10 +322,12 @@ class _Sweep:
                             break
                         stack.pop()
                         position.pop()
-                        if complete:
+                        if exhaustive.pop():
                             if len(failed) >= MAX_FAILED:
                                 failed.clear()
                             failed.add((t, tree))
+                        elif exhaustive:  # a cut-off below leaves the boundary above open
+                            exhaustive[-1] = False
                     else:
                         return None  # every split of the first boundary failed
             except _Restart:
