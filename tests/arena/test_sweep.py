@@ -95,3 +95,35 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     search = sweep._Sweep(build_sections(intervals, 1))  # splits are kept per search
     _, complete = search.splits(1, tree)
     assert not complete
+
+
+def _fails_without_cut_off(search: sweep._Sweep, t: int, tree, seen: set) -> bool:
+    """Whether every split below boundary ``t`` (tree ``tree``) is collected without a cut-off
+    and fails: what remembering ``(t, tree)`` as failed claims."""
+    if (t, tree) in seen:
+        return True
+    splits, complete = search.splits(t, tree)
+    if not complete:
+        return False
+    for _, blocks in splits:
+        _, following = search.follow(tree, blocks)
+        if t + 1 == search.sections or not _fails_without_cut_off(search, t + 1, following, seen):
+            return False
+    seen.add((t, tree))
+    return True
+
+
+def test_only_exhaustively_failed_boundaries_are_remembered(churn, monkeypatch) -> None:
+    # With two splits collected per boundary, boundaries with more are cut off: a boundary
+    # above a cut-off may have a completion the search never saw, so it must not be
+    # remembered as failed. The searches of seeds 8 and 11 stop without a placement,
+    # remembering 186 and 116 pairs; when a cut-off was not passed up to the boundaries
+    # above it, they remembered more, some with a cut-off below them.
+    monkeypatch.setattr(sweep, "MAX_SPLITS", 2)
+    for seed in (8, 11):
+        search = sweep._Sweep(build_sections(churn(seed, items=30, height=32), 256))
+        assert search.solve(max_nodes=2_000, deadline=time.perf_counter() + 60, seed=0) is None
+        assert search.failed
+        seen: set = set()
+        for t, tree in search.failed:
+            assert _fails_without_cut_off(search, t, tree, seen)
