@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from accy.passes.arena import lower_bound, pack, read_minimalloc, write_solution
 from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
@@ -44,9 +45,19 @@ def _report(result: PackResult) -> str:
     return "\n".join(lines)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _check_options(args: argparse.Namespace) -> None:
+    """Options that cannot work, refused before the file is read or the search spends its
+    budget."""
     if args.alignment < 1:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
+    if not args.budget_ms >= 0:  # also refuses nan
+        raise ValueError(f"--budget-ms must be at least 0, got {args.budget_ms:g}")
+    if args.output and not Path(args.output).resolve().parent.is_dir():
+        raise ValueError(f"{args.output}: no such folder to write the solution in")
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_options(args)
     problem = read_minimalloc(args.problem)
     intervals = problem.intervals
     bound = lower_bound(intervals, args.alignment)

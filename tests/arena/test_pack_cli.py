@@ -103,3 +103,20 @@ def test_capacity_below_the_lower_bound_fails_before_packing(tmp_path: Path) -> 
     assert result.stderr == (
         "error: capacity 100 is below the lower bound 150 (max live bytes): no placement fits\n"
     )
+
+
+def test_unusable_options_fail_before_packing(tmp_path: Path) -> None:
+    # A negative budget, or a solution path in a folder that does not exist, would only show
+    # after the search has spent its budget: both are refused first, with nothing printed.
+    problem = _problem(tmp_path)
+    cases = {
+        ("--budget-ms", "-5"): "error: --budget-ms must be at least 0, got -5\n",
+        ("-o", str(tmp_path / "missing" / "s.csv")): (
+            f"error: {tmp_path / 'missing' / 's.csv'}: no such folder to write the solution in\n"
+        ),
+    }
+    for options, message in cases.items():
+        result = _run(problem, *options)
+        assert result.returncode == 1
+        assert result.stdout == ""
+        assert result.stderr == message
