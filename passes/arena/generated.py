@@ -3,7 +3,9 @@
 Both generators fill a ``height``-unit arena over ``items`` work items with no gap, so the
 lower bound (max live bytes) is the optimum and a packer's ratio to it is its distance from
 optimal. Sizes are a whole number of ``alignment`` units less a random slack below one unit,
-so rounding up to the alignment is exercised. Used by ``benchmarks/packing.py`` and the tests.
+so rounding up to the alignment is exercised. Ids are a random permutation: in generation
+order they would tell a packer the answer (both generators emit neighbours in address order),
+and every packer here breaks ties by id. Used by ``benchmarks/packing.py`` and the tests.
 
 - ``cut_rectangle``: the rectangle cut by random guillotine cuts (in time or in address).
 - ``churn``: at each item random buffers end, and the freed runs of rows (merged across
@@ -20,6 +22,14 @@ from accy.passes.arena.problem import DEFAULT_ALIGNMENT, BufferInterval
 def _slack_size(rng: random.Random, units: int, alignment: int) -> int:
     """``units`` alignment units less a random slack below one unit."""
     return units * alignment - rng.randrange(alignment)
+
+
+def _shuffled_ids(rng: random.Random, buffers: list[BufferInterval]) -> list[BufferInterval]:
+    """``buffers`` with ids ``0..n-1`` in a random order, listed by id."""
+    ids = list(range(len(buffers)))
+    rng.shuffle(ids)
+    relabelled = [BufferInterval(i, b.start, b.end, b.size) for i, b in zip(ids, buffers)]
+    return sorted(relabelled, key=lambda interval: interval.id)
 
 
 def cut_rectangle(
@@ -42,10 +52,11 @@ def cut_rectangle(
         elif a1 - a0 > 1:
             cut = rng.randint(a0 + 1, a1 - 1)
             pieces[index : index + 1] = [(t0, t1, a0, cut), (t0, t1, cut, a1)]
-    return [
+    buffers = [
         BufferInterval(i, t0, t1 - 1, _slack_size(rng, a1 - a0, alignment))
         for i, (t0, t1, a0, a1) in enumerate(pieces)
     ]
+    return _shuffled_ids(rng, buffers)
 
 
 def churn(
@@ -82,4 +93,4 @@ def churn(
                 runs.append([low, high])
         for low, high in runs if item < items - 1 else []:
             cut(low, high, item + 1)
-    return buffers
+    return _shuffled_ids(rng, buffers)

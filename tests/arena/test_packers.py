@@ -263,7 +263,7 @@ def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
         assert all(capacity != tried for tried, _ in fits)
 
 
-@pytest.mark.parametrize("seed", [0, 7, 23, 35])
+@pytest.mark.parametrize("seed", [0, 7, 14, 35])
 def test_search_reaches_the_optimum_of_cut_rectangles(guillotine, seed: int) -> None:
     # In these cases a greedy packer misses the optimum (the lower bound).
     intervals = guillotine(seed, 30)

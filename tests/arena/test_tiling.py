@@ -69,7 +69,7 @@ def test_tiling_declines_below_the_bound_and_without_tight_columns() -> None:
     assert tiling.fit(intervals, 256, 768, **options) is not None
 
 
-@pytest.mark.parametrize("seed", [0, 7, 23, 35])
+@pytest.mark.parametrize("seed", [0, 7, 14, 35])
 def test_tiling_reaches_the_optimum_of_cut_rectangles(guillotine, seed: int) -> None:
     # In these cases a greedy packer misses the optimum (the lower bound).
     intervals = guillotine(seed, 30)
