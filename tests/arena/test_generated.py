@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from accy.passes.arena import BufferInterval
+from accy.passes.arena import BufferInterval, sweep
+from accy.passes.arena.sections import build_sections
 
 
 def _full_at_every_item(intervals: list[BufferInterval], height: int) -> bool:
-    items = max(interval.end for interval in intervals) + 1
-    live = [0] * items
-    for interval in intervals:
-        for item in range(interval.start, interval.end + 1):
-            live[item] += -(-interval.size // 256)  # 256-byte units, rounded up
-    return all(units == height for units in live)
+    """Every section holds exactly ``height`` 256-byte units (``sweep.suits``)."""
+    sections = build_sections(intervals, 256)
+    return sweep.suits(sections, height * 256 // sections.unit)
 
 
 def test_churn_and_cut_are_full_at_every_item(churn, guillotine) -> None:
