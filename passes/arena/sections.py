@@ -6,9 +6,16 @@ common divisor of the aligned sizes, so every aligned size is a whole number of 
 offset found in units, times the unit, is a multiple of the alignment. Zero-size buffers are
 left out (they conflict with nothing); ``placement`` puts them at offset 0.
 
+A search that allows a little free space works on the sections ``padded`` to a height: each
+section short of it gets one *gap*, a pseudo-buffer (interval index -1) of the missing units
+living in that section alone, so every section is exactly full and a placement of the padded
+sections, gaps left out, is a placement of the buffers whose free rows in each section are one
+run (every placement, where each section is at most one unit short).
+
 Invariants: ``first[b] <= last[b]`` are the inclusive sections of buffer ``b``; ``live[t]`` is
 the sum of the sizes live in section ``t``, so ``max(live)`` times the unit is the lower bound;
-buffers with the same ``kind`` have the same sections and size (they are interchangeable).
+buffers with the same ``kind`` have the same sections and size (they are interchangeable);
+gaps come after the buffers, whose search indices padding keeps.
 """
 
 from __future__ import annotations
@@ -57,6 +64,23 @@ class Sections:
             self.live[::-1],
         )
 
+    def padded(self, rows: int) -> Sections:
+        """The same buffers plus a gap of ``rows - live[t]`` units in each section ``t`` short
+        of ``rows`` (see the module doc); kinds are worked out again, gaps included."""
+        gaps = [(t, rows - units) for t, units in enumerate(self.live) if units < rows]
+        size = self.size + tuple(units for _, units in gaps)
+        first = self.first + tuple(t for t, _ in gaps)
+        last = self.last + tuple(t for t, _ in gaps)
+        return Sections(
+            self.unit,
+            self.indices + (-1,) * len(gaps),
+            size,
+            first,
+            last,
+            _kinds(first, last, size),
+            tuple(max(units, rows) for units in self.live),
+        )
+
     def placement(
         self,
         intervals: Sequence[BufferInterval],
@@ -66,8 +90,9 @@ class Sections:
     ) -> Placement:
         """The placement of ``intervals`` from unit offsets by search index."""
         by_id = {interval.id: 0 for interval in intervals}
-        for b, offset in enumerate(offsets):
-            by_id[intervals[self.indices[b]].id] = offset * self.unit
+        for index, offset in zip(self.indices, offsets):
+            if index >= 0:  # not a gap
+                by_id[intervals[index].id] = offset * self.unit
         return make_placement(intervals, by_id, alignment, packer)
 
 
@@ -87,8 +112,18 @@ def build_sections(intervals: Sequence[BufferInterval], alignment: int) -> Secti
     for b, units in enumerate(size):
         for t in range(first[b], last[b] + 1):
             live[t] += units
-    kinds: dict[tuple[int, int, int], int] = {}
-    kind = [kinds.setdefault((first[b], last[b], size[b]), len(kinds)) for b in range(len(size))]
     return Sections(
-        unit, tuple(indices), tuple(size), tuple(first), tuple(last), tuple(kind), tuple(live)
+        unit,
+        tuple(indices),
+        tuple(size),
+        tuple(first),
+        tuple(last),
+        _kinds(first, last, size),
+        tuple(live),
     )
+
+
+def _kinds(first: Sequence[int], last: Sequence[int], size: Sequence[int]) -> tuple[int, ...]:
+    """A kind per buffer: the same for the same sections and size, numbered as first met."""
+    kinds: dict[tuple[int, int, int], int] = {}
+    return tuple(kinds.setdefault(key, len(kinds)) for key in zip(first, last, size))

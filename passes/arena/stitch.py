@@ -1,35 +1,37 @@
-"""Stitched sweeps: a start for window repacking where the exact sweep runs out.
+"""Stitched sweeps: a start for window repacking where the exact sweeps run out.
 
 On a problem full at every section at its lower bound (see ``sweep``), a sweep that ends
 without a placement has still tiled the sections before the deepest boundary it reached, and a
 sweep over the mirror image in time (``Sections.mirrored``) tiles the last sections the same
-way. The two tilings disagree where they overlap and leave a gap where they do not; this module
-joins them at one section ``m``:
+way (``fit`` races the two; at one unit above the bound, over the sections ``padded`` with a
+one-unit gap each). When neither gets through, the two tilings disagree where they overlap
+and leave a gap where they do not; this module joins them at one section ``m``:
 
 - every buffer starting before ``m`` takes its offset in the forward tiling, every other
-  buffer its offset in the backward tiling (where that tiling has one); the forward ones are
-  placed first: they fit together, as the backward ones do among themselves;
+  buffer its offset in the backward tiling (where that tiling has one; gaps left out); the
+  forward ones are placed first: they fit together, as the backward ones do among themselves;
 - a buffer without an offset, or whose offset would overlap a buffer placed before it, is
   *displaced*: placed after all the others, by start then decreasing size, at the lowest
   offset free over its lifetime.
 
 Every ``m`` from one depth to the other is tried and the lowest stitched arena kept (then the
-fewest displaced units, then the earliest ``m``). The stitched arena is usually above the greedy
-packers' (the displaced buffers land on top), but it is exactly full wherever a tiling is kept,
-and window repacking (``windows``), which lowers a placement a few sections at a time, gets a
-little further from it than from a placement with slack everywhere: on the 400-buffer churn
-sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.08-1.13 of the lower bound,
-mean 1.097, against 1.08-1.14, mean 1.106, from the best of the other searches.
+fewest displaced units, then the earliest ``m``). The stitched
+arena is usually above the greedy packers' (the displaced buffers land on top), but it is full
+wherever a tiling is kept, and window repacking (``windows``), which lowers a placement a few
+sections at a time, gets a little further from it than from a placement with slack
+everywhere: on the 400-buffer churn sets of ``benchmarks/packing.py`` (3 s, pack's shares,
+seeds 0-9) 1.08-1.13 of the lower bound, mean 1.097, against 1.08-1.14, mean 1.106, from the
+best of the other searches.
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
-sections before both ``m`` and the forward depth keep the forward tiling, so they are exactly
-full; the result depends only on the problem, the node cap and the seed (as the sweeps do).
+sections before both ``m`` and the forward depth keep the forward tiling, so they are full
+(but for a gap); the result depends only on the problem, the node cap and the seed (as the
+sweeps do).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -97,6 +99,11 @@ def stitch_offsets(
     return offsets, sum(size[b] for b in displaced)
 
 
+def _buffers(prefix: Mapping[int, int], sections: Sections) -> dict[int, int]:
+    """The offsets of ``prefix`` (a padded sweep's) of the buffers, the gaps left out."""
+    return {b: offset for b, offset in prefix.items() if b < sections.count}
+
+
 def fit(
     intervals: Sequence[BufferInterval],
     alignment: int,
@@ -110,26 +117,25 @@ def fit(
     ``None`` and the stitched placement. ``(None, None)`` when the sweep does not ``suits``
     the capacity.
 
-    The forward sweep gets half of ``max_nodes`` and of the time to ``deadline``, then the
-    backward sweep the rest.
+    The sweeps forward and backward (over the sections ``padded`` to the capacity) ``race``,
+    sharing ``max_nodes`` and the time to ``deadline``.
     """
     sections = build_sections(intervals, alignment)
-    if not sweep.suits(sections, capacity // sections.unit):
+    rows = capacity // sections.unit
+    if not sweep.suits(sections, rows):
         return None, None
-    halfway = time.perf_counter() + max(deadline - time.perf_counter(), 0.0) / 2
-    ahead = sweep.sweep_sections(sections, max_nodes=max_nodes // 2, deadline=halfway, seed=seed)
-    if ahead.offsets is not None:
-        return sections.placement(intervals, ahead.offsets, alignment, sweep.NAME), None
-    back = sweep.sweep_sections(
-        sections.mirrored(), max_nodes=max_nodes - max_nodes // 2, deadline=deadline, seed=seed
-    )
-    if back.offsets is not None:
-        return sections.placement(intervals, back.offsets, alignment, sweep.NAME), None
+    padded = sections.padded(rows)
+    problems = [padded, padded.mirrored()]
+    ahead, back = sweep.race(problems, max_nodes=max_nodes, deadline=deadline, seed=seed)
+    for problem, result in zip(problems, (ahead, back)):
+        if result.offsets is not None:
+            return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
     columns = len(sections.live)
     behind = columns - back.depth  # the backward tiling covers sections behind.. on
+    forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
     best: tuple[tuple[int, int, int], list[int]] | None = None
     for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
-        offsets, displaced = stitch_offsets(sections, ahead.prefix, back.prefix, joined)
+        offsets, displaced = stitch_offsets(sections, forward, backward, joined)
         top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
         key = (top, displaced, joined)
         if best is None or key < best[0]:

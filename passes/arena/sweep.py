@@ -1,4 +1,4 @@
-"""Time sweep over PQ-trees: an exact search for arenas that are exactly full at every section.
+"""Time sweep over PQ-trees: an exact search for arenas (nearly) full at every section.
 
 When every section (see ``sections``) is exactly full at the capacity, the buffers live in a
 section tile the arena with no gap, so a placement is an *order* of the live buffers per
@@ -9,6 +9,13 @@ buffers that start must tile exactly those runs; so the ending and starting buff
 of starting buffers (as many units) fills in any order. Every placement has such a split (its
 runs), and every split that the earlier boundaries allow extends to a placement of the
 sections so far, so searching the splits is exact.
+
+Sections one unit short are searched ``padded`` (``Sections.padded``) with a one-unit gap
+each, a pseudo-buffer living in its section alone: the free row is then a buffer like the
+others, which stays where it is at a boundary (a block of one gap ending and the next
+starting) or moves into rows other buffers free there, merged into their block. So the sweep
+is exact one unit above the lower bound of a full problem too, where there are many more
+placements to find (and more splits per boundary to work out).
 
 The orders still open are kept as one PQ-tree (``pq_tree``) over the live buffers: a block
 ``reduce``-s the tree so that ``G`` is consecutive, then ``replace``-s ``G`` by a P-node of
@@ -38,7 +45,8 @@ by either, and every boundary above it on the path, is not remembered as failed)
 cap makes the result reproducible; the deadline is a safety stop, read between nodes and
 during a boundary's reductions. A search that stops without a placement still reports the
 deepest boundary it reached and its tiling of the sections before it (``SweepResult``;
-``stitch`` joins a forward and a backward one).
+``stitch`` joins a forward and a backward one). Sweeps share a budget through ``race``, a
+restart run at a time each.
 """
 
 from __future__ import annotations
@@ -85,6 +93,7 @@ MAX_KNOWN = 65_536
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
 _DEADLINE_CHECK = 31  # the clock is read every 32 nodes
+_ENDED = object()  # a sweep's runs are over
 
 Block = tuple[tuple[int, ...], tuple[int, ...]]  # (ending group G, starting group H)
 Split = tuple[float, tuple[Block, ...]]  # (freedom of the next tree, up to a constant; blocks)
@@ -112,8 +121,8 @@ def _next_tree(reduced: Node, blocks: tuple[Block, ...]) -> Node:
 
 
 def suits(sections: Sections, rows: int) -> bool:
-    """Whether the sweep applies at ``rows`` units: every section exactly full."""
-    return sections.count > 0 and all(units == rows for units in sections.live)
+    """Whether the sweep applies at ``rows`` units: every section full or one unit short."""
+    return sections.count > 0 and all(rows - 1 <= units <= rows for units in sections.live)
 
 
 class _Sweep:
@@ -132,10 +141,18 @@ class _Sweep:
         self.truncated = False
         self.reductions = 0
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
+        self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
         self.deadline = float("inf")
+        self.max_nodes = 0
+        self.nodes = 0  # nodes searched, over all runs
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         # (boundary, tree, reduced trees, blocks) at the deepest boundary reached
-        self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]]
+        self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]] = (
+            1,
+            p_node(map(leaf, self.starts[0])),
+            [None] * self.sections,
+            [()] * self.sections,
+        )
 
     # --- the splits of one boundary ----------------------------------------------------------
 
@@ -211,12 +228,7 @@ class _Sweep:
             sums |= sums << size[b]
         anchor, others = ending[0], ending[1:]
         for group in self.ending_groups(anchor, others, sums):
-            self.reductions += 1
-            if self.reductions > MAX_REDUCTIONS:
-                raise _Truncated
-            if not self.reductions & _DEADLINE_CHECK and time.perf_counter() > self.deadline:
-                raise _Stopped
-            reduced = reduce(tree, group)
+            reduced = self.reduce(tree, group)
             if reduced is None:
                 continue
             rest = [b for b in others if b not in group]
@@ -224,6 +236,23 @@ class _Sweep:
                 left = [b for b in starting if b not in filling]
                 for final, blocks in self.blockings(reduced, rest, left):
                     yield final, ((group, filling), *blocks)
+
+    def reduce(self, tree: Node, group: tuple[int, ...]) -> Node | None:
+        """``pq_tree.reduce``, remembered: a boundary's groups are tried on the same trees
+        once per starting group of the blocks before them (counted in ``reductions`` only
+        when worked out)."""
+        key = (tree, group)
+        if key in self.reduced:
+            return self.reduced[key]
+        self.reductions += 1
+        if self.reductions > MAX_REDUCTIONS:
+            raise _Truncated
+        if not self.reductions & _DEADLINE_CHECK and time.perf_counter() > self.deadline:
+            raise _Stopped
+        if len(self.reduced) >= MAX_KNOWN:
+            self.reduced.clear()
+        self.reduced[key] = reduced = reduce(tree, group)
+        return reduced
 
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
         """The splits at boundary ``t`` (between sections ``t - 1`` and ``t``) that ``tree``
@@ -271,17 +300,27 @@ class _Sweep:
 
     def solve(self, max_nodes: int, deadline: float, seed: int) -> list[int] | None:
         """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
-        self.deadline = deadline
-        root = p_node(map(leaf, self.starts[0]))
+        self.max_nodes, self.deadline = max_nodes, deadline
+        for offsets in self.runs(seed):
+            if offsets is not None:
+                return offsets
+        return None
+
+    def runs(self, seed: int) -> Iterator[list[int] | None]:
+        """The search a restart run at a time: yields ``None`` after each run that ends
+        without a placement, the offsets in units by search index when one is found (and
+        stops); stops without them when every split failed, or at the node cap
+        (``max_nodes``, counted in ``nodes`` over all runs) or the ``deadline``, which are
+        read during the runs and may be raised between them."""
+        root = self.deepest[1]
         failed = self.failed = set()
-        nodes, run = 0, 0
+        run = 0
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
         path_blocks: list[tuple[Block, ...]] = [()] * self.sections
-        self.deepest = (1, root, list(path_reduced), list(path_blocks))
         while True:
             run += 1
-            limit = nodes + luby(run) * self.sections
+            limit = self.nodes + luby(run) * self.sections
             stack: list[tuple[int, Node, list[Split]]] = []
             position: list[int] = []
             exhaustive: list[bool] = []  # per boundary on the stack: every split below tried
@@ -292,7 +331,8 @@ class _Sweep:
                         self.deepest = (t, tree, list(path_reduced), list(path_blocks))
                     if t == self.sections:
                         offsets = self.offsets(t, tree, path_reduced, path_blocks)
-                        return [offsets[b] for b in range(len(self.size))]
+                        yield [offsets[b] for b in range(len(self.size))]
+                        return
                     if (t, tree) in failed:
                         splits: list[Split] = []
                         complete = True  # remembered: it failed with every split tried
@@ -308,12 +348,15 @@ class _Sweep:
                         index = position[-1]
                         if index < len(splits):
                             position[-1] += 1
-                            nodes += 1
-                            if nodes >= max_nodes:
+                            self.nodes += 1
+                            if self.nodes >= self.max_nodes:
                                 raise _Stopped
-                            if nodes >= limit:
+                            if self.nodes >= limit:
                                 raise _Restart
-                            if not nodes & _DEADLINE_CHECK and time.perf_counter() > deadline:
+                            if (
+                                not self.nodes & _DEADLINE_CHECK
+                                and time.perf_counter() > self.deadline
+                            ):
                                 raise _Stopped
                             blocks = splits[index][1]
                             reduced, following = self.follow(tree, blocks)
@@ -329,11 +372,12 @@ class _Sweep:
                         elif exhaustive:  # a cut-off below leaves the boundary above open
                             exhaustive[-1] = False
                     else:
-                        return None  # every split of the first boundary failed
+                        return  # every split of the first boundary failed
             except _Restart:
                 rng = random.Random(seed * 1_000_003 + run)
+                yield None
             except _Stopped:
-                return None
+                return
 
     def ordered(self, splits: list[Split], rng: random.Random | None) -> list[Split]:
         """Splits by decreasing freedom of the tree they leave (plus noise after a restart)."""
@@ -383,7 +427,7 @@ class _Sweep:
 class SweepResult:
     """A sweep's result: the unit offsets (by search index) when it placed every buffer, else
     ``None``; and the deepest boundary it reached, with the unit offsets of the buffers live
-    before it there (``prefix``: a tiling of those sections, exactly full)."""
+    before it there (``prefix``: a tiling of those sections, full but for the gaps)."""
 
     offsets: list[int] | None
     depth: int
@@ -393,14 +437,44 @@ class SweepResult:
 def sweep_sections(
     sections: Sections, *, max_nodes: int, deadline: float, seed: int = 0
 ) -> SweepResult:
-    """The sweep over ``sections``, which must ``suits`` their lower bound; stops after
-    ``max_nodes`` nodes or at ``deadline``."""
-    search = _Sweep(sections)
-    offsets = search.solve(max_nodes, deadline, seed)
-    if offsets is not None:
-        return SweepResult(offsets, search.sections, dict(enumerate(offsets)))
-    depth, prefix = search.prefix()
-    return SweepResult(None, depth, prefix)
+    """The sweep over ``sections``, which must be exactly full (``padded`` where they are
+    short); stops after ``max_nodes`` nodes or at ``deadline``."""
+    return race([sections], max_nodes=max_nodes, deadline=deadline, seed=seed)[0]
+
+
+def race(
+    problems: Sequence[Sections], *, max_nodes: int, deadline: float, seed: int = 0
+) -> list[SweepResult]:
+    """Sweeps over ``problems`` (each exactly full) in turn, a restart run at a time, sharing
+    ``max_nodes`` nodes and the time to ``deadline``, until one places its problem; a result
+    per problem. The sweep that has searched the fewest nodes runs next."""
+    sweeps = [_Sweep(sections) for sections in problems]
+    running = {i: sweeps[i].runs(seed) for i in range(len(sweeps))}
+    while running:
+        i = min(running, key=lambda j: (sweeps[j].nodes, j))
+        search = sweeps[i]
+        search.deadline = deadline
+        search.max_nodes = search.nodes + max_nodes - sum(other.nodes for other in sweeps)
+        step = next(running[i], _ENDED) if search.max_nodes > search.nodes else _ENDED
+        if isinstance(step, list):
+            return _results(sweeps, {i: step})
+        if search.nodes >= search.max_nodes or time.perf_counter() > deadline:
+            break  # the caps are shared: every sweep stops
+        if step is _ENDED:
+            del running[i]  # every split failed
+    return _results(sweeps, {})
+
+
+def _results(sweeps: Sequence[_Sweep], placed: dict[int, list[int]]) -> list[SweepResult]:
+    """A ``SweepResult`` per sweep: its placement when it has one, else its deepest prefix."""
+    results = []
+    for i, search in enumerate(sweeps):
+        if i in placed:
+            results.append(SweepResult(placed[i], search.sections, dict(enumerate(placed[i]))))
+        else:
+            depth, prefix = search.prefix()
+            results.append(SweepResult(None, depth, prefix))
+    return results
 
 
 def fit(
@@ -421,6 +495,7 @@ def fit(
     rows = capacity // sections.unit
     if not suits(sections, rows):
         return None
+    sections = sections.padded(rows)
     offsets = sweep_sections(sections, max_nodes=max_nodes, deadline=deadline, seed=seed).offsets
     if offsets is None:
         return None

@@ -7,9 +7,10 @@ from accy.passes.arena.sections import build_sections
 
 
 def _full_at_every_item(intervals: list[BufferInterval], height: int) -> bool:
-    """Every section holds exactly ``height`` 256-byte units (``sweep.suits``)."""
+    """Every section holds exactly ``height`` 256-byte units (so ``sweep.suits`` them)."""
     sections = build_sections(intervals, 256)
-    return sweep.suits(sections, height * 256 // sections.unit)
+    rows = height * 256 // sections.unit
+    return sweep.suits(sections, rows) and all(units == rows for units in sections.live)
 
 
 def test_churn_and_cut_are_full_at_every_item(churn, guillotine) -> None:

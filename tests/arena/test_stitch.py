@@ -86,5 +86,22 @@ def test_cut_off_sweeps_stitch_a_valid_placement_full_before_the_join(
 
 
 def test_problems_with_slack_are_not_stitched() -> None:
+    # Section 1 holds 1 unit of 2: padded with a gap, the sweeps place it.
     intervals = [BufferInterval(0, 0, 1, 256), BufferInterval(1, 0, 0, 256)]
-    assert _fit(intervals, 100) == (None, None)
+    found, stitched = _fit(intervals, 100)
+    assert found is not None and found.size == 512 and stitched is None
+    # At 4 units every section is two or more short: left to the other searches.
+    assert _fit(intervals, 100, 1024) == (None, None)
+
+
+def test_sweeps_one_unit_above_the_bound_place_what_it_cannot() -> None:
+    # The problem of test_sweep's NO_TILING: full at 6 units, no placement there, one at 7.
+    spans = [(1, 4, 1), (0, 2, 2), (2, 5, 2), (0, 0, 4), (1, 1, 3), (2, 2, 1), (3, 3, 3)]
+    spans += [(4, 4, 3), (5, 5, 4)]
+    intervals = [BufferInterval(i, s, e, u * 256) for i, (s, e, u) in enumerate(spans)]
+    found, stitched = _fit(intervals, 10_000)
+    assert found is None and stitched is not None  # at the bound: none
+    check_placement(intervals, stitched.placement, 256)
+    found, stitched = _fit(intervals, 10_000, 7 * 256)  # padded with a one-unit gap
+    assert found is not None and found.size == 7 * 256 and stitched is None
+    check_placement(intervals, found, 256)

@@ -58,15 +58,57 @@ def test_cut_rectangles_are_packed_at_the_lower_bound(guillotine, seed: int, cou
     assert placement.size == lower_bound(intervals, 256)
 
 
-def test_problems_with_slack_are_left_to_the_other_searches() -> None:
-    # Section 1 holds 1 unit of 2: not full, so the sweep does not apply.
+def test_sections_one_unit_short_are_padded_with_a_gap() -> None:
+    # Section 1 holds 1 unit of 2: padded to 2 with a one-unit gap living there alone.
     intervals = [BufferInterval(0, 0, 1, 256), BufferInterval(1, 0, 0, 256)]
     sections = build_sections(intervals, 256)
-    assert not sweep.suits(sections, 2)
-    assert _fit(intervals) is None
-    # Above the lower bound no section is full either.
+    assert sweep.suits(sections, 2)
+    padded = sections.padded(2)
+    assert padded.indices == (0, 1, -1) and padded.size == (1, 1, 1)
+    assert (padded.first[2], padded.last[2]) == (1, 1) and padded.live == (2, 2)
+    placement = _fit(intervals)
+    assert placement is not None and placement.size == 512
+    check_placement(intervals, placement, 256)
+    # Two units short (4 units, sections holding 2) is left to the other searches.
     full = [BufferInterval(0, 0, 1, 256), BufferInterval(1, 0, 1, 256)]
+    assert not sweep.suits(build_sections(full, 256), 4)
     assert _fit(full, 1024) is None and _fit(full) is not None
+
+
+# Units of 256 bytes; full at 6 units in every item (the last six buffers fill each item).
+# a (1 unit) lives in items 1..4, b (2) in 0..2, c (2) in 2..5. At 6 units:
+# item 0 holds b and a 4-unit filler, so b is at 0 or 4; item 5 likewise puts c at 0 or 4;
+# item 2 holds a, b, c and 1 unit: b and c take rows 0..1 and 4..5, a is at 2 or 3.
+# Item 1 holds a, b and a 3-unit filler: with b at 0, a must be at 2 (rows 3..5 free);
+# item 3 holds a, c and a 3-unit filler: c is then at 4, so a must be at 3. No placement
+# (b at 4 is the same upside down). At 7 units the gap gives the fillers room.
+NO_TILING = [
+    BufferInterval(i, start, end, units * 256)
+    for i, (start, end, units) in enumerate(
+        [(1, 4, 1), (0, 2, 2), (2, 5, 2), (0, 0, 4), (1, 1, 3), (2, 2, 1)]
+        + [(3, 3, 3), (4, 4, 3), (5, 5, 4)]
+    )
+]
+
+
+def test_one_unit_above_a_bound_that_no_tiling_meets() -> None:
+    assert lower_bound(NO_TILING, 256) == 6 * 256
+    search = sweep._Sweep(build_sections(NO_TILING, 256))
+    assert search.solve(max_nodes=10_000, deadline=time.perf_counter() + 60, seed=0) is None
+    assert search.nodes < 10_000  # every split failed: proved
+    placement = _fit(NO_TILING, 7 * 256)
+    assert placement is not None and placement.size == 7 * 256
+    check_placement(NO_TILING, placement, 256)
+
+
+def test_a_race_ends_at_the_first_placement() -> None:
+    sections = build_sections(NO_TILING, 256)
+    problems = [sections.padded(6), sections.padded(7), sections.padded(7).mirrored()]
+    results = sweep.race(problems, max_nodes=10_000, deadline=time.perf_counter() + 60, seed=0)
+    # No placement at 6 units; the first sweep to place the problem at 7 stops the other.
+    placed = [result.offsets is not None for result in results]
+    assert placed[0] is False and placed.count(True) == 1
+    assert results[0].depth < len(sections.live)
 
 
 def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
