@@ -34,7 +34,7 @@ _EMPTY, _FULL, _PARTIAL = 0, 1, 2
 class Node:
     """A PQ-tree node: a leaf (``kind == 0``), a P-node (1) or a Q-node (2)."""
 
-    __slots__ = ("_hash", "children", "kind", "leaves", "smallest")
+    __slots__ = ("_freedom", "_hash", "children", "kind", "leaves", "smallest")
 
     def __init__(self, kind: int, children: tuple[Node, ...], leaves: frozenset[int]) -> None:
         self.kind = kind
@@ -42,6 +42,7 @@ class Node:
         self.leaves = leaves
         self.smallest = min(leaves)
         self._hash = hash((kind, self.smallest, tuple(child._hash for child in children)))
+        self._freedom: float | None = None  # worked out when first asked
 
     def __hash__(self) -> int:
         return self._hash
@@ -96,10 +97,40 @@ def frontier(tree: Node) -> list[int]:
 
 def freedom(tree: Node) -> float:
     """The natural log of the number of orders the tree stands for."""
-    if tree.kind == _LEAF:
-        return 0.0
-    own = math.lgamma(len(tree.children) + 1) if tree.kind == _P else math.log(2)
-    return own + sum(freedom(child) for child in tree.children)
+    if tree._freedom is None:
+        if tree.kind == _LEAF:
+            tree._freedom = 0.0
+        else:
+            own = math.lgamma(len(tree.children) + 1) if tree.kind == _P else math.log(2)
+            tree._freedom = own + sum(freedom(child) for child in tree.children)
+    return tree._freedom
+
+
+def replaced_freedom(tree: Node, parts: Iterable[tuple[frozenset[int], int]]) -> float:
+    """The ``freedom`` of ``tree`` with each set of leaves of ``parts`` replaced by a P-node of
+    as many new leaves as given (as ``replace`` does), without making that tree.
+
+    Each set must be consecutive in every order (``tree`` ``reduce``-d by it) and the sets
+    disjoint: a set is then the leaves of one node, or of a run of a Q-node's children, whose
+    freedom the P-node's takes the place of (the Q-node keeps its two orders, even when left
+    with two children, a P-node of two).
+    """
+    total = freedom(tree)
+    for leaves, count in parts:
+        total += math.lgamma(count + 1) - _part_freedom(tree, leaves)
+    return total
+
+
+def _part_freedom(tree: Node, leaves: frozenset[int]) -> float:
+    """The freedom of the node holding exactly ``leaves``, or of the run of a Q-node's
+    children that does."""
+    node = tree
+    while node.leaves != leaves:
+        inner = next((child for child in node.children if leaves <= child.leaves), None)
+        if inner is None:  # a run of the Q-node's children
+            return sum(freedom(child) for child in node.children if child.leaves <= leaves)
+        node = inner
+    return freedom(node)
 
 
 def contract(tree: Node, keep: frozenset[int]) -> Node:

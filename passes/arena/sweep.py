@@ -30,7 +30,8 @@ rearranges rows that its ``G`` held; a ``(boundary, tree)`` pair is remembered a
 every split of it and of every boundary under it collected and tried.
 
 Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the tree they
-leave (keeping more orders open for later boundaries); splits are built lazily, one group at
+leave (keeping more orders open for later boundaries; ``replaced_freedom`` works it out
+without making the tree, which only the split descended into needs); splits are built lazily, one group at
 a time, a group dropped as soon as the tree cannot make it consecutive or no starting buffers
 sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried per kind.
 A boundary's splits are worked out on the tree ``contract``-ed to its ending buffers (the
@@ -59,12 +60,12 @@ from dataclasses import dataclass
 from accy.passes.arena.pq_tree import (
     Node,
     contract,
-    freedom,
     frontier,
     leaf,
     order_by,
     p_node,
     reduce,
+    replaced_freedom,
     shape,
 )
 from accy.passes.arena.pq_tree import replace as replace_leaves
@@ -273,7 +274,8 @@ class _Sweep:
         found: list[Split] = []
         try:
             for reduced, blocks in self.blockings(contracted, ending, self.starts[t]):
-                found.append((freedom(_next_tree(reduced, blocks)), blocks))
+                parts = [(frozenset(group), len(filling)) for group, filling in blocks]
+                found.append((replaced_freedom(reduced, parts), blocks))
                 if len(found) == MAX_SPLITS:
                     self.truncated = True
                     break

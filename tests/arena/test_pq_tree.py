@@ -18,6 +18,7 @@ from accy.passes.arena.pq_tree import (
     q_node,
     reduce,
     replace,
+    replaced_freedom,
     shape,
 )
 from hypothesis import given, settings
@@ -94,6 +95,42 @@ def test_replace_swaps_a_consecutive_subset_for_a_subtree() -> None:
     tree = q_node([leaf(0), leaf(1), leaf(2), leaf(3)])
     replaced = replace(tree, {1, 2}, p_node([leaf(7), leaf(8)]))
     assert _orders(replaced) == {(0, 7, 8, 3), (0, 8, 7, 3), (3, 7, 8, 0), (3, 8, 7, 0)}
+
+
+def test_replaced_freedom_without_making_the_tree() -> None:
+    # Q[0 1 2 3 4] (2 orders) with {1, 2} by P(7 8 9) (3! orders): 2 * 6 = 12 orders; the
+    # Q-node keeps its two orders with three children left. Then {0, 1} of Q[0 1 2] by one
+    # leaf: two children left, P(n 2), still 2 orders.
+    tree = q_node([leaf(i) for i in range(5)])
+    assert math.isclose(replaced_freedom(tree, [(frozenset({1, 2}), 3)]), math.log(12))
+    small = q_node([leaf(0), leaf(1), leaf(2)])
+    assert math.isclose(replaced_freedom(small, [(frozenset({0, 1}), 1)]), math.log(2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(reductions(), st.lists(st.sets(st.integers(0, 5), min_size=1), max_size=3))
+def test_replaced_freedom_is_the_freedom_of_the_replaced_tree(case, groups) -> None:
+    leaves, subsets = case
+    tree: Node | None = p_node(map(leaf, range(leaves)))
+    for subset in subsets:
+        assert tree is not None
+        narrowed = reduce(tree, subset)
+        tree = tree if narrowed is None else narrowed
+    parts, taken, fresh = [], set(), 100
+    for group in groups:  # disjoint groups the tree can make consecutive, one after another
+        group = frozenset(group & set(range(leaves))) - taken
+        narrowed = reduce(tree, group) if group else None
+        if narrowed is None:
+            continue
+        tree, count = narrowed, len(parts) + 1
+        parts.append((group, count))
+        taken |= group
+    assert tree is not None
+    made = tree
+    for group, count in parts:
+        made = replace(made, group, p_node(leaf(fresh + i) for i in range(count)))
+        fresh += count
+    assert math.isclose(replaced_freedom(tree, parts), freedom(made), abs_tol=1e-9)
 
 
 @settings(max_examples=200, deadline=None)
