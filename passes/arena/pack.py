@@ -2,13 +2,13 @@
 
 Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
 the lower bound (a short skyline ``search.fit``; the time sweeps of ``stitch.fit``, forward
-and backward, when every section is full there or one unit short; the exact-cover ``tiling.fit``, strong
-where only a perfect tiling reaches the bound), then the skyline ``search`` bisecting the
-capacities above it; then ``windows``, which lowers a placement a section at a time by
-repacking windows of time around it: the best one, or the stitched sweeps' when neither sweep
-got through (higher, mostly, but exactly full wherever the sweeps' tilings are kept); then
-the ``improve`` local search from the best. A search result only replaces the best so far when
-it is strictly smaller.
+and backward, when every section is full there or one unit short; the exact-cover
+``tiling.fit``, strong where only a perfect tiling reaches the bound), then the skyline
+``search`` bisecting the capacities above it; then ``windows``, which lowers a placement a
+section at a time by repacking windows of time around it: the best one, or the stitched
+sweeps' when neither sweep got through (higher, mostly, but full wherever the sweeps'
+tilings are kept); then the ``improve`` local search from the best. A search result only
+replaces the best so far when it is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and

@@ -31,9 +31,10 @@ every split of it and of every boundary under it collected and tried.
 
 Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the tree they
 leave (keeping more orders open for later boundaries; ``replaced_freedom`` works it out
-without making the tree, which only the split descended into needs); splits are built lazily, one group at
-a time, a group dropped as soon as the tree cannot make it consecutive or no starting buffers
-sum to it; starting buffers of one ``kind`` are interchangeable, so one is tried per kind.
+without making the tree, which only the split descended into needs); splits are built
+lazily, one group at a time, a group dropped as soon as the tree cannot make it consecutive
+or no starting buffers sum to it (its reductions remembered per sweep); starting buffers of
+one ``kind`` are interchangeable, so one is tried per kind.
 A boundary's splits are worked out on the tree ``contract``-ed to its ending buffers (the
 subtrees without any made single leaves: the same groups can be made consecutive, and the
 freedoms differ by one constant) and kept per boundary and contracted ``shape``, since the
