@@ -105,3 +105,15 @@ def test_sweeps_one_unit_above_the_bound_place_what_it_cannot() -> None:
     found, stitched = _fit(intervals, 10_000, 7 * 256)  # padded with a one-unit gap
     assert found is not None and found.size == 7 * 256 and stitched is None
     check_placement(intervals, found, 256)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 8))
+def test_padded_sweeps_stitch_without_their_gaps(churn, seed: int, nodes: int) -> None:
+    # One unit above the bound every section is one unit short: the sweeps run padded, and
+    # the stitched placement is of the buffers alone (no gap takes rows; all are placed).
+    intervals = churn(seed, items=30, height=32)
+    found, stitched = _fit(intervals, nodes, lower_bound(intervals, 256) + 256)
+    assert found is None and stitched is not None
+    check_placement(intervals, stitched.placement, 256)
+    assert set(stitched.placement.offsets) == {interval.id for interval in intervals}

@@ -91,6 +91,17 @@ NO_TILING = [
 ]
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10**6), st.integers(2, 10))
+def test_full_problems_are_packed_one_unit_above_the_bound(churn, seed: int, items: int) -> None:
+    # Every section one unit short: padded with a gap each, the (exact) sweep places them.
+    intervals = churn(seed, items=items, height=12)
+    capacity = lower_bound(intervals, 256) + 256
+    placement = _fit(intervals, capacity)
+    assert placement is not None and placement.size <= capacity
+    check_placement(intervals, placement, 256)
+
+
 def test_one_unit_above_a_bound_that_no_tiling_meets() -> None:
     assert lower_bound(NO_TILING, 256) == 6 * 256
     search = sweep._Sweep(build_sections(NO_TILING, 256))
