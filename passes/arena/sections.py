@@ -8,9 +8,9 @@ left out (they conflict with nothing); ``placement`` puts them at offset 0.
 
 A search that allows a little free space works on the sections ``padded`` to a height: each
 section short of it gets one *gap*, a pseudo-buffer (interval index -1) of the missing units
-living in that section alone, so every section is exactly full and a placement of the padded
-sections, gaps left out, is a placement of the buffers whose free rows in each section are one
-run (every placement, where each section is at most one unit short).
+living in that section alone. Every section is then exactly full, and the placements of the
+padded sections, gaps left out, are the placements of the buffers in which each section's
+free rows form one run: all of them where no section is more than one unit short.
 
 Invariants: ``first[b] <= last[b]`` are the inclusive sections of buffer ``b``; ``live[t]`` is
 the sum of the sizes live in section ``t``, so ``max(live)`` times the unit is the lower bound;

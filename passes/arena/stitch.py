@@ -15,13 +15,13 @@ and leave a gap where they do not; this module joins them at one section ``m``:
   offset free over its lifetime.
 
 Every ``m`` from one depth to the other is tried and the lowest stitched arena kept (then the
-fewest displaced units, then the earliest ``m``). The stitched
-arena is usually above the greedy packers' (the displaced buffers land on top), but it is full
-wherever a tiling is kept, and window repacking (``windows``), which lowers a placement a few
-sections at a time, gets a little further from it than from a placement with slack
-everywhere: on the 400-buffer churn sets of ``benchmarks/packing.py`` (3 s, pack's shares,
-seeds 0-9) 1.08-1.14 of the lower bound, mean 1.095, against a mean of 1.106 from the best of
-the other searches (measured before the sweeps raced).
+fewest displaced units, then the earliest ``m``). The stitched arena is usually above the
+greedy packers' (the displaced buffers land on top), but it is full wherever a tiling is kept,
+and window repacking (``windows``), which lowers a placement a few sections at a time, gets a
+little further from it than from a placement with slack everywhere: on the 400-buffer churn
+sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.08-1.14 of the lower
+bound, mean 1.095, against a mean of 1.106 from the best of the other searches (measured
+before the sweeps raced).
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
