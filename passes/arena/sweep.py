@@ -152,10 +152,11 @@ class _Sweep:
         self.max_nodes = 0
         self.nodes = 0  # nodes searched, over all runs
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
+        self.root = p_node(map(leaf, self.starts[0]))  # the first section's tree
         # (boundary, tree, reduced trees, blocks) at the deepest boundary reached
         self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]] = (
             1,
-            p_node(map(leaf, self.starts[0])),
+            self.root,
             [None] * self.sections,
             [()] * self.sections,
         )
@@ -319,8 +320,7 @@ class _Sweep:
         stops); stops without them when every split failed, or at the node cap
         (``max_nodes``, counted in ``nodes`` over all runs) or the ``deadline``, which are
         read during the runs and may be raised between them."""
-        root = self.deepest[1]
-        failed = self.failed = set()
+        root, failed = self.root, self.failed
         run = 0
         rng: random.Random | None = None
         path_reduced: list[Node | None] = [None] * self.sections
@@ -464,20 +464,22 @@ def race(
         search.max_nodes = search.nodes + max_nodes - sum(other.nodes for other in sweeps)
         step = next(running[i], _ENDED) if search.max_nodes > search.nodes else _ENDED
         if isinstance(step, list):
-            return _results(sweeps, {i: step})
+            return _results(sweeps, (i, step))
         if search.nodes >= search.max_nodes or time.perf_counter() > deadline:
             break  # the caps are shared: every sweep stops
         if step is _ENDED:
             del running[i]  # every split failed
-    return _results(sweeps, {})
+    return _results(sweeps, None)
 
 
-def _results(sweeps: Sequence[_Sweep], placed: dict[int, list[int]]) -> list[SweepResult]:
-    """A ``SweepResult`` per sweep: its placement when it has one, else its deepest prefix."""
+def _results(sweeps: Sequence[_Sweep], placed: tuple[int, list[int]] | None) -> list[SweepResult]:
+    """A ``SweepResult`` per sweep: the placement for the one ``placed`` names (index,
+    offsets), else the sweep's deepest prefix."""
     results = []
     for i, search in enumerate(sweeps):
-        if i in placed:
-            results.append(SweepResult(placed[i], search.sections, dict(enumerate(placed[i]))))
+        if placed is not None and placed[0] == i:
+            offsets = placed[1]
+            results.append(SweepResult(offsets, search.sections, dict(enumerate(offsets))))
         else:
             depth, prefix = search.prefix()
             results.append(SweepResult(None, depth, prefix))
