@@ -95,13 +95,15 @@ RESTART_NOISE = 1e-6
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
 measured worse on the churn sets)."""
 MAX_KNOWN = 65_536
-"""Boundaries whose splits are kept (by contracted shape), at most (cleared when full)."""
+"""Entries of each of a sweep's memories (boundaries' splits by contracted shape, reductions,
+ending and starting groups), at most (each cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
 _DEADLINE_CHECK = 31  # the clock is read every 32 nodes
 _ENDED = object()  # a sweep's runs are over
 
-Block = tuple[tuple[int, ...], tuple[int, ...]]  # (ending group G, starting group H)
+Group = tuple[int, ...]
+Block = tuple[Group, Group]  # (ending group G, starting group H)
 Split = tuple[float, tuple[Block, ...]]  # (freedom of the next tree, up to a constant; blocks)
 
 
@@ -148,6 +150,11 @@ class _Sweep:
         self.reductions = 0
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
+        # the groups of a boundary's buffers, by the arguments they were worked out for (and
+        # whether a cap cut them off): the same ones come back for every starting group of
+        # the blocks before them
+        self.ending: dict[tuple[int, tuple[int, ...], int], tuple[list[Group], bool]] = {}
+        self.starting: dict[tuple[tuple[int, ...], int], tuple[list[Group], bool]] = {}
         self.deadline = float("inf")
         self.max_nodes = 0
         self.nodes = 0  # nodes searched, over all runs
@@ -163,9 +170,22 @@ class _Sweep:
 
     # --- the splits of one boundary ----------------------------------------------------------
 
-    def starting_groups(self, starting: Sequence[int], units: int) -> list[tuple[int, ...]]:
+    def starting_groups(self, starting: Sequence[int], units: int) -> list[Group]:
         """The groups of ``starting`` (kinds together) of ``units`` units, fewest first, one
-        per multiset of kinds; at most ``MAX_SPLITS`` (then the boundary is truncated)."""
+        per multiset of kinds; at most ``MAX_SPLITS`` (then the boundary is truncated).
+        Remembered per sweep."""
+        key = (tuple(starting), units)
+        known = self.starting.get(key)
+        if known is None:
+            if len(self.starting) >= MAX_KNOWN:
+                self.starting.clear()
+            known = self.starting[key] = self._starting_groups(starting, units)
+        found, cut = known
+        self.truncated |= cut
+        return found
+
+    def _starting_groups(self, starting: Sequence[int], units: int) -> tuple[list[Group], bool]:
+        """``starting_groups`` worked out, and whether ``MAX_SPLITS`` cut them off."""
         size, kind, found = self.size, self.kind, []
         # reach[i]: bit u set when buffers from position i on can sum to u units
         reach = [1] * (len(starting) + 1)
@@ -189,15 +209,27 @@ class _Sweep:
             grow(j, left, chosen)
 
         grow(0, units, [])
-        if len(found) == MAX_SPLITS:
-            self.truncated = True
         found.sort(key=len)
-        return found
+        return found, len(found) == MAX_SPLITS
 
-    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[tuple[int, ...]]:
+    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[Group]:
         """The groups of ``anchor`` and some of ``others`` whose units some starting buffers
         sum to (bits of ``sums``), fewest first; at most ``MAX_GROUP_TRIES`` (then the
-        boundary is truncated)."""
+        boundary is truncated). Remembered per sweep."""
+        key = (anchor, tuple(others), sums)
+        known = self.ending.get(key)
+        if known is None:
+            if len(self.ending) >= MAX_KNOWN:
+                self.ending.clear()
+            known = self.ending[key] = self._ending_groups(anchor, others, sums)
+        found, cut = known
+        self.truncated |= cut
+        return found
+
+    def _ending_groups(
+        self, anchor: int, others: Sequence[int], sums: int
+    ) -> tuple[list[Group], bool]:
+        """``ending_groups`` worked out, and whether ``MAX_GROUP_TRIES`` cut them off."""
         size, found = self.size, []
         # reach[i]: bit u set when buffers from position i on can sum to u units
         reach = [1] * (len(others) + 1)
@@ -216,10 +248,8 @@ class _Sweep:
             chosen.pop()
 
         grow(0, size[anchor], [])
-        if len(found) == MAX_GROUP_TRIES:
-            self.truncated = True
         found.sort(key=len)
-        return found
+        return found, len(found) == MAX_GROUP_TRIES
 
     def blockings(
         self, tree: Node, ending: list[int], starting: list[int]
