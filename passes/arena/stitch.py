@@ -4,7 +4,8 @@ On a problem full at every section at its lower bound (see ``sweep``), a sweep t
 without a placement has still tiled the sections before the deepest boundary it reached, and a
 sweep over the mirror image in time (``Sections.mirrored``) tiles the last sections the same
 way (``fit`` races the two; at one unit above the bound, over the sections ``padded`` with a
-one-unit gap each). When neither gets through, the two tilings disagree where they overlap
+one-unit gap each; given a ``relaxed`` capacity, with the two padded to it after them in
+preference). When neither gets through, the two tilings disagree where they overlap
 and leave a gap where they do not; this module joins them at one section ``m``:
 
 - every buffer starting before ``m`` takes its offset in the forward tiling, every other
@@ -112,24 +113,34 @@ def fit(
     max_nodes: int,
     deadline: float,
     seed: int = 0,
+    relaxed: int | None = None,
 ) -> tuple[Placement | None, Stitched | None]:
     """A placement within ``capacity`` bytes from either sweep and no stitched one; else
     ``None`` and the stitched placement. ``(None, None)`` when the sweep does not ``suits``
     the capacity.
 
     The sweeps forward and backward (over the sections ``padded`` to the capacity) ``race``,
-    sharing ``max_nodes`` and the time to ``deadline``.
+    sharing ``max_nodes`` and the time to ``deadline``. With a ``relaxed`` capacity (above
+    ``capacity``) that the sweep suits, the sweeps padded to it race too, ranked after the
+    others: a placement within ``relaxed`` stops them, not the sweeps at ``capacity``, and is
+    returned (with no stitched placement) when those find none.
     """
     sections = build_sections(intervals, alignment)
     rows = capacity // sections.unit
     if not sweep.suits(sections, rows):
         return None, None
     padded = sections.padded(rows)
-    problems = [padded, padded.mirrored()]
-    ahead, back = sweep.race(problems, max_nodes=max_nodes, deadline=deadline, seed=seed)
-    for problem, result in zip(problems, (ahead, back)):
+    problems, ranks = [padded, padded.mirrored()], [0, 0]
+    wide = rows if relaxed is None else relaxed // sections.unit
+    if wide > rows and sweep.suits(sections, wide):
+        wider = sections.padded(wide)
+        problems += [wider, wider.mirrored()]
+        ranks += [1, 1]
+    results = sweep.race(problems, max_nodes=max_nodes, deadline=deadline, seed=seed, ranks=ranks)
+    for problem, result in zip(problems, results):  # the lowest capacity first
         if result.offsets is not None:
             return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
+    ahead, back = results[:2]
     columns = len(sections.live)
     behind = columns - back.depth  # the backward tiling covers sections behind.. on
     forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)

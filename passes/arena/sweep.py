@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from accy.passes.arena.pq_tree import (
@@ -480,13 +480,26 @@ def sweep_sections(
 
 
 def race(
-    problems: Sequence[Sections], *, max_nodes: int, deadline: float, seed: int = 0
+    problems: Sequence[Sections],
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int = 0,
+    ranks: Sequence[int] | None = None,
 ) -> list[SweepResult]:
     """Sweeps over ``problems`` (each exactly full) in turn, a restart run at a time, sharing
-    ``max_nodes`` nodes and the time to ``deadline``, until one places its problem; a result
-    per problem. The sweep that has searched the fewest nodes runs next."""
+    ``max_nodes`` nodes and the time to ``deadline``; a result per problem. The sweep that has
+    searched the fewest nodes runs next.
+
+    ``ranks`` orders the problems by preference (lowest first; all equal by default): a
+    placement ends the race for every sweep of its rank or a later one, and the sweeps of
+    earlier ranks go on (a problem at a lower capacity, say, still worth placing), so with
+    equal ranks the race ends at the first placement.
+    """
+    rank = [0] * len(problems) if ranks is None else list(ranks)
     sweeps = [_Sweep(sections) for sections in problems]
     running = {i: sweeps[i].runs(seed) for i in range(len(sweeps))}
+    placed: dict[int, list[int]] = {}
     while running:
         i = min(running, key=lambda j: (sweeps[j].nodes, j))
         search = sweeps[i]
@@ -494,21 +507,23 @@ def race(
         search.max_nodes = search.nodes + max_nodes - sum(other.nodes for other in sweeps)
         step = next(running[i], _ENDED) if search.max_nodes > search.nodes else _ENDED
         if isinstance(step, list):
-            return _results(sweeps, (i, step))
+            placed[i] = step
+            running = {j: runs for j, runs in running.items() if rank[j] < rank[i]}
+            continue
         if search.nodes >= search.max_nodes or time.perf_counter() > deadline:
             break  # the caps are shared: every sweep stops
         if step is _ENDED:
             del running[i]  # every split failed
-    return _results(sweeps, None)
+    return _results(sweeps, placed)
 
 
-def _results(sweeps: Sequence[_Sweep], placed: tuple[int, list[int]] | None) -> list[SweepResult]:
-    """A ``SweepResult`` per sweep: the placement for the one ``placed`` names (index,
-    offsets), else the sweep's deepest prefix."""
+def _results(sweeps: Sequence[_Sweep], placed: Mapping[int, list[int]]) -> list[SweepResult]:
+    """A ``SweepResult`` per sweep: its placement (offsets by search index) where ``placed``
+    has one, else its deepest prefix."""
     results = []
     for i, search in enumerate(sweeps):
-        if placed is not None and placed[0] == i:
-            offsets = placed[1]
+        offsets = placed.get(i)
+        if offsets is not None:
             results.append(SweepResult(offsets, search.sections, dict(enumerate(offsets))))
         else:
             depth, prefix = search.prefix()

@@ -19,7 +19,9 @@ from accy.passes.arena import (
     pack_greedy_by_breadth,
     pack_greedy_by_size,
     search,
+    sweep,
 )
+from accy.passes.arena.generated import churn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -312,6 +314,21 @@ def test_pack_with_search_is_valid_deterministic_and_never_worse(
     sizes = result.packer_sizes
     assert result.placement.size <= sizes["windows"] <= sizes["search"] <= greedy
     assert pack(list(reversed(intervals)), **options) == result
+
+
+def test_pack_keeps_the_sweeps_placement_one_unit_above_the_bound() -> None:
+    # A 150-buffer churn set (64 units high, every item full) whose sweeps at the bound do
+    # not get through in 400 nodes, while those one unit above it, raced with them, place it
+    # there: 65 units (1.016 of the bound), where the greedy packers need 76-81. Only the sweep
+    # stage searches (the others get no nodes).
+    intervals = churn(random.Random(10), items=37, height=64, max_width=16)
+    lower = lower_bound(intervals, 256)
+    options = {"search_nodes": 0, "tiling_nodes": 0, "sweep_nodes": 400, "windows_nodes": 0}
+    result = pack(intervals, alignment=256, budget_ms=60_000, max_iterations=10, **options)
+    _assert_sound(intervals, result.placement, 256)
+    assert result.packer_sizes["search"] == lower + 256
+    assert min(packer(intervals, 256).size for packer in PACKERS) > lower + 256
+    assert result.placement.packer.startswith(sweep.NAME)
 
 
 def test_pack_search_respects_a_small_budget(guillotine) -> None:

@@ -95,7 +95,7 @@ def test_problems_with_slack_are_not_stitched() -> None:
 
 
 def test_sweeps_one_unit_above_the_bound_place_what_it_cannot() -> None:
-    # The problem of test_sweep's NO_TILING: full at 6 units, no placement there, one at 7.
+    # The problem of test_sweep's no_tiling: full at 6 units, no placement there, one at 7.
     spans = [(1, 4, 1), (0, 2, 2), (2, 5, 2), (0, 0, 4), (1, 1, 3), (2, 2, 1), (3, 3, 3)]
     spans += [(4, 4, 3), (5, 5, 4)]
     intervals = [BufferInterval(i, s, e, u * 256) for i, (s, e, u) in enumerate(spans)]
@@ -117,3 +117,20 @@ def test_padded_sweeps_stitch_without_their_gaps(churn, seed: int, nodes: int) -
     assert found is None and stitched is not None
     check_placement(intervals, stitched.placement, 256)
     assert set(stitched.placement.offsets) == {interval.id for interval in intervals}
+
+
+def test_a_relaxed_capacity_is_placed_when_the_capacity_is_not(no_tiling) -> None:
+    # No placement at the lower bound, 6 units, and one at 7 (see the fixture).
+    capacity = 6 * 256
+    found, stitched = _fit(no_tiling, 10_000, capacity)
+    assert found is None and stitched is not None
+    found, stitched = stitch.fit(
+        no_tiling,
+        256,
+        capacity,
+        relaxed=capacity + 256,
+        max_nodes=10_000,
+        deadline=time.perf_counter() + 60,
+    )
+    assert stitched is None and found is not None and found.size == capacity + 256
+    check_placement(no_tiling, found, 256)

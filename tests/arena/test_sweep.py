@@ -75,22 +75,6 @@ def test_sections_one_unit_short_are_padded_with_a_gap() -> None:
     assert _fit(full, 1024) is None and _fit(full) is not None
 
 
-# Units of 256 bytes; full at 6 units in every item (the last six buffers fill each item).
-# a (1 unit) lives in items 1..4, b (2) in 0..2, c (2) in 2..5. At 6 units:
-# item 0 holds b and a 4-unit filler, so b is at 0 or 4; item 5 likewise puts c at 0 or 4;
-# item 2 holds a, b, c and 1 unit: b and c take rows 0..1 and 4..5, a is at 2 or 3.
-# Item 1 holds a, b and a 3-unit filler: with b at 0, a must be at 2 (rows 3..5 free);
-# item 3 holds a, c and a 3-unit filler: c is then at 4, so a must be at 3. No placement
-# (b at 4 is the same upside down). At 7 units the gap gives the fillers room.
-NO_TILING = [
-    BufferInterval(i, start, end, units * 256)
-    for i, (start, end, units) in enumerate(
-        [(1, 4, 1), (0, 2, 2), (2, 5, 2), (0, 0, 4), (1, 1, 3), (2, 2, 1)]
-        + [(3, 3, 3), (4, 4, 3), (5, 5, 4)]
-    )
-]
-
-
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10**6), st.integers(2, 10))
 def test_full_problems_are_packed_one_unit_above_the_bound(churn, seed: int, items: int) -> None:
@@ -102,24 +86,39 @@ def test_full_problems_are_packed_one_unit_above_the_bound(churn, seed: int, ite
     check_placement(intervals, placement, 256)
 
 
-def test_one_unit_above_a_bound_that_no_tiling_meets() -> None:
-    assert lower_bound(NO_TILING, 256) == 6 * 256
-    search = sweep._Sweep(build_sections(NO_TILING, 256))
+def test_one_unit_above_a_bound_that_no_tiling_meets(no_tiling) -> None:
+    assert lower_bound(no_tiling, 256) == 6 * 256
+    search = sweep._Sweep(build_sections(no_tiling, 256))
     assert search.solve(max_nodes=10_000, deadline=time.perf_counter() + 60, seed=0) is None
     assert search.nodes < 10_000  # every split failed: proved
-    placement = _fit(NO_TILING, 7 * 256)
+    placement = _fit(no_tiling, 7 * 256)
     assert placement is not None and placement.size == 7 * 256
-    check_placement(NO_TILING, placement, 256)
+    check_placement(no_tiling, placement, 256)
 
 
-def test_a_race_ends_at_the_first_placement() -> None:
-    sections = build_sections(NO_TILING, 256)
+def test_a_race_ends_at_the_first_placement(no_tiling) -> None:
+    sections = build_sections(no_tiling, 256)
     problems = [sections.padded(6), sections.padded(7), sections.padded(7).mirrored()]
     results = sweep.race(problems, max_nodes=10_000, deadline=time.perf_counter() + 60, seed=0)
     # No placement at 6 units; the first sweep to place the problem at 7 stops the other.
     placed = [result.offsets is not None for result in results]
     assert placed[0] is False and placed.count(True) == 1
     assert results[0].depth < len(sections.live)
+
+
+def test_a_placement_ends_the_race_for_its_rank_and_the_later_ones_only(churn) -> None:
+    sections = build_sections(churn(4, items=12, height=16), 256)
+    lower = sections.lower
+    # One unit above the bound first: on a tie in nodes the sweep listed first runs first,
+    # and with the gap's room it places its problem in its first restart run.
+    problems = [sections.padded(lower + 1), sections.padded(lower)]
+    deadline = time.perf_counter() + 60
+    same = sweep.race(problems, max_nodes=10_000, deadline=deadline, seed=0)
+    assert [result.offsets is not None for result in same] == [True, False]
+    # Ranked after the sweep at the bound, its placement does not stop that one.
+    ranked = sweep.race(problems, max_nodes=10_000, deadline=deadline, seed=0, ranks=[1, 0])
+    assert [result.offsets is not None for result in ranked] == [True, True]
+    assert ranked[0].offsets == same[0].offsets
 
 
 def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
