@@ -153,7 +153,8 @@ def _searched(
         seed=seed,
     )
     # The exact searches at the lower bound, each where it applies, in budget order: the
-    # sweeps (forward and backward, stitched when neither gets through), then the tiling.
+    # sweeps (forward and backward, raced with the two one unit above the bound; stitched
+    # when none gets through), then the tiling (also after a placement one unit above).
     spent = probe_share + sweep_share
     stitched = None
     if found is None and full and sweep_nodes > 0:
