@@ -149,6 +149,41 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     assert not complete
 
 
+def _two_enders_one_survivor() -> tuple[sweep._Sweep, tuple[int, ...]]:
+    """A search over a, b (ending at item 0), c (living on) and x, y (starting at item 1, of
+    one kind), each a unit; and the five by search index."""
+    lives = [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1)]
+    intervals = [BufferInterval(i, start, end, 256) for i, (start, end) in enumerate(lives)]
+    return sweep._Sweep(build_sections(intervals, 256)), tuple(range(5))
+
+
+def test_splits_that_a_joined_block_covers_are_left_out() -> None:
+    search, (a, b, c, x, y) = _two_enders_one_survivor()
+    separate = (((a,), (x,)), ((b,), (y,)))  # x in a's row, y in b's (one per kind)
+    joined = (((a, b), (x, y)),)  # x and y in a's and b's rows, in either order
+    # Where c may lie between a and b, the separate blocks are orders of their own.
+    free = p_node([leaf(a), leaf(b), leaf(c)])
+    assert {blocks for _, blocks in search.splits(1, free)[0]} == {separate, joined}
+    # Where a and b are always neighbours, every order the separate blocks leave (x next to
+    # y) the joined block leaves too: only the joined one is collected.
+    paired = p_node([p_node([leaf(a), leaf(b)]), leaf(c)])
+    splits, complete = search.splits(1, paired)
+    assert [blocks for _, blocks in splits] == [joined] and complete
+
+
+def test_a_boundary_cut_off_before_any_split_is_collected_again_without_dominance(
+    monkeypatch,
+) -> None:
+    # One reduction allowed: the dominance checks use it up before any split is collected,
+    # so the boundary is collected again keeping every split, and cut off after the first.
+    monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
+    search, (a, b, c, x, y) = _two_enders_one_survivor()
+    paired = p_node([p_node([leaf(a), leaf(b)]), leaf(c)])
+    splits, complete = search.splits(1, paired)
+    assert [blocks for _, blocks in splits] == [(((a,), (x,)), ((b,), (y,)))]
+    assert not complete and not search.dominance
+
+
 def _fails_without_cut_off(search: sweep._Sweep, t: int, tree, seen: set) -> bool:
     """Whether every split below boundary ``t`` (tree ``tree``) is collected without a cut-off
     and fails: what remembering ``(t, tree)`` as failed claims."""
@@ -168,10 +203,11 @@ def _fails_without_cut_off(search: sweep._Sweep, t: int, tree, seen: set) -> boo
 def test_only_exhaustively_failed_boundaries_are_remembered(churn, monkeypatch) -> None:
     # With two splits collected per boundary, boundaries with more are cut off: a boundary
     # above a cut-off may have a completion the search never saw, so it must not be
-    # remembered as failed. Seeds 11 and 14 over 40 items stop without a placement,
-    # remembering 110 and 647 pairs; each is re-searched below without caps.
+    # remembered as failed. Seed 11 over 40 items stops without a placement, remembering 118
+    # pairs (the only one of seeds 0-249 that does since dominated splits are left out);
+    # each is re-searched below without caps.
     monkeypatch.setattr(sweep, "MAX_SPLITS", 2)
-    for seed in (11, 14):
+    for seed in (11,):
         search = sweep._Sweep(build_sections(churn(seed, items=40, height=32), 256))
         assert search.solve(max_nodes=2_000, deadline=time.perf_counter() + 60, seed=0) is None
         assert search.failed
