@@ -133,6 +133,37 @@ def _part_freedom(tree: Node, leaves: frozenset[int]) -> float:
     return freedom(node)
 
 
+def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
+    """The leaves that every order of ``tree`` puts right next to ``leaves``, which must be
+    consecutive in every order (``tree`` ``reduce``-d by them).
+
+    Such a set is the leaves of one node, or of a run of a Q-node's children: a neighbour is
+    fixed only where a leaf is the next child of that Q-node (or the other child of a two-child
+    P-node, a Q-node of two); any other neighbour varies with the orders of the subtrees and
+    nodes around.
+    """
+    parent, node = None, tree
+    while node.leaves != leaves:
+        inner = next((child for child in node.children if leaves <= child.leaves), None)
+        if inner is None:  # a run of the Q-node's children
+            inside = [i for i, child in enumerate(node.children) if child.leaves <= leaves]
+            return _leaf_values(node.children, (inside[0] - 1, inside[-1] + 1))
+        parent, node = node, inner
+    if parent is None:
+        return frozenset()
+    index = parent.children.index(node)
+    if parent.kind == _Q or len(parent.children) == 2:
+        return _leaf_values(parent.children, (index - 1, index + 1))
+    return frozenset()
+
+
+def _leaf_values(children: Sequence[Node], places: Iterable[int]) -> frozenset[int]:
+    """The values of the leaves among ``children`` at ``places`` (those in range)."""
+    return frozenset(
+        children[i].smallest for i in places if 0 <= i < len(children) and children[i].kind == _LEAF
+    )
+
+
 def contract(tree: Node, keep: frozenset[int]) -> Node:
     """``tree`` with every subtree holding no leaf of ``keep`` made one leaf, named by the
     subtree's smallest leaf (a *blocker*).

@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from accy.passes.arena.pq_tree import (
     Node,
     contract,
+    fixed_neighbours,
     frontier,
     leaf,
     order_by,
@@ -139,9 +140,10 @@ def suits(sections: Sections, rows: int) -> bool:
 
 
 class _Sweep:
-    """The boundaries of a full problem and the search over their splits."""
+    """The boundaries of a full problem and the search over their splits, leaving out the
+    dominated ones when ``skips_dominated`` (see ``blockings``)."""
 
-    def __init__(self, sections: Sections) -> None:
+    def __init__(self, sections: Sections, skips_dominated: bool = True) -> None:
         self.size, self.kind = sections.size, sections.kind
         self.sections = len(sections.live)
         self.starts: list[list[int]] = [[] for _ in range(self.sections)]
@@ -153,7 +155,8 @@ class _Sweep:
             group.sort(key=lambda b: (self.kind[b], b))
         self.truncated = False
         self.reductions = 0
-        self.dominance = True
+        self.skips_dominated = skips_dominated
+        self.dominance = skips_dominated  # while collecting a boundary's splits
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
@@ -298,14 +301,15 @@ class _Sweep:
     ) -> bool:
         """Whether every order of ``reduced`` puts ``group`` next to an earlier group, or next
         to an ending buffer still to be grouped (whose group would then be next to it). Each
-        check counts as a reduction."""
-        for other in (*before, *((b,) for b in rest)):
+        earlier group checked counts as a reduction."""
+        for prior in before:
             self.reductions += 1
             if self.reductions > MAX_REDUCTIONS:
                 raise _Truncated
-            if self.reduce(reduced, other + group) == reduced:
+            if self.reduce(reduced, prior + group) == reduced:
                 return True
-        return False
+        neighbours = fixed_neighbours(reduced, frozenset(group))
+        return any(b in neighbours for b in rest)
 
     def reduce(self, tree: Node, group: tuple[int, ...]) -> Node | None:
         """``pq_tree.reduce``, remembered: a boundary's groups are tried on the same trees
@@ -341,8 +345,8 @@ class _Sweep:
         if known is not None:
             return known
         contracted = contract(tree, keep)
-        for self.dominance in (True, False):
-            self.truncated, self.reductions = False, 0
+        for dominance in (True, False) if self.skips_dominated else (False,):
+            self.dominance, self.truncated, self.reductions = dominance, False, 0
             found: list[Split] = []
             try:
                 for reduced, blocks in self.blockings(contracted, ending, self.starts[t]):
@@ -524,6 +528,7 @@ def race(
     deadline: float,
     seed: int = 0,
     ranks: Sequence[int] | None = None,
+    dominance: Sequence[bool] | None = None,
 ) -> list[SweepResult]:
     """Sweeps over ``problems`` (each exactly full) in turn, a restart run at a time, sharing
     ``max_nodes`` nodes and the time to ``deadline``; a result per problem. The sweep that has
@@ -532,10 +537,12 @@ def race(
     ``ranks`` orders the problems by preference (lowest first; all equal by default): a
     placement ends the race for every sweep of its rank or a later one, and the sweeps of
     earlier ranks go on (a problem at a lower capacity, say, still worth placing), so with
-    equal ranks the race ends at the first placement.
+    equal ranks the race ends at the first placement. ``dominance`` says per problem whether
+    its sweep leaves out dominated splits (all do by default; see ``_Sweep.blockings``).
     """
     rank = [0] * len(problems) if ranks is None else list(ranks)
-    sweeps = [_Sweep(sections) for sections in problems]
+    skips = [True] * len(problems) if dominance is None else list(dominance)
+    sweeps = [_Sweep(sections, skips[i]) for i, sections in enumerate(problems)]
     running = {i: sweeps[i].runs(seed) for i in range(len(sweeps))}
     placed: dict[int, list[int]] = {}
     while running:

@@ -10,6 +10,7 @@ import hypothesis.strategies as st
 from accy.passes.arena.pq_tree import (
     Node,
     contract,
+    fixed_neighbours,
     freedom,
     frontier,
     leaf,
@@ -172,3 +173,25 @@ def test_shape_names_kept_leaves_and_not_blockers() -> None:
     assert shape(tree, kept) == shape(other, kept) == "Q[0 x x 4]"
     assert contract(tree, kept) == q_node([leaf(0), leaf(1), leaf(3), leaf(4)])
     assert shape(tree, frozenset({0, 1})) != shape(other, frozenset({0, 5}))
+
+
+@settings(max_examples=300, deadline=None)
+@given(reductions(), st.sets(st.integers(0, 5), min_size=1))
+def test_fixed_neighbours_are_next_to_a_consecutive_set_in_every_order(case, group) -> None:
+    leaves, subsets = case
+    tree: Node | None = p_node(map(leaf, range(leaves)))
+    for subset in [*subsets, group & set(range(leaves))]:  # the last one made consecutive
+        assert tree is not None
+        narrowed = reduce(tree, subset) if subset else None
+        tree = tree if narrowed is None else narrowed
+    assert tree is not None
+    made = frozenset(group & set(range(leaves)))
+    if not made or reduce(tree, made) != tree:
+        return  # not consecutive in every order
+    orders = _orders(tree)
+    expected = {
+        value
+        for value in set(range(leaves)) - made
+        if all(_consecutive(order, made | {value}) for order in orders)
+    }
+    assert fixed_neighbours(tree, made) == expected

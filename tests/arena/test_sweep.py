@@ -149,12 +149,16 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     assert not complete
 
 
-def _two_enders_one_survivor() -> tuple[sweep._Sweep, tuple[int, ...]]:
-    """A search over a, b (ending at item 0), c (living on) and x, y (starting at item 1, of
-    one kind), each a unit; and the five by search index."""
+def _five_units() -> list[BufferInterval]:
+    """a, b (ending at item 0), c (living on) and x, y (starting at item 1, of one kind), each
+    a unit, with ids (and search indices) 0-4."""
     lives = [(0, 0), (0, 0), (0, 1), (1, 1), (1, 1)]
-    intervals = [BufferInterval(i, start, end, 256) for i, (start, end) in enumerate(lives)]
-    return sweep._Sweep(build_sections(intervals, 256)), tuple(range(5))
+    return [BufferInterval(i, start, end, 256) for i, (start, end) in enumerate(lives)]
+
+
+def _two_enders_one_survivor() -> tuple[sweep._Sweep, tuple[int, ...]]:
+    """A search over ``_five_units`` and the five by search index."""
+    return sweep._Sweep(build_sections(_five_units(), 256)), tuple(range(5))
 
 
 def test_splits_that_a_joined_block_covers_are_left_out() -> None:
@@ -169,6 +173,9 @@ def test_splits_that_a_joined_block_covers_are_left_out() -> None:
     paired = p_node([p_node([leaf(a), leaf(b)]), leaf(c)])
     splits, complete = search.splits(1, paired)
     assert [blocks for _, blocks in splits] == [joined] and complete
+    # A sweep that keeps dominated splits (the backward ones of a race) collects both.
+    keeping = sweep._Sweep(build_sections(_five_units(), 256), skips_dominated=False)
+    assert {blocks for _, blocks in keeping.splits(1, paired)[0]} == {separate, joined}
 
 
 def test_a_boundary_cut_off_before_any_split_is_collected_again_without_dominance(
