@@ -271,10 +271,11 @@ class _Sweep:
         tree reduced so that every group is consecutive; ``before`` holds the ending groups of
         the blocks already chosen (``tree`` is reduced by them).
 
-        A group that every order of the reduced tree puts next to an earlier one is left out:
-        the split joining the two groups into one block (their starting groups into one
-        P-node) is among the others and stands for every order this one does, and more.
-        Each such refusal counts as a reduction towards ``MAX_REDUCTIONS``.
+        While ``dominance`` is on, a group is left out where every order of the reduced tree
+        puts it next to an earlier group or to an ending buffer still to be grouped
+        (``dominated``): the split joining the two groups into one block (their starting
+        groups into one P-node) is among the others and stands for every order this one
+        does, and more.
         """
         if not ending:
             yield tree, ()
