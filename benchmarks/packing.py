@@ -15,9 +15,10 @@ searches: the sweep and tiling searches at the lower bound, the sweeps one unit 
 the skyline search above it), ``windows`` (after window repacking from it) and ``improve``;
 ``by`` names the algorithm of the chosen placement. After each size, how many of its cases are
 within ``GOAL`` (1.02) of the lower bound; each family ends with the worst and the mean of
-the best ratios. Seeds 0-4 (``--seeds N``: 0..N-1), 150 and 400 buffers (``--size``). With ``--cpsat``, and OR-Tools installed, a peer:
-CP-SAT minimising the arena (``NoOverlap2D``, 2 workers) for as long as accy's budget, its
-best arena over the lower bound (``none`` when it found none in time).
+the best ratios. Seeds 0-4 (``--seeds N``: 0..N-1), 150 and 400 buffers (``--size``). With
+``--cpsat``, and OR-Tools installed, a peer: CP-SAT minimising the arena (``NoOverlap2D``, 2
+workers) for as long as accy's budget, its best arena over the lower bound (``none`` when it
+found none in time).
 
 Then the arenas of real programs: the five JAX-exported StableHLO programs in
 ``tests/data/stablehlo``, imported and planned with ``accy.prepare``; per program and per

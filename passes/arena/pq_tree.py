@@ -124,13 +124,10 @@ def replaced_freedom(tree: Node, parts: Iterable[tuple[frozenset[int], int]]) ->
 def _part_freedom(tree: Node, leaves: frozenset[int]) -> float:
     """The freedom of the node holding exactly ``leaves``, or of the run of a Q-node's
     children that does."""
-    node = tree
-    while node.leaves != leaves:
-        inner = next((child for child in node.children if leaves <= child.leaves), None)
-        if inner is None:  # a run of the Q-node's children
-            return sum(freedom(child) for child in node.children if child.leaves <= leaves)
-        node = inner
-    return freedom(node)
+    _, node, run = _holder(tree, leaves)
+    if run is None:
+        return freedom(node)
+    return sum(freedom(node.children[i]) for i in run)
 
 
 def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
@@ -142,19 +139,27 @@ def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
     P-node, a Q-node of two); any other neighbour varies with the orders of the subtrees and
     nodes around.
     """
+    parent, node, run = _holder(tree, leaves)
+    if run is not None:
+        return _leaf_values(node.children, (run[0] - 1, run[-1] + 1))
+    if parent is None or not (parent.kind == _Q or len(parent.children) == 2):
+        return frozenset()
+    index = parent.children.index(node)
+    return _leaf_values(parent.children, (index - 1, index + 1))
+
+
+def _holder(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, Node, list[int] | None]:
+    """Where ``leaves`` (consecutive in every order of ``tree``) are: ``(parent, node, None)``
+    for the node holding exactly them, or ``(None, node, run)`` for the run of a Q-node's
+    children (their indices) that does."""
     parent, node = None, tree
     while node.leaves != leaves:
         inner = next((child for child in node.children if leaves <= child.leaves), None)
         if inner is None:  # a run of the Q-node's children
-            inside = [i for i, child in enumerate(node.children) if child.leaves <= leaves]
-            return _leaf_values(node.children, (inside[0] - 1, inside[-1] + 1))
+            run = [i for i, child in enumerate(node.children) if child.leaves <= leaves]
+            return None, node, run
         parent, node = node, inner
-    if parent is None:
-        return frozenset()
-    index = parent.children.index(node)
-    if parent.kind == _Q or len(parent.children) == 2:
-        return _leaf_values(parent.children, (index - 1, index + 1))
-    return frozenset()
+    return parent, node, None
 
 
 def _leaf_values(children: Sequence[Node], places: Iterable[int]) -> frozenset[int]:

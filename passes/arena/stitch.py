@@ -5,12 +5,8 @@ without a placement has still tiled the sections before the deepest boundary it 
 sweep over the mirror image in time (``Sections.mirrored``) tiles the last sections the same
 way (``fit`` races the two; at one unit above the bound, over the sections ``padded`` with a
 one-unit gap each; given a ``relaxed`` capacity, with the two padded to it after them in
-preference). The forward sweeps leave out dominated splits, the backward ones keep them:
-the time a sweep takes varies tenfold with small changes to its search, and the two ways
-fail on different problems (``pack`` at 3 s: the cut sets of 150 buffers, seeds 0-29, all
-at the bound, one at 1.109 with both leaving them out; 19 of 20 churn/150 sets within 1.02,
-17-18 with both, 17 with neither). When neither gets through, the two tilings disagree where they overlap
-and leave a gap where they do not; this module joins them at one section ``m``:
+preference). When neither gets through, the two tilings disagree where they overlap and leave
+a gap where they do not; this module joins them at one section ``m``:
 
 - every buffer starting before ``m`` takes its offset in the forward tiling, every other
   buffer its offset in the backward tiling (where that tiling has one; gaps left out); the
@@ -27,6 +23,12 @@ little further from it than from a placement with slack everywhere: on the 400-b
 sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.08-1.14 of the lower
 bound, mean 1.095, against a mean of 1.106 from the best of the other searches (measured
 before the sweeps raced).
+
+The forward sweeps leave out dominated splits, the backward ones keep them: the time a sweep
+takes varies tenfold with small changes to its search, and the two ways fail on different
+problems (``pack`` at 3 s: the cut sets of 150 buffers, seeds 0-29, all at the bound, one at
+1.109 with both leaving them out; 19 of 20 churn/150 sets within 1.02, 17-18 with both, 17
+with neither).
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the

@@ -156,7 +156,6 @@ class _Sweep:
         self.truncated = False
         self.reductions = 0
         self.skips_dominated = skips_dominated
-        self.dominance = skips_dominated  # while collecting a boundary's splits
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
@@ -265,13 +264,14 @@ class _Sweep:
         tree: Node,
         ending: list[int],
         starting: list[int],
+        dominance: bool,
         before: tuple[Group, ...] = (),
     ) -> Iterator[tuple[Node, tuple[Block, ...]]]:
         """Each split of ``ending``/``starting`` into blocks that ``tree`` allows, with the
         tree reduced so that every group is consecutive; ``before`` holds the ending groups of
         the blocks already chosen (``tree`` is reduced by them).
 
-        While ``dominance`` is on, a group is left out where every order of the reduced tree
+        With ``dominance``, a group is left out where every order of the reduced tree
         puts it next to an earlier group or to an ending buffer still to be grouped
         (``dominated``): the split joining the two groups into one block (their starting
         groups into one P-node) is among the others and stands for every order this one
@@ -290,11 +290,12 @@ class _Sweep:
             if reduced is None:
                 continue
             rest = [b for b in others if b not in group]
-            if self.dominance and self.dominated(reduced, group, before, rest):
+            if dominance and self.dominated(reduced, group, before, rest):
                 continue
             for filling in self.starting_groups(starting, sum(size[b] for b in group)):
                 left = [b for b in starting if b not in filling]
-                for final, blocks in self.blockings(reduced, rest, left, (*before, group)):
+                deeper = self.blockings(reduced, rest, left, dominance, (*before, group))
+                for final, blocks in deeper:
                     yield final, ((group, filling), *blocks)
 
     def dominated(
@@ -302,7 +303,7 @@ class _Sweep:
     ) -> bool:
         """Whether every order of ``reduced`` puts ``group`` next to an earlier group, or next
         to an ending buffer still to be grouped (whose group would then be next to it). Each
-        earlier group checked counts as a reduction."""
+        earlier group checked counts as a reduction, worked out or remembered."""
         for prior in before:
             self.reductions += 1
             if self.reductions > MAX_REDUCTIONS:
@@ -347,10 +348,11 @@ class _Sweep:
             return known
         contracted = contract(tree, keep)
         for dominance in (True, False) if self.skips_dominated else (False,):
-            self.dominance, self.truncated, self.reductions = dominance, False, 0
+            self.truncated, self.reductions = False, 0
             found: list[Split] = []
             try:
-                for reduced, blocks in self.blockings(contracted, ending, self.starts[t]):
+                starting = self.starts[t]
+                for reduced, blocks in self.blockings(contracted, ending, starting, dominance):
                     parts = [(frozenset(group), len(filling)) for group, filling in blocks]
                     found.append((replaced_freedom(reduced, parts), blocks))
                     if len(found) == MAX_SPLITS:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from accy.passes.arena import BufferInterval, sweep
+from accy.passes.arena import BufferInterval
 from accy.passes.arena.sections import build_sections
 
 
 def _full_at_every_item(intervals: list[BufferInterval], height: int) -> bool:
-    """Every section holds exactly ``height`` 256-byte units (so ``sweep.suits`` them)."""
+    """Every section holds exactly ``height`` 256-byte units."""
     sections = build_sections(intervals, 256)
-    rows = height * 256 // sections.unit
-    return sweep.suits(sections, rows) and all(units == rows for units in sections.live)
+    return set(sections.live) == {height * 256 // sections.unit}
 
 
 def test_churn_and_cut_are_full_at_every_item(churn, guillotine) -> None:
