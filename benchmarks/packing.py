@@ -30,8 +30,11 @@ each packed with its capacity given (``pack(capacity=...)``, as ``accy-pack --ca
 whether it fits, the arena over the capacity and over the lower bound; with ``--cpsat``,
 whether CP-SAT finds a placement within the capacity in the same time.
 
+With ``--workers N``, accy's sweeps run in N processes (``pack(workers=N)``), searching N
+times the nodes in the same budget; CP-SAT's 2 workers make ``--workers 2`` the even match.
+
 Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--family F ...] [--seeds N]
-[--size COUNT ...] [--no-programs] [--cpsat] [--minimalloc DIR]``.
+[--size COUNT ...] [--no-programs] [--cpsat] [--minimalloc DIR] [--workers N]``.
 """
 
 from __future__ import annotations
@@ -118,11 +121,21 @@ def cpsat_size(
 
 
 def run_case(
-    name: str, intervals: list[BufferInterval], budget_ms: float, cpsat: bool = False
+    name: str,
+    intervals: list[BufferInterval],
+    budget_ms: float,
+    cpsat: bool = False,
+    workers: int = 1,
 ) -> float:
     """Pack one case, check it, print one line; return the best ratio."""
     started = time.perf_counter()
-    result = pack(intervals, alignment=ALIGNMENT, budget_ms=budget_ms, max_iterations=10**9)
+    result = pack(
+        intervals,
+        alignment=ALIGNMENT,
+        budget_ms=budget_ms,
+        max_iterations=10**9,
+        workers=workers,
+    )
     elapsed_ms = (time.perf_counter() - started) * 1000
     check_placement(intervals, result.placement, ALIGNMENT)
     bound = result.placement.lower_bound
@@ -162,7 +175,7 @@ def run_programs(budget_ms: float) -> None:
         print(f"stablehlo: worst best={max(worst):.3f}  mean best={sum(worst) / len(worst):.3f}")
 
 
-def run_minimalloc(directory: Path, budget_ms: float, cpsat: bool) -> None:
+def run_minimalloc(directory: Path, budget_ms: float, cpsat: bool, workers: int = 1) -> None:
     """MiniMalloc's benchmark problems (``NAME.CAPACITY.csv``, as in its repository's
     ``benchmarks/`` folders): whether accy fits each in its capacity within the budget (and
     CP-SAT, with ``--cpsat``, in the same time), and the arena over capacity and lower bound."""
@@ -178,7 +191,12 @@ def run_minimalloc(directory: Path, budget_ms: float, cpsat: bool) -> None:
         intervals = read_problem(path)
         started = time.perf_counter()
         result = pack(
-            intervals, alignment=1, budget_ms=budget_ms, max_iterations=10**9, capacity=capacity
+            intervals,
+            alignment=1,
+            budget_ms=budget_ms,
+            max_iterations=10**9,
+            capacity=capacity,
+            workers=workers,
         )
         elapsed_ms = (time.perf_counter() - started) * 1000
         check_placement(intervals, result.placement, 1)
@@ -232,14 +250,23 @@ def main() -> None:
         metavar="DIR",
         help="only run MiniMalloc's benchmark problems in DIR (NAME.CAPACITY.csv files)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes for accy's sweeps (pack(workers=N); default 1)",
+    )
     args = parser.parse_args()
+    if args.workers < 1:
+        parser.error("--workers must be at least 1")
     if args.cpsat:
         try:
             import ortools  # noqa: F401
         except ImportError:
             parser.error("--cpsat needs OR-Tools (pip install ortools)")
     if args.minimalloc:
-        run_minimalloc(args.minimalloc, args.budget_ms, args.cpsat)
+        run_minimalloc(args.minimalloc, args.budget_ms, args.cpsat, args.workers)
         return
     seeds = range(args.seeds or (2 if args.quick else 5))
     counts = args.size or ((150,) if args.quick else (150, 400))
@@ -255,7 +282,7 @@ def main() -> None:
                 intervals = generate(rng, count)
                 rng.shuffle(intervals)
                 name = f"{family}/{count}/s{seed}"
-                sized.append(run_case(name, intervals, budget, args.cpsat))
+                sized.append(run_case(name, intervals, budget, args.cpsat, args.workers))
             within = sum(best <= GOAL for best in sized)
             print(f"{family}/{count}: {within} of {len(sized)} within {GOAL} of the lower bound")
             bests += sized

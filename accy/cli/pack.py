@@ -14,6 +14,7 @@ from pathlib import Path
 
 from accy.passes.arena import lower_bound, pack, read_minimalloc, write_solution
 from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
+from accy.passes.arena.race import MAX_WORKERS, available_workers
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,6 +29,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
     parser.add_argument(
         "--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="search time (milliseconds)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=available_workers(),
+        help="processes for the exact sweeps when the budget is long (default: this machine's "
+        f"processors, at most {MAX_WORKERS}: {available_workers()})",
     )
     parser.add_argument("-o", "--output", help="write the solution CSV (with offsets) here")
     return parser
@@ -52,6 +60,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
     if not args.budget_ms >= 0:  # also refuses nan
         raise ValueError(f"--budget-ms must be at least 0, got {args.budget_ms:g}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.output and not Path(args.output).resolve().parent.is_dir():
         raise ValueError(f"{args.output}: no such folder to write the solution in")
 
@@ -67,7 +77,11 @@ def _run(args: argparse.Namespace) -> int:
             "no placement fits"
         )
     result = pack(
-        intervals, alignment=args.alignment, budget_ms=args.budget_ms, capacity=args.capacity
+        intervals,
+        alignment=args.alignment,
+        budget_ms=args.budget_ms,
+        capacity=args.capacity,
+        workers=args.workers,
     )
     print(_report(result))
     size = result.placement.size

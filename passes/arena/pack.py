@@ -28,6 +28,12 @@ module's ``NODES_PER_MS`` (or a part of the ``search_nodes`` / ``tiling_nodes`` 
 ``sweep_nodes`` / ``windows_nodes`` argument when given), and the end of its share as a
 safety deadline; ``improve`` gets what is left. The node and iteration caps make the result
 reproducible as long as they, not the clock, end the searches.
+
+Processes: with ``workers`` > 1, and a sweep stage of at least ``PARALLEL_MS``, the sweeps run
+in that many processes (``race``) and the stage's node cap from the budget is that many times
+larger: the result is reproducible for the same budget and workers. On the 150-buffer churn
+sets (3 s, seeds 0-19) two processes searched about three times the nodes of one and took all
+20 within 1.02 of the bound (17 with one); the 400-buffer sets stayed where they were.
 """
 
 from __future__ import annotations
@@ -83,6 +89,9 @@ TILED_SHARES = (0.0, 0.0, 0.5, 0.1, 0.3)
 UNTILED_SHARES = (0.2, 0.0, 0.0, 0.3, 0.2)
 CAPACITY_SHARE = 0.75
 """The share of the budget for fitting a given capacity, before the other stages."""
+PARALLEL_MS = 500.0
+"""The shortest sweep stage (milliseconds of budget) run in ``workers`` processes: starting
+them takes about 50 ms a race (a third of a second for a program's first)."""
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
 
@@ -114,6 +123,7 @@ def _searched(
     sweep_nodes: int | None,
     windows_nodes: int | None,
     missed: int | None,
+    workers: int,
 ) -> tuple[Placement, Placement]:
     """The best placement after the searches (``best`` when they find nothing smaller), and
     after window repacking from it. The searches start at ``started`` and get ``budget_ms``;
@@ -141,8 +151,10 @@ def _searched(
         probe_nodes = 0
     if tiling_nodes is None:
         tiling_nodes = int(budget_ms * tiling_share * tiling.NODES_PER_MS)
+    if budget_ms * sweep_share < PARALLEL_MS:
+        workers = 1  # starting processes would cost more than they bring
     if sweep_nodes is None:
-        sweep_nodes = int(budget_ms * sweep_share * sweep.NODES_PER_MS)
+        sweep_nodes = int(budget_ms * sweep_share * sweep.NODES_PER_MS) * workers
     if windows_nodes is None:
         windows_nodes = int(budget_ms * windows_share * windows.NODES_PER_MS)
     found = search.fit(
@@ -167,6 +179,7 @@ def _searched(
             deadline=share_end(spent),
             seed=seed,
             relaxed=lower + sections.unit,
+            workers=workers,
         )
     spent += tiling_share
     if (found is None or found.size > lower) and tiled and tiling_nodes > 0:
@@ -225,11 +238,14 @@ def pack(
     sweep_nodes: int | None = None,
     windows_nodes: int | None = None,
     capacity: int | None = None,
+    workers: int = 1,
 ) -> PackResult:
     """Place every buffer, first within ``capacity`` bytes when given (see the module doc);
     ``budget_ms``, ``search_nodes`` (both skyline stages, and the capacity fit as many),
     ``tiling_nodes``, ``sweep_nodes``, ``windows_nodes`` and ``max_iterations`` bound the
-    searches."""
+    searches; ``workers`` processes run the sweeps."""
+    if workers < 1:
+        raise ValueError(f"pack: workers must be at least 1, got {workers}")
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
@@ -267,6 +283,7 @@ def pack(
             sweep_nodes=sweep_nodes,
             windows_nodes=windows_nodes,
             missed=missed,
+            workers=workers,
         )
     sizes[SEARCHED] = searched.size
     sizes[WINDOWS] = lowered.size

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from accy.passes.arena import sweep
+from accy.passes.arena import race, sweep
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.sections import Sections, build_sections
 
@@ -120,6 +120,7 @@ def fit(
     deadline: float,
     seed: int = 0,
     relaxed: int | None = None,
+    workers: int = 1,
 ) -> tuple[Placement | None, Stitched | None]:
     """A placement within ``capacity`` bytes from either sweep and no stitched one; else
     ``None`` and the stitched placement. ``(None, None)`` when the sweep does not ``suits``
@@ -129,7 +130,8 @@ def fit(
     sharing ``max_nodes`` and the time to ``deadline``. With a ``relaxed`` capacity (above
     ``capacity``) that the sweep suits, the sweeps padded to it race too, ranked after the
     others: a placement within ``relaxed`` stops them, not the sweeps at ``capacity``, and is
-    returned (with no stitched placement) when those find none.
+    returned (with no stitched placement) when those find none. ``workers`` processes run the
+    sweeps (see ``race``; the result does not depend on it).
     """
     sections = build_sections(intervals, alignment)
     rows = capacity // sections.unit
@@ -142,15 +144,16 @@ def fit(
         wider = sections.padded(wide)
         problems += [wider, wider.mirrored()]
         ranks += [1, 1]
-    results = sweep.race(
+    results = race.race(
         problems,
         max_nodes=max_nodes,
         deadline=deadline,
         seed=seed,
         ranks=ranks,
         dominance=[True, False] * (len(problems) // 2),  # forward with, backward without
+        workers=workers,
     )
-    for problem, result in zip(problems, results):  # the lowest capacity first
+    for problem, result in zip(problems, results):  # the winner's, if any
         if result.offsets is not None:
             return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
     ahead, back = results[:2]

@@ -53,14 +53,14 @@ failed). The node cap makes the result reproducible; the deadline is a safety st
 between nodes and during a boundary's reductions. A search that stops without a placement
 still reports the deepest boundary it reached and its tiling of the sections before it
 (``SweepResult``; ``stitch`` joins a forward and a backward one). Sweeps share a budget
-through ``race``, a restart run at a time each.
+through ``race``, a restart run at a time each, in one process or several.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from accy.passes.arena.pq_tree import (
@@ -105,8 +105,7 @@ MAX_KNOWN = 65_536
 ending and starting groups), at most (each cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
-_DEADLINE_CHECK = 31  # the clock is read every 32 nodes
-_ENDED = object()  # a sweep's runs are over
+_DEADLINE_CHECK = 31  # the clock (and a race's cap) is read every 32 nodes
 
 Group = tuple[int, ...]
 Block = tuple[Group, Group]  # (ending group G, starting group H)
@@ -165,6 +164,7 @@ class _Sweep:
         self.starting: dict[tuple[tuple[int, ...], int], tuple[list[Group], bool]] = {}
         self.deadline = float("inf")
         self.max_nodes = 0
+        self.cap: Callable[[], int] | None = None  # lowers max_nodes while running (a race's)
         self.nodes = 0  # nodes searched, over all runs
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         self.root = p_node(map(leaf, self.starts[0]))  # the first section's tree
@@ -323,7 +323,7 @@ class _Sweep:
         self.reductions += 1
         if self.reductions > MAX_REDUCTIONS:
             raise _Truncated
-        if not self.reductions & _DEADLINE_CHECK and time.perf_counter() > self.deadline:
+        if not self.reductions & _DEADLINE_CHECK and self.interrupted():
             raise _Stopped
         if len(self.reduced) >= MAX_KNOWN:
             self.reduced.clear()
@@ -381,6 +381,15 @@ class _Sweep:
 
     # --- the search --------------------------------------------------------------------------
 
+    def interrupted(self) -> bool:
+        """Whether the deadline has passed, or ``cap`` lowered ``max_nodes`` to the nodes
+        searched (read every 32 nodes, and every 32 reductions of a boundary)."""
+        if self.cap is not None:
+            self.max_nodes = min(self.max_nodes, self.cap())
+            if self.nodes >= self.max_nodes:
+                return True
+        return time.perf_counter() > self.deadline
+
     def solve(self, max_nodes: int, deadline: float, seed: int) -> list[int] | None:
         """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
         self.max_nodes, self.deadline = max_nodes, deadline
@@ -435,10 +444,7 @@ class _Sweep:
                                 raise _Stopped
                             if self.nodes >= limit:
                                 raise _Restart
-                            if (
-                                not self.nodes & _DEADLINE_CHECK
-                                and time.perf_counter() > self.deadline
-                            ):
+                            if not self.nodes & _DEADLINE_CHECK and self.interrupted():
                                 raise _Stopped
                             blocks = splits[index][1]
                             reduced, following = self.follow(tree, blocks)
@@ -474,6 +480,14 @@ class _Sweep:
         the buffers live before it: a tiling of those sections at the capacity."""
         depth, tree, reduced, blocks = self.deepest
         return depth, self.offsets(depth, tree, reduced, blocks)
+
+    def result(self, offsets: list[int] | None) -> SweepResult:
+        """The ``SweepResult`` of a search that ended with ``offsets`` (``None``: without a
+        placement, so its deepest prefix)."""
+        if offsets is not None:
+            return SweepResult(offsets, self.sections, dict(enumerate(offsets)))
+        depth, prefix = self.prefix()
+        return SweepResult(None, depth, prefix)
 
     def offsets(
         self, depth: int, last: Node, reduced: list[Node | None], blocks: list[tuple[Block, ...]]
@@ -521,62 +535,8 @@ def sweep_sections(
 ) -> SweepResult:
     """The sweep over ``sections``, which must be exactly full (``padded`` where they are
     short); stops after ``max_nodes`` nodes or at ``deadline``."""
-    return race([sections], max_nodes=max_nodes, deadline=deadline, seed=seed)[0]
-
-
-def race(
-    problems: Sequence[Sections],
-    *,
-    max_nodes: int,
-    deadline: float,
-    seed: int = 0,
-    ranks: Sequence[int] | None = None,
-    dominance: Sequence[bool] | None = None,
-) -> list[SweepResult]:
-    """Sweeps over ``problems`` (each exactly full) in turn, a restart run at a time, sharing
-    ``max_nodes`` nodes and the time to ``deadline``; a result per problem. The sweep that has
-    searched the fewest nodes runs next.
-
-    ``ranks`` orders the problems by preference (lowest first; all equal by default): a
-    placement ends the race for every sweep of its rank or a later one, and the sweeps of
-    earlier ranks go on (a problem at a lower capacity, say, still worth placing), so with
-    equal ranks the race ends at the first placement. ``dominance`` says per problem whether
-    its sweep leaves out dominated splits (all do by default; see ``_Sweep.blockings``).
-    """
-    rank = [0] * len(problems) if ranks is None else list(ranks)
-    skips = [True] * len(problems) if dominance is None else list(dominance)
-    sweeps = [_Sweep(sections, skips[i]) for i, sections in enumerate(problems)]
-    running = {i: sweeps[i].runs(seed) for i in range(len(sweeps))}
-    placed: dict[int, list[int]] = {}
-    while running:
-        i = min(running, key=lambda j: (sweeps[j].nodes, j))
-        search = sweeps[i]
-        search.deadline = deadline
-        search.max_nodes = search.nodes + max_nodes - sum(other.nodes for other in sweeps)
-        step = next(running[i], _ENDED) if search.max_nodes > search.nodes else _ENDED
-        if isinstance(step, list):
-            placed[i] = step
-            running = {j: runs for j, runs in running.items() if rank[j] < rank[i]}
-            continue
-        if search.nodes >= search.max_nodes or time.perf_counter() > deadline:
-            break  # the caps are shared: every sweep stops
-        if step is _ENDED:
-            del running[i]  # every split failed
-    return _results(sweeps, placed)
-
-
-def _results(sweeps: Sequence[_Sweep], placed: Mapping[int, list[int]]) -> list[SweepResult]:
-    """A ``SweepResult`` per sweep: its placement (offsets by search index) where ``placed``
-    has one, else its deepest prefix."""
-    results = []
-    for i, search in enumerate(sweeps):
-        offsets = placed.get(i)
-        if offsets is not None:
-            results.append(SweepResult(offsets, search.sections, dict(enumerate(offsets))))
-        else:
-            depth, prefix = search.prefix()
-            results.append(SweepResult(None, depth, prefix))
-    return results
+    search = _Sweep(sections)
+    return search.result(search.solve(max_nodes, deadline, seed))
 
 
 def fit(

@@ -111,6 +111,7 @@ def test_unusable_options_fail_before_packing(tmp_path: Path) -> None:
     problem = _problem(tmp_path)
     cases = {
         ("--budget-ms", "-5"): "error: --budget-ms must be at least 0, got -5\n",
+        ("--workers", "0"): "error: --workers must be at least 1, got 0\n",
         ("-o", str(tmp_path / "missing" / "s.csv")): (
             f"error: {tmp_path / 'missing' / 's.csv'}: no such folder to write the solution in\n"
         ),
@@ -120,3 +121,14 @@ def test_unusable_options_fail_before_packing(tmp_path: Path) -> None:
         assert result.returncode == 1
         assert result.stdout == ""
         assert result.stderr == message
+
+
+def test_workers_search_a_full_problem_in_processes(tmp_path: Path, churn) -> None:
+    # 1.5 s of budget gives the sweeps 0.9 s, enough to run them in two worker processes
+    # (pack.PARALLEL_MS); the churn problem is full, so its bound is reachable.
+    intervals = churn(3, items=24, height=32)
+    rows = [f"{b.id},{b.start},{b.end + 1},{b.size}" for b in intervals]
+    path = _problem(tmp_path, "id,lower,upper,size\n" + "\n".join(rows) + "\n")
+    result = _run(path, "--alignment", "256", "--budget-ms", "1500", "--workers", "2")
+    assert result.returncode == 0, result.stderr
+    assert "bytes (sweep)" in result.stdout and "ratio:       1.0000" in result.stdout

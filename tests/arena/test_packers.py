@@ -331,6 +331,20 @@ def test_pack_keeps_the_sweeps_placement_one_unit_above_the_bound() -> None:
     assert result.placement.packer.startswith(sweep.NAME)
 
 
+def test_pack_results_do_not_depend_on_the_workers_for_given_node_caps() -> None:
+    # The churn set above: its sweeps race in two processes (the budget's sweep share is far
+    # above PARALLEL_MS) and the winner, by node counts, is the one of a single process.
+    intervals = churn(random.Random(10), items=37, height=64, max_width=16)
+    options = {"search_nodes": 0, "tiling_nodes": 0, "sweep_nodes": 400, "windows_nodes": 0}
+    alone = pack(intervals, alignment=256, budget_ms=60_000, max_iterations=10, **options)
+    assert (
+        pack(intervals, alignment=256, budget_ms=60_000, max_iterations=10, workers=2, **options)
+        == alone
+    )
+    with pytest.raises(ValueError, match="workers must be at least 1, got 0"):
+        pack(intervals, workers=0)
+
+
 def test_pack_search_respects_a_small_budget(guillotine) -> None:
     # The default compile-time budget: the whole pack stays within a small multiple of it
     # (the greedy packers themselves are outside the budget but fast at this size).

@@ -96,31 +96,6 @@ def test_one_unit_above_a_bound_that_no_tiling_meets(no_tiling) -> None:
     check_placement(no_tiling, placement, 256)
 
 
-def test_a_race_ends_at_the_first_placement(no_tiling) -> None:
-    sections = build_sections(no_tiling, 256)
-    problems = [sections.padded(6), sections.padded(7), sections.padded(7).mirrored()]
-    results = sweep.race(problems, max_nodes=10_000, deadline=time.perf_counter() + 60, seed=0)
-    # No placement at 6 units; the first sweep to place the problem at 7 stops the other.
-    placed = [result.offsets is not None for result in results]
-    assert placed[0] is False and placed.count(True) == 1
-    assert results[0].depth < len(sections.live)
-
-
-def test_a_placement_ends_the_race_for_its_rank_and_the_later_ones_only(churn) -> None:
-    sections = build_sections(churn(4, items=12, height=16), 256)
-    lower = sections.lower
-    # One unit above the bound first: on a tie in nodes the sweep listed first runs first,
-    # and with the gap's room it places its problem in its first restart run.
-    problems = [sections.padded(lower + 1), sections.padded(lower)]
-    deadline = time.perf_counter() + 60
-    same = sweep.race(problems, max_nodes=10_000, deadline=deadline, seed=0)
-    assert [result.offsets is not None for result in same] == [True, False]
-    # Ranked after the sweep at the bound, its placement does not stop that one.
-    ranked = sweep.race(problems, max_nodes=10_000, deadline=deadline, seed=0, ranks=[1, 0])
-    assert [result.offsets is not None for result in ranked] == [True, True]
-    assert ranked[0].offsets == same[0].offsets
-
-
 def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
     intervals = churn(5, items=30, height=32)
     capacity = lower_bound(intervals, 256)
