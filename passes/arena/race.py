@@ -50,7 +50,9 @@ _ENDED = object()  # a sweep's runs are over
 
 def available_workers() -> int:
     """The processes a race can use here: the processors this process may run on, at most
-    ``MAX_WORKERS``."""
+    ``MAX_WORKERS`` (one where there is no fork server, as on Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return 1
     try:
         processors = len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this platform
