@@ -14,10 +14,11 @@ on timing nor on the number of processes, the race is defined by node counts alo
   after it) and stops the sweeps of later ranks; it leaves the earlier ranks alone.
 
 Invariants: lowering a cap never changes the winner, it only ends sooner the sweeps that cannot
-win; the winner's result is the only one with offsets. When no sweep places, every sweep ran
-to its cap or proved its problem has no placement, so every result is the same however the
-sweeps were run. (A sweep that ends early leaves its nodes unused: which sweep would take them
-would depend on timing.)
+win; the winner's result is the only one with offsets (the others report their deepest
+tilings where they stopped, which may depend on timing). When no sweep places, every sweep
+ran to its cap or proved its problem has no placement, so every result is the same however
+the sweeps were run. (A sweep that ends early leaves its nodes unused: which sweep would take
+them would depend on timing.)
 
 In one process the sweeps take turns, a restart run at a time, the one that has searched the
 fewest nodes first. With ``workers`` > 1 they are dealt out to that many processes (sweep
@@ -135,7 +136,8 @@ def race(
     ``ranks`` orders the problems by preference (lowest first; all equal by default): a problem
     at a lower capacity, say, before one at a higher. ``dominance`` says per problem whether
     its sweep leaves out dominated splits (all do by default; see ``sweep._Sweep.blockings``).
-    ``workers`` processes run the sweeps (one: this process); the results do not depend on it.
+    ``workers`` processes run the sweeps (one: this process); the winner, and every result when
+    none places, do not depend on it.
     """
     count = len(problems)
     rank = [0] * count if ranks is None else list(ranks)
