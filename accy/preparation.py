@@ -65,6 +65,7 @@ def prepare(
     families: Sequence[str | Path] = (),
     alignment: int = DEFAULT_ALIGNMENT,
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS,
+    pack_workers: int = 1,
     constant_capacity: int = DEFAULT_CONSTANT_CAPACITY,
     shared_limit: int = DEFAULT_SHARED_LIMIT,
     check_arena: bool = False,
@@ -81,6 +82,7 @@ def prepare(
         families=tuple(Path(f) for f in families),
         alignment=alignment,
         pack_budget_ms=pack_budget_ms,
+        pack_workers=pack_workers,
         check_arena=check_arena,
     )
     manager = AnalysisManager(budget, options)

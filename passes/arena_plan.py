@@ -240,7 +240,12 @@ def plan_arena(
                 problem.append(BufferInterval(buffer_id, interval.start, interval.end, term.bytes))
                 temporaries.append(problem[-1])
                 workspace_ids.append((term, buffer_id, interval))
-        result = pack(problem, alignment=alignment, budget_ms=options.pack_budget_ms)
+        result = pack(
+            problem,
+            alignment=alignment,
+            budget_ms=options.pack_budget_ms,
+            workers=options.pack_workers,
+        )
         placement = result.placement
         if options.check_arena:
             check_placement(problem, placement, alignment)
@@ -253,7 +258,10 @@ def plan_arena(
             for term, buffer_id, interval in workspace_ids
         ]
         arena.temporaries_size = pack(
-            temporaries, alignment=alignment, budget_ms=options.pack_budget_ms
+            temporaries,
+            alignment=alignment,
+            budget_ms=options.pack_budget_ms,
+            workers=options.pack_workers,
         ).placement.size
         meter.retain(len(owned))
     return ArenaPlan(

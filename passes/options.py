@@ -40,6 +40,7 @@ class PlanOptions:
     families: tuple[Path, ...] = ()
     alignment: int = DEFAULT_ALIGNMENT
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
+    pack_workers: int = 1
     check_arena: bool = False
 
     def __post_init__(self) -> None:
@@ -50,6 +51,7 @@ class PlanOptions:
             ("sm_count", self.sm_count >= 1, "a multiprocessor count >= 1"),
             ("alignment", self.alignment >= 1, "a byte alignment >= 1"),
             ("pack_budget_ms", self.pack_budget_ms >= 0, "milliseconds >= 0"),
+            ("pack_workers", self.pack_workers >= 1, "a process count >= 1"),
         )
         for name, valid, expected in rules:
             if not valid:

@@ -220,6 +220,8 @@ class PlanArenaPass(AnnotatingPass):
     Options:
     - alignment: byte alignment of every buffer (default 256).
     - pack-budget-ms: time the improvement search may spend per function (default 20).
+    - pack-workers: processes for the exact sweeps when the budget is long (default 1; see
+      `accy.passes.arena.race`: the result is reproducible for the same budget and workers).
     - rows: plan dynamic slots at the largest of these row counts (an upper bound);
       without rows they are separate allocations.
     - check: validate the placement (no overlap, alignment, coverage).
@@ -228,14 +230,16 @@ class PlanArenaPass(AnnotatingPass):
     name = "accy-plan-arena"
 
     alignment: int | None = None
-    pack_budget_ms: float | None = None
+    pack_budget_ms: int | float | None = None  # the pipeline syntax reads `20` as an int
+    pack_workers: int | None = None
     rows: tuple[int, ...] | None = None
     check: bool = False
 
     def plan_options(self):
         return {
             "alignment": self.alignment,
-            "pack_budget_ms": self.pack_budget_ms,
+            "pack_budget_ms": None if self.pack_budget_ms is None else float(self.pack_budget_ms),
+            "pack_workers": self.pack_workers,
             "rows": self.rows,
             "check_arena": self.check or None,
         }
