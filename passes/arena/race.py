@@ -11,20 +11,28 @@ on timing nor on the number of processes, the race is defined by node counts alo
   listed first;
 - so a placement after ``n`` nodes by sweep ``i`` lowers the caps of the other sweeps of its
   rank to what could still beat it (``n`` nodes for those listed before ``i``, fewer for those
-  after it) and stops the sweeps of later ranks; it leaves the earlier ranks alone.
+  after it) and stops the sweeps of later ranks; it leaves the earlier ranks alone;
+- the nodes a rank with a placement leaves (its caps less what its sweeps could use once its
+  winner placed: a count of nodes, not of time) are *handed down*, shared by the sweeps of
+  the earlier ranks, unless one of those placed already; so a sweep that reaches its cap
+  *waits* there while a sweep of a later rank is still running, and goes on if its cap rises.
 
 Invariants: lowering a cap never changes the winner, it only ends sooner the sweeps that cannot
-win; the winner's result is the only one with offsets (the others report their deepest
-tilings where they stopped, which may depend on timing). When no sweep places, every sweep
-ran to its cap or proved its problem has no placement, so every result is the same however
-the sweeps were run. (A sweep that ends early leaves its nodes unused: which sweep would take
-them would depend on timing.)
+win; nor does handing nodes down to a rank with a placement within the caps it started with
+(a sweep needing the extra nodes places after more nodes than that one); without such a
+placement the later ranks run undisturbed, so what they hand down does not depend on timing.
+The winner's result is the only one with offsets (the others report their deepest tilings
+where they stopped, which may depend on timing). When no sweep places, every sweep ran to its
+cap or proved its problem has no placement, so every result is the same however the sweeps
+were run. (A sweep that proves early that its problem has no placement leaves its nodes
+unused: which sweep would take them would depend on timing.)
 
 In one process the sweeps take turns, a restart run at a time, the one that has searched the
 fewest nodes first. With ``workers`` > 1 they are dealt out to that many processes (sweep
 ``i`` to worker ``i mod workers``), each taking turns the same way; a worker reports each
-placement to this process, which lowers the caps in an array shared with the workers (a sweep
-reads its cap every 32 nodes). Workers are forked from a fork server (``multiprocessing``), so
+sweep's end (and placement) to this process, which changes the caps and the waiting flags in
+arrays shared with the workers (a sweep reads its cap every 32 nodes; a worker whose sweeps
+all wait polls them). Workers are forked from a fork server (``multiprocessing``), so
 a caller's threads are not copied into them, but, as with any ``multiprocessing`` start
 method other than ``fork``, a script starting a race with workers needs the ``if __name__ ==
 "__main__":`` guard. The deadline is a safety stop: results reached at it depend on timing.
@@ -37,10 +45,10 @@ import os
 import queue
 import time
 import traceback
-from collections.abc import Callable, MutableSequence, Sequence
+from collections.abc import Callable, Generator, MutableSequence, Sequence
 
 from accy.passes.arena.sections import Sections
-from accy.passes.arena.sweep import SweepResult, _Sweep
+from accy.passes.arena.sweep import PAUSED, SweepResult, _Sweep
 
 MAX_WORKERS = 4
 """Processes per race, at most (a full problem has four sweeps)."""
@@ -62,15 +70,25 @@ def available_workers() -> int:
 
 
 class _Standings:
-    """The caps of a race's sweeps (in ``caps``, which workers may share) and the placements
-    reported so far."""
+    """The caps of a race's sweeps and which of them wait at their caps (in ``caps`` and
+    ``waiting``, which workers may share), and the placements reported so far."""
 
-    def __init__(self, max_nodes: int, ranks: Sequence[int], caps: MutableSequence[int]) -> None:
+    def __init__(
+        self,
+        max_nodes: int,
+        ranks: Sequence[int],
+        caps: MutableSequence[int],
+        waiting: MutableSequence[int],
+    ) -> None:
         count = len(ranks)
-        self.ranks, self.caps = ranks, caps
+        self.ranks, self.caps, self.waiting = ranks, caps, waiting
         for i in range(count):
             caps[i] = max_nodes // count + (i < max_nodes % count)
+        self.initial = list(caps)
         self.placed: dict[int, int] = {}  # sweep -> nodes it had searched when it placed
+        self.done: set[int] = set()
+        self.resolved: set[int] = set()  # ranks whose sweeps are all done
+        self._update_waiting()
 
     def place(self, i: int, nodes: int) -> None:
         """Sweep ``i`` placed after ``nodes`` nodes: lower the caps the module doc says."""
@@ -82,6 +100,41 @@ class _Standings:
                 # a sweep stops on reaching its cap, so a cap of n + 1 allows n nodes
                 self.caps[j] = min(self.caps[j], nodes + 1 if j < i else nodes)
 
+    def finish(self, i: int) -> None:
+        """Sweep ``i`` ended: when that ends its rank, hand the nodes the rank left to the
+        earlier ranks (raising their caps before they stop waiting for it)."""
+        self.done.add(i)
+        rank = self.ranks[i]
+        members = [j for j, other in enumerate(self.ranks) if other == rank]
+        if rank not in self.resolved and self.done.issuperset(members):
+            self.resolved.add(rank)
+            self._hand_down(rank, members)
+        self._update_waiting()
+
+    def _hand_down(self, rank: int, members: list[int]) -> None:
+        """The nodes a placement at ``rank`` left to its sweeps, shared by the earlier ranks'.
+
+        Counted from the winner of the rank (what each sweep could use once it placed), not
+        from what the sweeps used, which can depend on timing; left alone when an earlier rank
+        placed already, as more nodes cannot make a sweep win there then."""
+        winners = [j for j in members if j in self.placed]
+        earlier = [j for j, other in enumerate(self.ranks) if other < rank]
+        if not winners or not earlier or any(self.ranks[j] < rank for j in self.placed):
+            return
+        w = min(winners, key=lambda j: (self.placed[j], j))
+        won = self.placed[w]
+        used = [won if j == w else min(self.initial[j], won + (j < w)) for j in members]
+        freed = sum(self.initial[j] for j in members) - sum(used)
+        for k, j in enumerate(earlier):
+            self.caps[j] += freed // len(earlier) + (k < freed % len(earlier))
+
+    def _update_waiting(self) -> None:
+        """A sweep waits at its cap while a sweep of a later rank has not ended."""
+        for i, rank in enumerate(self.ranks):
+            self.waiting[i] = any(
+                other > rank and j not in self.done for j, other in enumerate(self.ranks)
+            )
+
     def winner(self) -> int | None:
         """The winning sweep, if any placed."""
         if not self.placed:
@@ -92,31 +145,42 @@ class _Standings:
 def _take_turns(
     sweeps: dict[int, _Sweep],
     caps: Sequence[int],
+    waiting: Sequence[int],
     deadline: float,
     seed: int,
-    placed: Callable[[int, int], None],
-) -> dict[int, SweepResult]:
+    ended: Callable[[int, SweepResult, int | None], None],
+) -> None:
     """Run ``sweeps`` (by race index) a restart run at a time, the one with the fewest nodes
-    first, each within its cap in ``caps``, until every one has ended; ``placed`` hears of each
-    placement (the sweep and its nodes)."""
+    first, each within its cap in ``caps`` (waiting at it while ``waiting`` says so, for a
+    higher cap), until every one has ended; ``ended`` hears of each: its result and, when it
+    placed, its nodes."""
     running = {}
     for i, search in sweeps.items():
         search.deadline, search.max_nodes = deadline, caps[i]
         search.cap = lambda i=i: caps[i]
         running[i] = search.runs(seed)
-    results: dict[int, SweepResult] = {}
-    while running:
+    paused: dict[int, Generator] = {}
+    while running or paused:
+        for i in list(paused):
+            if caps[i] > sweeps[i].nodes:
+                running[i] = paused.pop(i)
+            elif not waiting[i] or time.perf_counter() > deadline:
+                paused.pop(i).close()
+                ended(i, sweeps[i].result(None), None)
+        if not running:
+            time.sleep(_POLL_S / 10)  # a worker's sweeps all wait for another worker's
+            continue
         i = min(running, key=lambda j: (sweeps[j].nodes, j))
         search = sweeps[i]
         step = _ENDED if search.interrupted() else next(running[i], _ENDED)
         if step is None:
             continue  # a restart run ended without a placement
+        if step is PAUSED:
+            paused[i] = running.pop(i)
+            continue
         del running[i]
         offsets = step if isinstance(step, list) else None
-        if offsets is not None:
-            placed(i, search.nodes)
-        results[i] = search.result(offsets)
-    return results
+        ended(i, search.result(offsets), None if offsets is None else search.nodes)
 
 
 def race(
@@ -144,10 +208,18 @@ def race(
     skips = [True] * count if dominance is None else list(dominance)
     workers = max(1, min(workers, count))
     if workers == 1:
-        caps = [0] * count
-        standings = _Standings(max_nodes, rank, caps)
+        caps, waiting = [0] * count, [0] * count
+        standings = _Standings(max_nodes, rank, caps, waiting)
         sweeps = {i: _Sweep(problems[i], skips[i]) for i in range(count)}
-        results = _take_turns(sweeps, caps, deadline, seed, standings.place)
+        results: dict[int, SweepResult] = {}
+
+        def ended(i: int, result: SweepResult, nodes: int | None) -> None:
+            results[i] = result
+            if nodes is not None:
+                standings.place(i, nodes)
+            standings.finish(i)
+
+        _take_turns(sweeps, caps, waiting, deadline, seed, ended)
     else:
         results, standings = _race_in_workers(
             problems, max_nodes, deadline, seed, rank, skips, workers
@@ -173,7 +245,8 @@ def _race_in_workers(
     context.set_forkserver_preload([__name__])
     count = len(problems)
     caps = context.Array("q", count, lock=False)
-    standings = _Standings(max_nodes, ranks, caps)
+    waiting = context.Array("b", count, lock=False)
+    standings = _Standings(max_nodes, ranks, caps, waiting)
     messages = context.Queue()
     wall_deadline = time.time() + (deadline - time.perf_counter())  # clocks differ by process
     processes = []
@@ -181,7 +254,7 @@ def _race_in_workers(
         mine = list(range(w, count, workers))
         process = context.Process(
             target=_work,
-            args=(mine, [problems[i] for i in mine], [skips[i] for i in mine], caps),
+            args=(mine, [problems[i] for i in mine], [skips[i] for i in mine], caps, waiting),
             kwargs={"wall_deadline": wall_deadline, "seed": seed, "messages": messages},
             daemon=True,
         )
@@ -198,12 +271,12 @@ def _race_in_workers(
                 if time.time() > wall_deadline + _GRACE_S:
                     raise RuntimeError("race: workers did not stop at the deadline") from None
                 continue
-            if kind == "placed":
-                standings.place(i, payload)
-            elif kind == "result":
-                results[i] = payload
-            else:
+            if kind == "error":
                 raise RuntimeError(f"race: a worker failed:\n{payload}")
+            results[i], nodes = payload
+            if nodes is not None:
+                standings.place(i, nodes)
+            standings.finish(i)
     finally:
         for process in processes:  # done once they sent every result; stopped otherwise
             if len(results) < count:
@@ -217,21 +290,21 @@ def _work(
     problems: list[Sections],
     skips: list[bool],
     caps: Sequence[int],
+    waiting: Sequence[int],
     *,
     wall_deadline: float,
     seed: int,
     messages: multiprocessing.Queue,
 ) -> None:
-    """A worker: runs the sweeps ``indices`` of a race, reporting placements and results (or
-    the traceback of a failure) on ``messages``."""
+    """A worker: runs the sweeps ``indices`` of a race, reporting each one's result as it
+    ends (or the traceback of a failure) on ``messages``."""
     try:
         deadline = time.perf_counter() + (wall_deadline - time.time())
         sweeps = {i: _Sweep(problem, skip) for i, problem, skip in zip(indices, problems, skips)}
 
-        def placed(i: int, nodes: int) -> None:
-            messages.put(("placed", i, nodes))
+        def ended(i: int, result: SweepResult, nodes: int | None) -> None:
+            messages.put(("result", i, (result, nodes)))
 
-        for i, result in _take_turns(sweeps, caps, deadline, seed, placed).items():
-            messages.put(("result", i, result))
+        _take_turns(sweeps, caps, waiting, deadline, seed, ended)
     except Exception:  # noqa: BLE001 - reported, so that the race does not wait for it
         messages.put(("error", -1, traceback.format_exc()))

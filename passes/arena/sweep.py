@@ -105,6 +105,8 @@ MAX_KNOWN = 65_536
 ending and starting groups), at most (each cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
+PAUSED = object()
+"""Yielded by a race's sweep at its cap (see ``_Sweep.runs``)."""
 _DEADLINE_CHECK = 31  # the clock (and a race's cap) is read every 32 nodes
 
 Group = tuple[int, ...]
@@ -164,7 +166,7 @@ class _Sweep:
         self.starting: dict[tuple[tuple[int, ...], int], tuple[list[Group], bool]] = {}
         self.deadline = float("inf")
         self.max_nodes = 0
-        self.cap: Callable[[], int] | None = None  # lowers max_nodes while running (a race's)
+        self.cap: Callable[[], int] | None = None  # a race's: max_nodes as it changes
         self.nodes = 0  # nodes searched, over all runs
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         self.root = p_node(map(leaf, self.starts[0]))  # the first section's tree
@@ -385,7 +387,7 @@ class _Sweep:
         """Whether the deadline has passed, or ``cap`` lowered ``max_nodes`` to the nodes
         searched (read every 32 nodes, and every 32 reductions of a boundary)."""
         if self.cap is not None:
-            self.max_nodes = min(self.max_nodes, self.cap())
+            self.max_nodes = self.cap()
             if self.nodes >= self.max_nodes:
                 return True
         return time.perf_counter() > self.deadline
@@ -398,12 +400,13 @@ class _Sweep:
                 return offsets
         return None
 
-    def runs(self, seed: int) -> Iterator[list[int] | None]:
+    def runs(self, seed: int) -> Iterator[list[int] | object | None]:
         """The search a restart run at a time: yields ``None`` after each run that ends
         without a placement, the offsets in units by search index when one is found (and
         stops); stops without them when every split failed, or at the node cap
         (``max_nodes``, counted in ``nodes`` over all runs) or the ``deadline``, which are
-        read during the runs and may be raised between them."""
+        read during the runs and may be raised between them. With a ``cap`` (a race's), it
+        yields ``PAUSED`` on reaching it instead, and goes on when resumed with a higher one."""
         root, failed = self.root, self.failed
         run = 0
         rng: random.Random | None = None
@@ -441,7 +444,12 @@ class _Sweep:
                             position[-1] += 1
                             self.nodes += 1
                             if self.nodes >= self.max_nodes:
-                                raise _Stopped
+                                if self.cap is None:
+                                    raise _Stopped
+                                yield PAUSED  # a race may raise the cap and resume, or end it
+                                self.max_nodes = self.cap()
+                                if self.nodes >= self.max_nodes:
+                                    raise _Stopped
                             if self.nodes >= limit:
                                 raise _Restart
                             if not self.nodes & _DEADLINE_CHECK and self.interrupted():

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import random
 import time
 
 import pytest
 from accy.passes.arena import race
+from accy.passes.arena.generated import churn as generated_churn
 from accy.passes.arena.race import _Standings
 from accy.passes.arena.sections import Sections, build_sections
 
 
 def test_caps_split_the_nodes_and_a_placement_lowers_them() -> None:
-    caps = [0, 0, 0, 0]
-    standings = _Standings(10, [0, 0, 0, 1], caps)
+    caps, waiting = [0, 0, 0, 0], [0, 0, 0, 0]
+    standings = _Standings(10, [0, 0, 0, 1], caps, waiting)
     assert caps == [3, 3, 2, 2]  # 10 = 3 + 3 + 2 + 2: the first ones take the remainder
+    assert waiting == [True, True, True, False]  # for the sweep of the later rank
     # Sweep 1 places after 2 nodes: sweep 0 (listed before) may still place within 2 nodes
     # (a cap of 3: a sweep stops on reaching its cap), sweep 2 (after) within 1; the later
     # rank stops.
@@ -24,12 +27,42 @@ def test_caps_split_the_nodes_and_a_placement_lowers_them() -> None:
 
 
 def test_an_earlier_rank_wins_whatever_its_nodes() -> None:
-    caps = [0, 0]
-    standings = _Standings(100, [1, 0], caps)
+    caps, waiting = [0, 0], [0, 0]
+    standings = _Standings(100, [1, 0], caps, waiting)
     standings.place(0, 3)
     assert caps == [50, 50]  # the earlier rank keeps its cap
     standings.place(1, 40)
     assert standings.winner() == 1
+
+
+def test_a_later_rank_that_placed_hands_its_nodes_down() -> None:
+    caps, waiting = [0, 0, 0, 0], [0, 0, 0, 0]
+    standings = _Standings(400, [0, 0, 1, 1], caps, waiting)
+    assert caps == [100] * 4 and waiting == [True, True, False, False]
+    # Sweep 3 places after 30 nodes; sweep 2, listed before it, may still win within 30.
+    standings.place(3, 30)
+    standings.finish(3)
+    assert caps == [100, 100, 31, 100] and waiting == [True, True, False, False]
+    standings.finish(2)  # it did not
+    # The rank's 200 nodes less what it could use once sweep 3 placed (30 nodes, and a cap of
+    # 31 for sweep 2) leave 139: 70 + 69 to the earlier rank, which waits no longer.
+    assert caps == [170, 169, 31, 100] and waiting == [False, False, False, False]
+    assert standings.winner() == 3
+
+
+def test_nothing_is_handed_down_without_a_placement_or_after_an_earlier_one() -> None:
+    caps, waiting = [0, 0, 0], [0, 0, 0]
+    standings = _Standings(300, [0, 1, 1], caps, waiting)
+    standings.finish(1)
+    standings.finish(2)
+    assert caps == [100, 100, 100] and not waiting[0]
+    caps, waiting = [0, 0, 0], [0, 0, 0]
+    standings = _Standings(300, [0, 1, 1], caps, waiting)
+    standings.place(0, 5)  # the earlier rank placed: the later one stops
+    standings.place(1, 7)
+    standings.finish(1)
+    standings.finish(2)
+    assert caps[0] == 100 and standings.winner() == 0
 
 
 def test_only_the_winner_has_offsets(no_tiling) -> None:
@@ -53,6 +86,32 @@ def test_a_placement_at_a_later_rank_does_not_stop_an_earlier_one(churn) -> None
     # bound, it does not stop that one, which wins with the placement it finds alone.
     ranked = race.race(problems, max_nodes=10_000, deadline=deadline, ranks=[1, 0])
     assert ranked[0].offsets is None and ranked[1].offsets == alone[0].offsets
+
+
+def test_nodes_handed_down_let_a_sweep_at_the_bound_win_in_any_number_of_workers() -> None:
+    # Alone, the sweeps of this churn set place after 110 and 211 nodes at the bound (forward,
+    # backward) and 36 and 50 one unit above it. With 320 nodes each gets a cap of 80: the
+    # forward sweep above the bound places after 36 and the backward one there may go on to
+    # 36 only (cap 36), so that rank leaves 160 - 72 = 88 nodes, 44 more for each sweep at the
+    # bound, where the forward one places after 110 (< 124) and wins.
+    intervals = generated_churn(random.Random(1), items=40, height=32, max_width=8)
+    sections = build_sections(intervals, 256)
+    lower = sections.lower
+    wide = sections.padded(lower + 1)
+    problems = [sections.padded(lower), sections.padded(lower).mirrored(), wide, wide.mirrored()]
+    placed = []
+    for workers in (1, 2, 4):
+        results = race.race(
+            problems,
+            max_nodes=320,
+            deadline=time.perf_counter() + 120,
+            ranks=[0, 0, 1, 1],
+            dominance=[True, False, True, False],
+            workers=workers,
+        )
+        assert [result.offsets is not None for result in results] == [True, False, False, False]
+        placed.append(results[0].offsets)
+    assert placed[0] == placed[1] == placed[2]
 
 
 def _outcomes(problems: list[Sections], max_nodes: int, workers: int) -> list:
