@@ -40,12 +40,14 @@ method other than ``fork``, a script starting a race with workers needs the ``if
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import queue
 import time
 import traceback
-from collections.abc import Callable, Generator, MutableSequence, Sequence
+from collections.abc import Callable, Generator, Iterator, MutableSequence, Sequence
+from contextlib import contextmanager
 
 from accy.passes.arena.sections import Sections
 from accy.passes.arena.sweep import PAUSED, SweepResult, _Sweep
@@ -207,6 +209,40 @@ def race(
     rank = [0] * count if ranks is None else list(ranks)
     skips = [True] * count if dominance is None else list(dominance)
     workers = max(1, min(workers, count))
+    with _collector_paused():
+        results, standings = _run(problems, max_nodes, deadline, seed, rank, skips, workers)
+    winner = standings.winner()
+    return [
+        results[i] if i == winner else SweepResult(None, results[i].depth, results[i].prefix)
+        for i in range(count)
+    ]
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off (unless it was already): the sweeps make no
+    reference cycles, and the collector spent a fifth of their time going over their
+    memories. Refcounting still frees everything they drop."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _run(
+    problems: Sequence[Sections],
+    max_nodes: int,
+    deadline: float,
+    seed: int,
+    rank: list[int],
+    skips: list[bool],
+    workers: int,
+) -> tuple[dict[int, SweepResult], _Standings]:
+    """The race's results by sweep and its standings."""
+    count = len(problems)
     if workers == 1:
         caps, waiting = [0] * count, [0] * count
         standings = _Standings(max_nodes, rank, caps, waiting)
@@ -220,15 +256,8 @@ def race(
             standings.finish(i)
 
         _take_turns(sweeps, caps, waiting, deadline, seed, ended)
-    else:
-        results, standings = _race_in_workers(
-            problems, max_nodes, deadline, seed, rank, skips, workers
-        )
-    winner = standings.winner()
-    return [
-        results[i] if i == winner else SweepResult(None, results[i].depth, results[i].prefix)
-        for i in range(count)
-    ]
+        return results, standings
+    return _race_in_workers(problems, max_nodes, deadline, seed, rank, skips, workers)
 
 
 def _race_in_workers(
@@ -298,6 +327,7 @@ def _work(
 ) -> None:
     """A worker: runs the sweeps ``indices`` of a race, reporting each one's result as it
     ends (or the traceback of a failure) on ``messages``."""
+    gc.disable()  # as in race: this process only sweeps
     try:
         deadline = time.perf_counter() + (wall_deadline - time.time())
         sweeps = {i: _Sweep(problem, skip) for i, problem, skip in zip(indices, problems, skips)}

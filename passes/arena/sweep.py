@@ -135,6 +135,65 @@ def _next_tree(reduced: Node, blocks: tuple[Block, ...]) -> Node:
     return following
 
 
+# The group enumerations are module functions, not closures: a recursive closure is a
+# reference cycle, which only the cyclic collector frees, and a race pauses it (see ``race``).
+
+
+def _grow_starting(
+    starting: Sequence[int],
+    size: Sequence[int],
+    kind: Sequence[int],
+    reach: list[int],
+    i: int,
+    left: int,
+    chosen: list[int],
+    found: list[Group],
+) -> None:
+    """Append to ``found`` each group of ``chosen`` and buffers of ``starting[i:]`` of
+    ``left`` more units, one per multiset of kinds (kinds are together in ``starting``), up to
+    ``MAX_SPLITS`` groups; ``reach[i]`` has bit ``u`` set when ``starting[i:]`` can sum to
+    ``u``."""
+    if left == 0:
+        found.append(tuple(chosen))
+        return
+    if len(found) == MAX_SPLITS or not reach[i] >> left & 1:
+        return
+    b = starting[i]
+    if size[b] <= left:
+        chosen.append(b)
+        _grow_starting(starting, size, kind, reach, i + 1, left - size[b], chosen, found)
+        chosen.pop()
+    j = i + 1  # leaving b out leaves out the rest of its kind too
+    while j < len(starting) and kind[starting[j]] == kind[b]:
+        j += 1
+    _grow_starting(starting, size, kind, reach, j, left, chosen, found)
+
+
+def _grow_ending(
+    anchor: int,
+    others: Sequence[int],
+    size: Sequence[int],
+    reach: list[int],
+    sums: int,
+    i: int,
+    units: int,
+    chosen: list[int],
+    found: list[Group],
+) -> None:
+    """Append to ``found`` each group of ``anchor``, ``chosen`` (``units`` units so far) and
+    some of ``others[i:]`` whose units are a bit of ``sums``, up to ``MAX_GROUP_TRIES`` groups;
+    ``reach[i]`` has bit ``u`` set when ``others[i:]`` can sum to ``u``."""
+    if len(found) == MAX_GROUP_TRIES or not (reach[i] << units) & sums:
+        return  # no extension sums to a starting group
+    if i == len(others):
+        found.append((anchor, *chosen))
+        return
+    _grow_ending(anchor, others, size, reach, sums, i + 1, units, chosen, found)
+    chosen.append(others[i])
+    _grow_ending(anchor, others, size, reach, sums, i + 1, units + size[others[i]], chosen, found)
+    chosen.pop()
+
+
 def suits(sections: Sections, rows: int) -> bool:
     """Whether the sweep applies at ``rows`` units: every section full or one unit short."""
     return sections.count > 0 and all(rows - 1 <= units <= rows for units in sections.live)
@@ -202,23 +261,7 @@ class _Sweep:
         for i in range(len(starting) - 1, -1, -1):
             reach[i] = reach[i + 1] | reach[i + 1] << size[starting[i]]
 
-        def grow(i: int, left: int, chosen: list[int]) -> None:
-            if left == 0:
-                found.append(tuple(chosen))
-                return
-            if len(found) == MAX_SPLITS or not reach[i] >> left & 1:
-                return
-            b = starting[i]
-            if size[b] <= left:
-                chosen.append(b)
-                grow(i + 1, left - size[b], chosen)
-                chosen.pop()
-            j = i + 1  # leaving b out leaves out the rest of its kind too
-            while j < len(starting) and kind[starting[j]] == kind[b]:
-                j += 1
-            grow(j, left, chosen)
-
-        grow(0, units, [])
+        _grow_starting(starting, size, kind, reach, 0, units, [], found)
         found.sort(key=len)
         return found, len(found) == MAX_SPLITS
 
@@ -246,18 +289,7 @@ class _Sweep:
         for i in range(len(others) - 1, -1, -1):
             reach[i] = reach[i + 1] | reach[i + 1] << size[others[i]]
 
-        def grow(i: int, units: int, chosen: list[int]) -> None:
-            if len(found) == MAX_GROUP_TRIES or not (reach[i] << units) & sums:
-                return  # no extension sums to a starting group
-            if i == len(others):
-                found.append((anchor, *chosen))
-                return
-            grow(i + 1, units, chosen)
-            chosen.append(others[i])
-            grow(i + 1, units + size[others[i]], chosen)
-            chosen.pop()
-
-        grow(0, size[anchor], [])
+        _grow_ending(anchor, others, size, reach, sums, 0, size[anchor], [], found)
         found.sort(key=len)
         return found, len(found) == MAX_GROUP_TRIES
 

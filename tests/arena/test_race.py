@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 
@@ -153,3 +154,21 @@ def test_a_failing_worker_is_reported() -> None:
 
 def test_available_workers_is_between_one_and_the_maximum() -> None:
     assert 1 <= race.available_workers() <= race.MAX_WORKERS
+
+
+def test_the_sweeps_make_no_reference_cycles(churn) -> None:
+    # The race turns the cyclic collector off while its sweeps run: what they drop must be
+    # freed by reference counting alone (a recursive closure, say, would not be).
+    sections = build_sections(churn(11, items=40, height=24), 256)
+    lower = sections.lower
+    problems = [sections.padded(lower), sections.padded(lower + 1).mirrored()]
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        race.race(problems, max_nodes=400, deadline=time.perf_counter() + 120, ranks=[0, 1])
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+    assert gc.isenabled() == enabled  # the race left the collector as it found it
