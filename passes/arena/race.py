@@ -46,8 +46,8 @@ import os
 import queue
 import time
 import traceback
-from collections.abc import Callable, Generator, Iterator, MutableSequence, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, MutableSequence, Sequence
+from typing import TypeVar
 
 from accy.passes.arena.sections import Sections
 from accy.passes.arena.sweep import PAUSED, SweepResult, _Sweep
@@ -57,6 +57,7 @@ MAX_WORKERS = 4
 _POLL_S = 0.05  # how often a race waiting on its workers checks that they are alive
 _GRACE_S = 10.0  # how long after the deadline a race waits for its workers' results
 _ENDED = object()  # a sweep's runs are over
+_T = TypeVar("_T")
 
 
 def available_workers() -> int:
@@ -209,8 +210,9 @@ def race(
     rank = [0] * count if ranks is None else list(ranks)
     skips = [True] * count if dominance is None else list(dominance)
     workers = max(1, min(workers, count))
-    with _collector_paused():
-        results, standings = _run(problems, max_nodes, deadline, seed, rank, skips, workers)
+    results, standings = _without_collector(
+        lambda: _run(problems, max_nodes, deadline, seed, rank, skips, workers)
+    )
     winner = standings.winner()
     return [
         results[i] if i == winner else SweepResult(None, results[i].depth, results[i].prefix)
@@ -218,18 +220,17 @@ def race(
     ]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off (unless it was already): the sweeps make no
-    reference cycles, and the collector spent a fifth of their time going over their
-    memories. Refcounting still frees everything they drop."""
-    enabled = gc.isenabled()
+def _without_collector(run: Callable[[], _T]) -> _T:
+    """``run()`` with the cyclic garbage collector off: the sweeps make no reference cycles,
+    and the collector spent a fifth of their time going over their memories. Refcounting
+    still frees everything they drop."""
+    if not gc.isenabled():
+        return run()
     gc.disable()
     try:
-        yield
+        return run()
     finally:
-        if enabled:
-            gc.enable()
+        gc.enable()
 
 
 def _run(
