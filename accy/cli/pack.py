@@ -18,6 +18,7 @@ from accy.passes.arena.race import MAX_WORKERS, available_workers
 
 
 def _parser() -> argparse.ArgumentParser:
+    workers = available_workers()
     parser = argparse.ArgumentParser(prog="accy-pack", description=__doc__.splitlines()[0])
     parser.add_argument(
         "problem",
@@ -33,9 +34,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--workers",
         type=int,
-        default=available_workers(),
+        default=workers,
         help="processes for the exact sweeps when the budget is long (default: this machine's "
-        f"processors, at most {MAX_WORKERS}: {available_workers()})",
+        f"processors, at most {MAX_WORKERS}: {workers})",
     )
     parser.add_argument("-o", "--output", help="write the solution CSV (with offsets) here")
     return parser

@@ -4,9 +4,10 @@
 (``pq_tree``), at the lower bound of arenas full at every section, several sweeps racing in
 one process or several (``race``) and joined where none gets through (``stitch``); ``tiling``:
 exact cover over offset domains, at the lower bound; ``search``: skyline branch-and-bound),
-window repacking above the bound (``windows``) and an improvement search; ``check_placement`` verifies a
-result; ``minimalloc`` reads and writes MiniMalloc CSV problems and solutions; ``generated``
-builds problems whose optimum is known (full at every item), for benchmarks and tests.
+window repacking above the bound (``windows``) and an improvement search; ``check_placement``
+verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems and solutions;
+``generated`` builds problems whose optimum is known (full at every item), for benchmarks and
+tests.
 """
 
 from accy.passes.arena.best_fit import pack_best_fit

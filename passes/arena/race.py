@@ -92,7 +92,6 @@ class _Standings:
         self.initial = list(caps)
         self.placed: dict[int, int] = {}  # sweep -> nodes it had searched when it placed
         self.done: set[int] = set()
-        self.resolved: set[int] = set()  # ranks whose sweeps are all done
         self._update_waiting()
 
     def place(self, i: int, nodes: int) -> None:
@@ -105,14 +104,19 @@ class _Standings:
                 # a sweep stops on reaching its cap, so a cap of n + 1 allows n nodes
                 self.caps[j] = min(self.caps[j], nodes + 1 if j < i else nodes)
 
+    def ended(self, i: int, nodes: int | None) -> None:
+        """Sweep ``i`` ended, after placing its problem in ``nodes`` nodes if they are given."""
+        if nodes is not None:
+            self.place(i, nodes)
+        self.finish(i)
+
     def finish(self, i: int) -> None:
-        """Sweep ``i`` ended: when that ends its rank, hand the nodes the rank left to the
-        earlier ranks (raising their caps before they stop waiting for it)."""
+        """Sweep ``i`` ended: when it is the last of its rank, hand the nodes the rank left to
+        the earlier ranks (raising their caps before they stop waiting for it)."""
         self.done.add(i)
         rank = self.ranks[i]
         members = [j for j, other in enumerate(self.ranks) if other == rank]
-        if rank not in self.resolved and self.done.issuperset(members):
-            self.resolved.add(rank)
+        if self.done.issuperset(members):
             self._hand_down(rank, members)
         self._update_waiting()
 
@@ -254,9 +258,7 @@ def _run(
 
         def ended(i: int, result: SweepResult, nodes: int | None) -> None:
             results[i] = result
-            if nodes is not None:
-                standings.place(i, nodes)
-            standings.finish(i)
+            standings.ended(i, nodes)
 
         _take_turns(sweeps, caps, waiting, deadline, seed, ended)
         return results, standings
@@ -306,9 +308,7 @@ def _race_in_workers(
             if kind == "error":
                 raise RuntimeError(f"race: a worker failed:\n{payload}")
             results[i], nodes = payload
-            if nodes is not None:
-                standings.place(i, nodes)
-            standings.finish(i)
+            standings.ended(i, nodes)
     finally:
         for process in processes:  # done once they sent every result; stopped otherwise
             if len(results) < count:

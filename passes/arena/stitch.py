@@ -130,8 +130,8 @@ def fit(
     sharing ``max_nodes`` and the time to ``deadline``. With a ``relaxed`` capacity (above
     ``capacity``) that the sweep suits, the sweeps padded to it race too, ranked after the
     others: a placement within ``relaxed`` stops them, not the sweeps at ``capacity`` (which get
-    the nodes it leaves), and is returned (with no stitched placement) when those find none. ``workers`` processes run the
-    sweeps (see ``race``; the result does not depend on it).
+    the nodes it leaves), and is returned (with no stitched placement) when those find none.
+    ``workers`` processes run the sweeps (see ``race``; the result does not depend on it).
     """
     sections = build_sections(intervals, alignment)
     rows = capacity // sections.unit

@@ -41,10 +41,9 @@ def test_a_later_rank_that_placed_hands_its_nodes_down() -> None:
     standings = _Standings(400, [0, 0, 1, 1], caps, waiting)
     assert caps == [100] * 4 and waiting == [True, True, False, False]
     # Sweep 3 places after 30 nodes; sweep 2, listed before it, may still win within 30.
-    standings.place(3, 30)
-    standings.finish(3)
+    standings.ended(3, 30)
     assert caps == [100, 100, 31, 100] and waiting == [True, True, False, False]
-    standings.finish(2)  # it did not
+    standings.ended(2, None)  # it did not
     # The rank's 200 nodes less what it could use once sweep 3 placed (30 nodes, and a cap of
     # 31 for sweep 2) leave 139: 70 + 69 to the earlier rank, which waits no longer.
     assert caps == [170, 169, 31, 100] and waiting == [False, False, False, False]
@@ -54,15 +53,14 @@ def test_a_later_rank_that_placed_hands_its_nodes_down() -> None:
 def test_nothing_is_handed_down_without_a_placement_or_after_an_earlier_one() -> None:
     caps, waiting = [0, 0, 0], [0, 0, 0]
     standings = _Standings(300, [0, 1, 1], caps, waiting)
-    standings.finish(1)
-    standings.finish(2)
+    standings.ended(1, None)
+    standings.ended(2, None)
     assert caps == [100, 100, 100] and not waiting[0]
     caps, waiting = [0, 0, 0], [0, 0, 0]
     standings = _Standings(300, [0, 1, 1], caps, waiting)
     standings.place(0, 5)  # the earlier rank placed: the later one stops
-    standings.place(1, 7)
-    standings.finish(1)
-    standings.finish(2)
+    standings.ended(1, 7)
+    standings.ended(2, None)
     assert caps[0] == 100 and standings.winner() == 0
 
 
