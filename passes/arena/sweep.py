@@ -44,9 +44,20 @@ A boundary's splits are worked out on the tree ``contract``-ed to its ending buf
 subtrees without any made single leaves: the same groups can be made consecutive, and the
 freedoms differ by one constant) and kept per boundary and contracted ``shape``, since the
 trees met again after backtracking mostly differ only away from the ending buffers; only the
-split the search descends into is applied to the whole tree. Restarts follow the Luby
-sequence (times ``RESTART_UNIT`` section counts, in nodes; a node is a split tried); after
-the first, near-equal splits are tried in a seeded random order. At most ``MAX_SPLITS``
+split the search descends into is applied to the whole tree.
+
+Runs: a wrong split is mostly refuted a few boundaries later, but chronological backtracking
+through the boundaries in between takes longer the further it is. So the search runs in
+*windows* of the path to the deepest boundary reached (``_Sweep.runs``): from a boundary
+``back`` before it (its tree kept from that path) to ``WINDOW_AHEAD`` past it, with restarts
+from the window's first boundary on the Luby sequence (times ``RESTART_UNIT`` window
+boundaries, in nodes; a node is a split tried) and ``WINDOW_NODES`` nodes per window boundary
+in all. A window that gets deeper is followed by the next from just before the new deepest
+boundary; one that does not doubles ``back``, back to the first boundary, which undoes ever
+earlier choices. After the first run, near-equal splits are tried in a seeded random order.
+(On the 400-buffer churn sets, seeds 0-14, forward and backward sweeps at the bound, 6000
+nodes each: 11 of 30 placed, on 9 seeds; with restarts from the first boundary: 2 of 30.)
+At most ``MAX_SPLITS``
 splits per boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a
 boundary cut off by either, and every boundary above it on the path, is not remembered as
 failed). The node cap makes the result reproducible; the deadline is a safety stop, read
@@ -92,10 +103,12 @@ to collect its splits."""
 MAX_GROUP_TRIES = 4096
 """Ending groups per anchor, at most (a boundary with many small ending and starting buffers
 has exponentially many); ``MAX_SPLITS`` bounds the starting groups per ending group."""
+WINDOW_AHEAD = 12
+"""Boundaries past the deepest one reached that a run aims for (see ``_Sweep.runs``)."""
+WINDOW_NODES = 15
+"""Nodes per boundary of a run's window."""
 RESTART_UNIT = 2
-"""Section counts of nodes per unit of the Luby sequence: a run takes a node per boundary to
-get through, so with one a unit-long run has no node to back up with (on the 150-buffer churn
-sets, seeds 0-39, 1500 nodes: 31 placed with 2, 27 with 1, 28 with 3)."""
+"""Window boundaries of nodes per unit of the Luby sequence, for the runs within a window."""
 RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
@@ -229,12 +242,17 @@ class _Sweep:
         self.nodes = 0  # nodes searched, over all runs
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         self.root = p_node(map(leaf, self.starts[0]))  # the first section's tree
-        # (boundary, tree, reduced trees, blocks) at the deepest boundary reached
-        self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]]] = (
+        # (boundary, tree, reduced trees, blocks, trees) on the path to the deepest boundary
+        # reached: the tree at each boundary (before its split), each reduced by its split,
+        # the blocks of each split
+        self.deepest: tuple[
+            int, Node, list[Node | None], list[tuple[Block, ...]], list[Node | None]
+        ] = (
             1,
             self.root,
             [None] * self.sections,
             [()] * self.sections,
+            [self.root] * (self.sections + 1),
         )
 
     # --- the splits of one boundary ----------------------------------------------------------
@@ -433,32 +451,57 @@ class _Sweep:
         return None
 
     def runs(self, seed: int) -> Iterator[list[int] | object | None]:
-        """The search a restart run at a time: yields ``None`` after each run that ends
-        without a placement, the offsets in units by search index when one is found (and
-        stops); stops without them when every split failed, or at the node cap
-        (``max_nodes``, counted in ``nodes`` over all runs) or the ``deadline``, which are
-        read during the runs and may be raised between them. With a ``cap`` (a race's), it
-        yields ``PAUSED`` on reaching it instead, and goes on when resumed with a higher one."""
-        root, failed = self.root, self.failed
-        run = 0
+        """The search a run at a time: yields ``None`` after each run that ends without a
+        placement, the offsets in units by search index when one is found (and stops); stops
+        without them when the search proved there is none, or at the node cap (``max_nodes``,
+        counted in ``nodes`` over all runs) or the ``deadline``, which are read during the runs
+        and may be raised between them. With a ``cap`` (a race's), it yields ``PAUSED`` on
+        reaching it instead, and goes on when resumed with a higher one.
+
+        A run searches a *window* of the path to the deepest boundary reached: from ``back``
+        boundaries before it (its tree kept from that path), aiming ``WINDOW_AHEAD`` past it,
+        with ``WINDOW_NODES`` nodes per boundary of the window. A run that gets deeper moves the
+        window on (``back`` 1 again); one that does not doubles ``back``, so the search undoes
+        ever earlier choices of the path, back to the first boundary.
+        """
+        failed = self.failed
+        run, back, window_end = 0, 1, -1
         rng: random.Random | None = None
-        path_reduced: list[Node | None] = [None] * self.sections
-        path_blocks: list[tuple[Block, ...]] = [()] * self.sections
         while True:
             run += 1
-            limit = self.nodes + luby(run) * RESTART_UNIT * self.sections
+            if self.nodes >= window_end:  # a new window
+                depth = self.deepest[0]
+                start = max(1, depth - back)
+                target = min(self.sections, depth + WINDOW_AHEAD)
+                length = target - start + 1
+                window_end, window_run = self.nodes + WINDOW_NODES * length, 0
+            window_run += 1
+            limit = min(window_end, self.nodes + luby(window_run) * RESTART_UNIT * length)
+            _, _, best_reduced, best_blocks, best_trees = self.deepest
+            path_reduced, path_blocks = list(best_reduced), list(best_blocks)
+            path_trees = list(best_trees)
             stack: list[tuple[int, Node, list[Split]]] = []
             position: list[int] = []
             exhaustive: list[bool] = []  # per boundary on the stack: every split below tried
             try:
-                t, tree = 1, root
+                t, tree = start, path_trees[start]
                 while True:
+                    path_trees[t] = tree
                     if t > self.deepest[0]:
-                        self.deepest = (t, tree, list(path_reduced), list(path_blocks))
+                        self.deepest = (
+                            t,
+                            tree,
+                            list(path_reduced),
+                            list(path_blocks),
+                            list(path_trees),
+                        )
                     if t == self.sections:
                         offsets = self.offsets(t, tree, path_reduced, path_blocks)
                         yield [offsets[b] for b in range(len(self.size))]
                         return
+                    if t == target:
+                        window_end = self.nodes  # the window is through: the next one follows
+                        raise _Restart
                     if (t, tree) in failed:
                         splits: list[Split] = []
                         complete = True  # remembered: it failed with every split tried
@@ -499,9 +542,14 @@ class _Sweep:
                             failed.add((t, tree))
                         elif exhaustive:  # a cut-off below leaves the boundary above open
                             exhaustive[-1] = False
-                    else:
-                        return  # every split of the first boundary failed
+                    else:  # every split of the window's first boundary failed
+                        if start == 1 and (1, path_trees[1]) in failed:
+                            return  # proved: no placement
+                        window_end = self.nodes
+                        raise _Restart
             except _Restart:
+                if self.nodes >= window_end:
+                    back = 1 if self.deepest[0] > depth else min(2 * back, self.sections)
                 rng = random.Random(seed * 1_000_003 + run)
                 yield None
             except _Stopped:
@@ -518,7 +566,7 @@ class _Sweep:
     def prefix(self) -> tuple[int, dict[int, int]]:
         """The deepest boundary the search reached and the unit offsets (by search index) of
         the buffers live before it: a tiling of those sections at the capacity."""
-        depth, tree, reduced, blocks = self.deepest
+        depth, tree, reduced, blocks, _ = self.deepest
         return depth, self.offsets(depth, tree, reduced, blocks)
 
     def result(self, offsets: list[int] | None) -> SweepResult:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import random
 import time
 
 import hypothesis.strategies as st
 from accy.passes.arena import BufferInterval, check_placement, lower_bound, sweep
+from accy.passes.arena.generated import churn as generated_churn
 from accy.passes.arena.pq_tree import leaf, p_node
 from accy.passes.arena.sections import build_sections
 from hypothesis import given, settings
@@ -186,7 +189,7 @@ def _fails_without_cut_off(search: sweep._Sweep, t: int, tree, seen: set) -> boo
 def test_only_exhaustively_failed_boundaries_are_remembered(churn, monkeypatch) -> None:
     # With two splits collected per boundary, boundaries with more are cut off: a boundary
     # above a cut-off may have a completion the search never saw, so it must not be
-    # remembered as failed. Seed 11 over 40 items stops without a placement, remembering 118
+    # remembered as failed. Seed 11 over 40 items stops without a placement, remembering 84
     # pairs (the only one of seeds 0-249 that does since dominated splits are left out);
     # each is re-searched below without caps.
     monkeypatch.setattr(sweep, "MAX_SPLITS", 2)
@@ -197,3 +200,48 @@ def test_only_exhaustively_failed_boundaries_are_remembered(churn, monkeypatch) 
         seen: set = set()
         for t, tree in search.failed:
             assert _fails_without_cut_off(search, t, tree, seen)
+
+
+def test_runs_search_windows_of_the_path_to_the_deepest_boundary() -> None:
+    # 400 buffers over 100 items, 64 units high: the forward sweep at the bound does not get
+    # through in 600 nodes. Each run starts on the path to the deepest boundary reached
+    # (at most one boundary before it when the window is new, further back after windows
+    # that got no deeper) and the first starts at the first boundary.
+    intervals = generated_churn(random.Random(0), items=100, height=64, max_width=16)
+    sections = build_sections(intervals, 256)
+    search = sweep._Sweep(sections.padded(sections.lower))
+    search.max_nodes, search.deadline = 600, time.perf_counter() + 60
+    starts: list[tuple[int, int]] = []  # (first boundary of a run, deepest before it)
+    splits = search.splits
+
+    def recording(t, tree):
+        if len(starts) < runs:
+            starts.append((t, depth))
+        return splits(t, tree)
+
+    search.splits = recording  # type: ignore[method-assign]
+    runs, depth = 1, 1
+    for outcome in search.runs(seed=0):
+        assert outcome is None
+        runs, depth = runs + 1, search.deepest[0]
+    assert starts[0] == (1, 1)
+    assert all(1 <= start <= max(depth - 1, 1) for start, depth in starts)
+    assert any(start > 1 for start, _ in starts)  # windows move on with the deepest boundary
+    went_back = [(a, b) for (a, _), (b, _) in itertools.pairwise(starts) if b < a]
+    assert went_back  # and back to earlier choices where they get no deeper
+
+
+def test_a_400_buffer_arena_is_placed_at_the_bound() -> None:
+    # Seed 13 of the 400-buffer churn sets of benchmarks/packing.py, swept backward: placed
+    # in 1647 nodes (restarts from the first boundary placed none of seeds 6-15 in 6000).
+    intervals = generated_churn(random.Random(13), items=100, height=64, max_width=16)
+    sections = build_sections(intervals, 256)
+    result = sweep.sweep_sections(
+        sections.mirrored().padded(sections.lower),
+        max_nodes=2_000,
+        deadline=time.perf_counter() + 60,
+    )
+    assert result.offsets is not None and result.depth == len(sections.live)
+    placement = sections.placement(intervals, result.offsets, 256, sweep.NAME)
+    check_placement(intervals, placement, 256)
+    assert placement.size == lower_bound(intervals, 256)
