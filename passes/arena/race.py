@@ -199,7 +199,6 @@ def race(
     deadline: float,
     seed: int = 0,
     ranks: Sequence[int] | None = None,
-    dominance: Sequence[bool] | None = None,
     workers: int = 1,
 ) -> list[SweepResult]:
     """Sweeps over ``problems`` (each exactly full) racing for ``max_nodes`` nodes in all, or
@@ -207,17 +206,15 @@ def race(
     winner's with offsets (see the module doc).
 
     ``ranks`` orders the problems by preference (lowest first; all equal by default): a problem
-    at a lower capacity, say, before one at a higher. ``dominance`` says per problem whether
-    its sweep leaves out dominated splits (all do by default; see ``sweep._Sweep.blockings``).
+    at a lower capacity, say, before one at a higher.
     ``workers`` processes run the sweeps (one: this process); the winner, and every result when
     none places, do not depend on it.
     """
     count = len(problems)
     rank = [0] * count if ranks is None else list(ranks)
-    skips = [True] * count if dominance is None else list(dominance)
     workers = max(1, min(workers, count))
     results, standings = _without_collector(
-        lambda: _run(problems, max_nodes, deadline, seed, rank, skips, workers)
+        lambda: _run(problems, max_nodes, deadline, seed, rank, workers)
     )
     winner = standings.winner()
     return [
@@ -245,7 +242,6 @@ def _run(
     deadline: float,
     seed: int,
     rank: list[int],
-    skips: list[bool],
     workers: int,
 ) -> tuple[dict[int, SweepResult], _Standings]:
     """The race's results by sweep and its standings."""
@@ -253,7 +249,7 @@ def _run(
     if workers == 1:
         caps, waiting = [0] * count, [0] * count
         standings = _Standings(max_nodes, rank, caps, waiting)
-        sweeps = {i: _Sweep(problems[i], skips[i]) for i in range(count)}
+        sweeps = {i: _Sweep(problems[i]) for i in range(count)}
         results: dict[int, SweepResult] = {}
 
         def ended(i: int, result: SweepResult, nodes: int | None) -> None:
@@ -262,7 +258,7 @@ def _run(
 
         _take_turns(sweeps, caps, waiting, deadline, seed, ended)
         return results, standings
-    return _race_in_workers(problems, max_nodes, deadline, seed, rank, skips, workers)
+    return _race_in_workers(problems, max_nodes, deadline, seed, rank, workers)
 
 
 def _race_in_workers(
@@ -271,7 +267,6 @@ def _race_in_workers(
     deadline: float,
     seed: int,
     ranks: list[int],
-    skips: list[bool],
     workers: int,
 ) -> tuple[dict[int, SweepResult], _Standings]:
     """The race's results and standings, its sweeps run by ``workers`` processes."""
@@ -288,7 +283,7 @@ def _race_in_workers(
         mine = list(range(w, count, workers))
         process = context.Process(
             target=_work,
-            args=(mine, [problems[i] for i in mine], [skips[i] for i in mine], caps, waiting),
+            args=(mine, [problems[i] for i in mine], caps, waiting),
             kwargs={"wall_deadline": wall_deadline, "seed": seed, "messages": messages},
             daemon=True,
         )
@@ -320,7 +315,6 @@ def _race_in_workers(
 def _work(
     indices: list[int],
     problems: list[Sections],
-    skips: list[bool],
     caps: Sequence[int],
     waiting: Sequence[int],
     *,
@@ -333,7 +327,7 @@ def _work(
     gc.disable()  # as in race: this process only sweeps
     try:
         deadline = time.perf_counter() + (wall_deadline - time.time())
-        sweeps = {i: _Sweep(problem, skip) for i, problem, skip in zip(indices, problems, skips)}
+        sweeps = {i: _Sweep(problem) for i, problem in zip(indices, problems)}
 
         def ended(i: int, result: SweepResult, nodes: int | None) -> None:
             messages.put(("result", i, (result, nodes)))

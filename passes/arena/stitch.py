@@ -150,7 +150,6 @@ def fit(
         deadline=deadline,
         seed=seed,
         ranks=ranks,
-        dominance=[True, False] * (len(problems) // 2),  # forward with, backward without
         workers=workers,
     )
     for problem, result in zip(problems, results):  # the winner's, if any
