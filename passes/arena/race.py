@@ -27,7 +27,7 @@ cap or proved its problem has no placement, so every result is the same however 
 were run. (A sweep that proves early that its problem has no placement leaves its nodes
 unused: which sweep would take them would depend on timing.)
 
-In one process the sweeps take turns, a restart run at a time, the one that has searched the
+In one process the sweeps take turns, a run at a time, the one that has searched the
 fewest nodes first. With ``workers`` > 1 they are dealt out to that many processes (sweep
 ``i`` to worker ``i mod workers``), each taking turns the same way; a worker reports each
 sweep's end (and placement) to this process, which changes the caps and the waiting flags in
@@ -159,7 +159,7 @@ def _take_turns(
     seed: int,
     ended: Callable[[int, SweepResult, int | None], None],
 ) -> None:
-    """Run ``sweeps`` (by race index) a restart run at a time, the one with the fewest nodes
+    """Run ``sweeps`` (by race index) a run at a time, the one with the fewest nodes
     first, each within its cap in ``caps`` (waiting at it while ``waiting`` says so, for a
     higher cap), until every one has ended; ``ended`` hears of each: its result and, when it
     placed, its nodes."""
@@ -183,7 +183,7 @@ def _take_turns(
         search = sweeps[i]
         step = _ENDED if search.interrupted() else next(running[i], _ENDED)
         if step is None:
-            continue  # a restart run ended without a placement
+            continue  # a run ended without a placement
         if step is PAUSED:
             paused[i] = running.pop(i)
             continue

@@ -64,7 +64,7 @@ failed). The node cap makes the result reproducible; the deadline is a safety st
 between nodes and during a boundary's reductions. A search that stops without a placement
 still reports the deepest boundary it reached and its tiling of the sections before it
 (``SweepResult``; ``stitch`` joins a forward and a backward one). Sweeps share a budget
-through ``race``, a restart run at a time each, in one process or several.
+through ``race``, a run at a time each, in one process or several.
 """
 
 from __future__ import annotations
