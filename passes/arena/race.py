@@ -4,8 +4,8 @@
 above it) together and keeps one placement, the *winner*. So that the winner depends neither
 on timing nor on the number of processes, the race is defined by node counts alone:
 
-- each sweep gets an equal part of ``max_nodes`` as its *cap* (the first ones a node more
-  where the parts do not divide evenly);
+- each sweep gets a part of ``max_nodes`` as its *cap*, in proportion to its *weight* (equal
+  by default; the first ones a node more where the parts do not divide evenly);
 - a sweep *places* when it finds a placement within its cap; the winner is a placing sweep of
   the lowest rank, and among those the one that placed after the fewest nodes, then the one
   listed first;
@@ -84,11 +84,16 @@ class _Standings:
         ranks: Sequence[int],
         caps: MutableSequence[int],
         waiting: MutableSequence[int],
+        weights: Sequence[int] | None = None,
     ) -> None:
         count = len(ranks)
         self.ranks, self.caps, self.waiting = ranks, caps, waiting
+        weights = [1] * count if weights is None else weights
+        total = sum(weights)
         for i in range(count):
-            caps[i] = max_nodes // count + (i < max_nodes % count)
+            caps[i] = max_nodes * weights[i] // total
+        for i in range(max_nodes - sum(caps[:count])):  # fewer than count nodes left
+            caps[i] += 1
         self.initial = list(caps)
         self.placed: dict[int, int] = {}  # sweep -> nodes it had searched when it placed
         self.done: set[int] = set()
@@ -199,6 +204,7 @@ def race(
     deadline: float,
     seed: int = 0,
     ranks: Sequence[int] | None = None,
+    weights: Sequence[int] | None = None,
     workers: int = 1,
 ) -> list[SweepResult]:
     """Sweeps over ``problems`` (each exactly full) racing for ``max_nodes`` nodes in all, or
@@ -206,15 +212,19 @@ def race(
     winner's with offsets (see the module doc).
 
     ``ranks`` orders the problems by preference (lowest first; all equal by default): a problem
-    at a lower capacity, say, before one at a higher.
+    at a lower capacity, say, before one at a higher. ``weights`` (positive; all equal by
+    default) share ``max_nodes`` out as the sweeps' caps.
     ``workers`` processes run the sweeps (one: this process); the winner, and every result when
     none places, do not depend on it.
     """
     count = len(problems)
     rank = [0] * count if ranks is None else list(ranks)
+    weight = [1] * count if weights is None else list(weights)
+    if len(rank) != count or len(weight) != count or min(weight, default=1) < 1:
+        raise ValueError("race: one rank and one positive weight per problem")
     workers = max(1, min(workers, count))
     results, standings = _without_collector(
-        lambda: _run(problems, max_nodes, deadline, seed, rank, workers)
+        lambda: _run(problems, max_nodes, deadline, seed, rank, weight, workers)
     )
     winner = standings.winner()
     return [
@@ -242,13 +252,14 @@ def _run(
     deadline: float,
     seed: int,
     rank: list[int],
+    weight: list[int],
     workers: int,
 ) -> tuple[dict[int, SweepResult], _Standings]:
     """The race's results by sweep and its standings."""
     count = len(problems)
     if workers == 1:
         caps, waiting = [0] * count, [0] * count
-        standings = _Standings(max_nodes, rank, caps, waiting)
+        standings = _Standings(max_nodes, rank, caps, waiting, weight)
         sweeps = {i: _Sweep(problems[i]) for i in range(count)}
         results: dict[int, SweepResult] = {}
 
@@ -258,7 +269,7 @@ def _run(
 
         _take_turns(sweeps, caps, waiting, deadline, seed, ended)
         return results, standings
-    return _race_in_workers(problems, max_nodes, deadline, seed, rank, workers)
+    return _race_in_workers(problems, max_nodes, deadline, seed, rank, weight, workers)
 
 
 def _race_in_workers(
@@ -267,6 +278,7 @@ def _race_in_workers(
     deadline: float,
     seed: int,
     ranks: list[int],
+    weights: list[int],
     workers: int,
 ) -> tuple[dict[int, SweepResult], _Standings]:
     """The race's results and standings, its sweeps run by ``workers`` processes."""
@@ -275,7 +287,7 @@ def _race_in_workers(
     count = len(problems)
     caps = context.Array("q", count, lock=False)
     waiting = context.Array("b", count, lock=False)
-    standings = _Standings(max_nodes, ranks, caps, waiting)
+    standings = _Standings(max_nodes, ranks, caps, waiting, weights)
     messages = context.Queue()
     wall_deadline = time.time() + (deadline - time.perf_counter())  # clocks differ by process
     processes = []

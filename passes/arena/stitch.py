@@ -16,7 +16,9 @@ a gap where they do not; this module joins them at one section ``m``:
   offset free over its lifetime.
 
 Every ``m`` from one depth to the other is tried and the lowest stitched arena kept (then the
-fewest displaced units, then the earliest ``m``). The stitched arena is usually above the
+fewest displaced units, then the earliest ``m``), for the pair of sweeps that got further
+(forward and backward depths together): the pair at the capacity, or the pair at a relaxed
+capacity when its sweeps got deeper. The stitched arena is usually above the
 greedy packers' (the displaced buffers land on top), but it is full wherever a tiling is kept,
 and window repacking (``windows``), which lowers a placement a few sections at a time, gets a
 little further from it than from a placement with slack everywhere: on the 400-buffer churn
@@ -24,11 +26,22 @@ sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.08-1.14 of t
 bound, mean 1.095, against a mean of 1.106 from the best of the other searches (measured
 before the sweeps raced).
 
-The forward sweeps leave out dominated splits, the backward ones keep them: the time a sweep
-takes varies tenfold with small changes to its search, and the two ways fail on different
-problems (``pack`` at 3 s: the cut sets of 150 buffers, seeds 0-29, all at the bound, one at
-1.109 with both leaving them out; 19 of 20 churn/150 sets within 1.02, 17-18 with both, 17
-with neither).
+The sweeps one unit above the bound get ``RELAXED_WEIGHT`` times the nodes of those at it:
+they place far more often within a small budget (400-buffer churn sets, seeds 0-9, 2000 nodes
+a sweep: 7 of 20 against 1 of 20), a placement there hands the nodes it leaves to the sweeps
+at the bound, and without one their deeper tilings are a better start for window repacking.
+``pack`` at 3 s in two processes on those sets: mean 1.052 of the bound, 3 of 10 within 1.02
+(before, equal nodes and the pair at the bound stitched: 1.080, 2 of 10; weight 9 with the
+pair at the bound stitched: 1.086); in one process 1.073 (1.108). Where the pairs get equally
+far, the tilings at the bound are kept: window repacking closes the gap a relaxed tiling leaves
+in each section less easily (a 150-buffer cut set, seed 2, ended at 1.094 from the relaxed
+pair's stitching, lower by 5 units, and at the bound from the other). Stitching from both,
+each with half of window repacking's nodes, measured worse (1.072).
+
+Every sweep of the race leaves out dominated splits (see ``sweep``). (Earlier, the backward
+sweeps kept them, so that the two ways failed on different problems; with windows in the
+sweeps' runs, backward sweeps keeping them placed none of 15 400-buffer churn sets in 3000
+nodes, 3 leaving them out.)
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
@@ -47,6 +60,9 @@ from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "stitch"
+RELAXED_WEIGHT = 9
+"""Nodes of a sweep one unit above the bound per node of one at the bound, racing (see
+``fit``)."""
 
 
 @dataclass(frozen=True)
@@ -129,8 +145,11 @@ def fit(
     The sweeps forward and backward (over the sections ``padded`` to the capacity) ``race``,
     sharing ``max_nodes`` and the time to ``deadline``. With a ``relaxed`` capacity (above
     ``capacity``) that the sweep suits, the sweeps padded to it race too, ranked after the
-    others: a placement within ``relaxed`` stops them, not the sweeps at ``capacity`` (which get
-    the nodes it leaves), and is returned (with no stitched placement) when those find none.
+    others and with ``RELAXED_WEIGHT`` times their nodes: a placement within ``relaxed`` stops
+    them, not the sweeps at ``capacity`` (which get the nodes it leaves), and is returned (with
+    no stitched placement) when those find none. Without any placement, the stitched one is the
+    lowest stitching of the pair whose two sweeps got further, the pair at the capacity on a
+    tie.
     ``workers`` processes run the sweeps (see ``race``; the result does not depend on it).
     """
     sections = build_sections(intervals, alignment)
@@ -138,35 +157,37 @@ def fit(
     if not sweep.suits(sections, rows):
         return None, None
     padded = sections.padded(rows)
-    problems, ranks = [padded, padded.mirrored()], [0, 0]
+    problems, ranks, weights = [padded, padded.mirrored()], [0, 0], [1, 1]
     wide = rows if relaxed is None else relaxed // sections.unit
     if wide > rows and sweep.suits(sections, wide):
         wider = sections.padded(wide)
         problems += [wider, wider.mirrored()]
         ranks += [1, 1]
+        weights += [RELAXED_WEIGHT, RELAXED_WEIGHT]
     results = race.race(
         problems,
         max_nodes=max_nodes,
         deadline=deadline,
         seed=seed,
         ranks=ranks,
+        weights=weights,
         workers=workers,
     )
     for problem, result in zip(problems, results):  # the winner's, if any
         if result.offsets is not None:
             return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
-    ahead, back = results[:2]
     columns = len(sections.live)
-    behind = columns - back.depth  # the backward tiling covers sections behind.. on
-    forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
-    best: tuple[tuple[int, int, int], list[int]] | None = None
-    for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
-        offsets, displaced = stitch_offsets(sections, forward, backward, joined)
-        top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
-        key = (top, displaced, joined)
-        if best is None or key < best[0]:
-            best = key, offsets
+    best: tuple[tuple[int, int, int, int, int], list[int], int, int] | None = None
+    for pair, (ahead, back) in enumerate(zip(results[::2], results[1::2])):
+        behind = columns - back.depth  # the backward tiling covers sections behind.. on
+        forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
+        for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
+            offsets, displaced = stitch_offsets(sections, forward, backward, joined)
+            top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
+            key = (-ahead.depth - back.depth, pair, top, displaced, joined)
+            if best is None or key < best[0]:
+                best = key, offsets, ahead.depth, back.depth
     assert best is not None
-    (_, _, joined), offsets = best
+    (*_, joined), offsets, ahead_depth, back_depth = best
     placement = sections.placement(intervals, offsets, alignment, NAME)
-    return None, Stitched(placement, ahead.depth, back.depth, joined)
+    return None, Stitched(placement, ahead_depth, back_depth, joined)

@@ -27,6 +27,22 @@ def test_caps_split_the_nodes_and_a_placement_lowers_them() -> None:
     assert standings.winner() == 0
 
 
+def test_weights_share_the_nodes_out() -> None:
+    caps, waiting = [0, 0, 0, 0], [0, 0, 0, 0]
+    _Standings(200, [0, 0, 1, 1], caps, waiting, [1, 1, 9, 9])
+    assert caps == [10, 10, 90, 90]  # 200 * 1 // 20 and 200 * 9 // 20
+    _Standings(10, [0, 0, 1, 1], caps, waiting, [1, 1, 9, 9])
+    # 10 * 1 // 20 = 0 and 10 * 9 // 20 = 4 leave 2 nodes: the first two take one each.
+    assert caps == [1, 1, 4, 4]
+
+
+def test_a_race_needs_a_positive_weight_per_problem(no_tiling) -> None:
+    problems = [build_sections(no_tiling, 256).padded(7)] * 2
+    for weights in ([1], [1, 0]):
+        with pytest.raises(ValueError, match="one rank and one positive weight per problem"):
+            race.race(problems, max_nodes=10, deadline=time.perf_counter() + 60, weights=weights)
+
+
 def test_an_earlier_rank_wins_whatever_its_nodes() -> None:
     caps, waiting = [0, 0], [0, 0]
     standings = _Standings(100, [1, 0], caps, waiting)

@@ -129,3 +129,28 @@ def test_a_relaxed_capacity_is_placed_when_the_capacity_is_not(no_tiling) -> Non
     )
     assert stitched is None and found is not None and found.size == capacity + 256
     check_placement(no_tiling, found, 256)
+
+
+def test_the_relaxed_pair_is_stitched_when_its_sweeps_get_further(churn) -> None:
+    intervals = churn(0, items=30, height=32)  # full at 32 units
+    capacity = lower_bound(intervals, 256)
+    # 40 nodes, weights 1, 1, 9, 9: the sweeps at the capacity get 40 * 1 // 20 = 2 nodes each,
+    # the relaxed ones 40 * 9 // 20 = 18; none places.
+    found, stitched = stitch.fit(
+        intervals,
+        256,
+        capacity,
+        relaxed=capacity + 256,
+        max_nodes=40,
+        deadline=time.perf_counter() + 60,
+    )
+    assert found is None and stitched is not None
+    check_placement(intervals, stitched.placement, 256)
+    # The pair at the capacity alone (2 nodes each) reaches boundary 2 both ways and stitches
+    # 38 units; the relaxed pair reached 17 both ways (further: its stitching is kept) and
+    # stitches 37.
+    alone = _fit(intervals, 4)[1]
+    assert alone is not None and (alone.forward, alone.backward) == (2, 2)
+    assert alone.placement.size == 38 * 256
+    assert (stitched.forward, stitched.backward) == (17, 17)
+    assert stitched.placement.size == 37 * 256
