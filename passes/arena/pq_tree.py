@@ -244,15 +244,20 @@ def _root_allows(kind: int, labels: Sequence[int]) -> bool:
 def _label(node: Node, subset: frozenset[int]) -> int:
     """Below the pertinent root: the label ``_sorted_out`` gives ``node``, without building
     anything; raises ``_Impossible`` where it does."""
-    if node.leaves.isdisjoint(subset):
+    leaves = node.leaves
+    if leaves.isdisjoint(subset):
         return _EMPTY
-    if node.leaves <= subset:
+    if leaves <= subset:
         return _FULL
-    labels = [_label(child, subset) for child in node.children]
-    if node.kind == _P:
-        if labels.count(_PARTIAL) > 1:
-            raise _Impossible
+    if node.kind == _P:  # only its partial children count, and a leaf is never partial
+        partial = False
+        for child in node.children:
+            if child.kind != _LEAF and _label(child, subset) == _PARTIAL:
+                if partial:
+                    raise _Impossible
+                partial = True
         return _PARTIAL
+    labels = [_label(child, subset) for child in node.children]
     if _reads_empty_to_full(labels) or _reads_empty_to_full(labels[::-1]):
         return _PARTIAL
     raise _Impossible
@@ -272,6 +277,12 @@ def _possible(tree: Node, subset: frozenset[int]) -> bool:
     if subset == node.leaves:
         return True
     try:
+        if node.kind == _P:  # at most two partial children, and a leaf is never partial
+            partial = 0
+            for child in node.children:
+                if child.kind != _LEAF and _label(child, subset) == _PARTIAL:
+                    partial += 1
+            return partial <= 2
         labels = [_label(child, subset) for child in node.children]
     except _Impossible:
         return False
