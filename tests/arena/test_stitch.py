@@ -10,10 +10,20 @@ from accy.passes.arena.sections import build_sections
 from hypothesis import given, settings
 
 
-def _fit(intervals: list[BufferInterval], max_nodes: int, capacity: int | None = None):
+def _fit(
+    intervals: list[BufferInterval],
+    max_nodes: int,
+    capacity: int | None = None,
+    relaxed: int | None = None,
+):
     capacity = lower_bound(intervals, 256) if capacity is None else capacity
     return stitch.fit(
-        intervals, 256, capacity, max_nodes=max_nodes, deadline=time.perf_counter() + 60
+        intervals,
+        256,
+        capacity,
+        relaxed=relaxed,
+        max_nodes=max_nodes,
+        deadline=time.perf_counter() + 60,
     )
 
 
@@ -119,14 +129,7 @@ def test_padded_sweeps_stitch_without_their_gaps(churn, seed: int, nodes: int) -
 def test_a_relaxed_capacity_is_placed_when_the_capacity_is_not(no_tiling) -> None:
     # No placement at the lower bound, 6 units (the test above), and one at 7.
     capacity = 6 * 256
-    found, stitched = stitch.fit(
-        no_tiling,
-        256,
-        capacity,
-        relaxed=capacity + 256,
-        max_nodes=10_000,
-        deadline=time.perf_counter() + 60,
-    )
+    found, stitched = _fit(no_tiling, 10_000, capacity, relaxed=capacity + 256)
     assert stitched is None and found is not None and found.size == capacity + 256
     check_placement(no_tiling, found, 256)
 
@@ -136,14 +139,7 @@ def test_the_relaxed_pair_is_stitched_when_its_sweeps_get_further(churn) -> None
     capacity = lower_bound(intervals, 256)
     # 40 nodes, weights 1, 1, 9, 9: the sweeps at the capacity get 40 * 1 // 20 = 2 nodes each,
     # the relaxed ones 40 * 9 // 20 = 18; none places.
-    found, stitched = stitch.fit(
-        intervals,
-        256,
-        capacity,
-        relaxed=capacity + 256,
-        max_nodes=40,
-        deadline=time.perf_counter() + 60,
-    )
+    found, stitched = _fit(intervals, 40, capacity, relaxed=capacity + 256)
     assert found is None and stitched is not None
     check_placement(intervals, stitched.placement, 256)
     # The pair at the capacity alone (2 nodes each) reaches boundary 2 both ways and stitches
