@@ -249,18 +249,22 @@ def _label(node: Node, subset: frozenset[int]) -> int:
         return _EMPTY
     if leaves <= subset:
         return _FULL
-    if node.kind == _P:  # only its partial children count, and a leaf is never partial
-        partial = False
-        for child in node.children:
-            if child.kind != _LEAF and _label(child, subset) == _PARTIAL:
-                if partial:
-                    raise _Impossible
-                partial = True
+    if node.kind == _P:
+        if _partial_children(node, subset) > 1:
+            raise _Impossible
         return _PARTIAL
     labels = [_label(child, subset) for child in node.children]
     if _reads_empty_to_full(labels) or _reads_empty_to_full(labels[::-1]):
         return _PARTIAL
     raise _Impossible
+
+
+def _partial_children(node: Node, subset: frozenset[int]) -> int:
+    """How many children of the P-node ``node`` ``_label`` calls partial (all that a P-node's
+    checks look at; a leaf is never partial, so leaves are skipped)."""
+    return sum(
+        1 for child in node.children if child.kind != _LEAF and _label(child, subset) == _PARTIAL
+    )
 
 
 def _possible(tree: Node, subset: frozenset[int]) -> bool:
@@ -277,12 +281,8 @@ def _possible(tree: Node, subset: frozenset[int]) -> bool:
     if subset == node.leaves:
         return True
     try:
-        if node.kind == _P:  # at most two partial children, and a leaf is never partial
-            partial = 0
-            for child in node.children:
-                if child.kind != _LEAF and _label(child, subset) == _PARTIAL:
-                    partial += 1
-            return partial <= 2
+        if node.kind == _P:
+            return _partial_children(node, subset) <= 2
         labels = [_label(child, subset) for child in node.children]
     except _Impossible:
         return False

@@ -176,18 +176,19 @@ def fit(
     for problem, result in zip(problems, results):  # the winner's, if any
         if result.offsets is not None:
             return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
-    columns = len(sections.live)
-    best: tuple[tuple[int, int, int, int, int], list[int], int, int] | None = None
-    for pair, (ahead, back) in enumerate(zip(results[::2], results[1::2])):
-        behind = columns - back.depth  # the backward tiling covers sections behind.. on
-        forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
-        for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
-            offsets, displaced = stitch_offsets(sections, forward, backward, joined)
-            top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
-            key = (-ahead.depth - back.depth, pair, top, displaced, joined)
-            if best is None or key < best[0]:
-                best = key, offsets, ahead.depth, back.depth
+    # the pair whose sweeps got further (max keeps the first, at the capacity, on a tie)
+    pairs = zip(results[::2], results[1::2])
+    ahead, back = max(pairs, key=lambda pair: pair[0].depth + pair[1].depth)
+    behind = len(sections.live) - back.depth  # the backward tiling covers sections behind.. on
+    forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
+    best: tuple[tuple[int, int, int], list[int]] | None = None
+    for joined in range(min(ahead.depth, behind), max(ahead.depth, behind) + 1):
+        offsets, displaced = stitch_offsets(sections, forward, backward, joined)
+        top = max((o + s for o, s in zip(offsets, sections.size, strict=True)), default=0)
+        key = (top, displaced, joined)
+        if best is None or key < best[0]:
+            best = key, offsets
     assert best is not None
-    (*_, joined), offsets, ahead_depth, back_depth = best
+    (_, _, joined), offsets = best
     placement = sections.placement(intervals, offsets, alignment, NAME)
-    return None, Stitched(placement, ahead_depth, back_depth, joined)
+    return None, Stitched(placement, ahead.depth, back.depth, joined)
