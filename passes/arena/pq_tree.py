@@ -148,6 +148,147 @@ def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
     return _leaf_values(parent.children, (index - 1, index + 1))
 
 
+def always_adjacent(tree: Node, first: frozenset[int], second: frozenset[int]) -> bool:
+    """Whether every order of ``tree`` puts the disjoint sets ``first`` and ``second`` next to
+    each other (their union consecutive: ``reduce`` by it leaves ``tree`` as it is); each
+    must be consecutive in every order.
+
+    Any subtree can be read reversed on its own, so a set inside a child is next to a set
+    outside that child in every order only when it is all of the child: the two sets are
+    neighbouring runs of one Q-node's children, or the two children of a P-node of two.
+    """
+    holder, run = _run(tree, first)
+    other, other_run = _run(tree, second)
+    if holder is None or holder is not other:
+        return False
+    if holder.kind == _P:
+        return len(holder.children) == 2
+    return run[-1] + 1 == other_run[0] or other_run[-1] + 1 == run[0]
+
+
+def _run(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, list[int]]:
+    """The node of which ``leaves`` (consecutive in every order) are a run of children, and
+    the run's indices; ``(None, [])`` when they are all of ``tree``."""
+    parent, node, run = _holder(tree, leaves)
+    if run is not None:
+        return node, run
+    if parent is None:
+        return None, []
+    return parent, [parent.children.index(node)]
+
+
+def consecutive_subsets(tree: Node, bits: Mapping[int, int]) -> set[int]:
+    """The subsets of the leaves in ``bits`` that some order of ``tree`` keeps consecutive
+    (``reduce`` by them gives a tree), each as the sum of its leaves' bits.
+
+    Worked out bottom-up from the templates of ``reduce``: a set is consecutive in some order
+    when it is a node's leaves, or the leaves of some children of its lowest node around it
+    and a part at one end of at most two more (a P-node, any children; a Q-node, a run of
+    them, the parts at the run's ends), where a part at one end of a node is again some of
+    its children (a P-node's, or the first or last of a Q-node's) and a part at one end of
+    one more.
+    """
+    found: set[int] = set()
+    _consecutive(tree, bits, found)
+    return found
+
+
+def _consecutive(
+    node: Node, bits: Mapping[int, int], found: set[int]
+) -> tuple[int, bool, set[int]]:
+    """``node``'s bits, whether all its leaves have bits (it is *pure*), and the proper parts
+    at one end of it made of leaves with bits; adds the sets consecutive within it to
+    ``found``."""
+    if node.kind == _LEAF:
+        bit = bits.get(node.smallest, 0)
+        if bit:
+            found.add(bit)
+        return bit, bit != 0, set()
+    parts = [_consecutive(child, bits, found) for child in node.children]
+    mask = 0
+    for child_mask, _, _ in parts:
+        mask |= child_mask
+    if not mask:
+        return 0, False, set()
+    pure = all(child_pure for _, child_pure, _ in parts)
+    if pure:
+        found.add(mask)
+    if node.kind == _P:
+        ends, inner = _p_node_sets(parts)
+    else:
+        ends, inner = _q_node_sets(parts)
+    found |= inner
+    found |= ends
+    return mask, pure, ends
+
+
+def _p_node_sets(parts: Sequence[tuple[int, bool, set[int]]]) -> tuple[set[int], set[int]]:
+    """A P-node's parts at one end and its sets of two or more pieces (children whole, parts
+    at the end of at most two more), from its children's ``_consecutive``."""
+    ends: set[int] = set()
+    inner: set[int] = set()
+
+    def unions(skip: tuple[int, ...]) -> dict[int, int]:
+        """Unions of the pure children but those at ``skip``, by how many children."""
+        made = {0: 0}
+        for i, (mask, pure, _) in enumerate(parts):
+            if pure and i not in skip:
+                for union, count in list(made.items()):
+                    made.setdefault(union | mask, count + 1)
+        return made
+
+    for union, count in unions(()).items():
+        if count:
+            ends.add(union)
+        if count >= 2:
+            inner.add(union)
+    partial = [i for i, (_, _, end) in enumerate(parts) if end]
+    for i in partial:
+        for union, count in unions((i,)).items():
+            for end in parts[i][2]:
+                ends.add(union | end)
+                if count:
+                    inner.add(union | end)
+        for j in partial:
+            if j > i:
+                for union in unions((i, j)):
+                    for end in parts[i][2]:
+                        for other in parts[j][2]:
+                            inner.add(union | end | other)
+    return ends, inner
+
+
+def _q_node_sets(parts: Sequence[tuple[int, bool, set[int]]]) -> tuple[set[int], set[int]]:
+    """A Q-node's parts at one end and its sets over a run of two or more children (pure
+    inside, whole or a part at the end at either end of the run)."""
+    ends: set[int] = set()
+    inner: set[int] = set()
+    for sequence in (parts, parts[::-1]):
+        union = 0
+        for mask, pure, end in sequence:
+            ends.update(union | part for part in end)
+            if not pure:
+                break
+            union |= mask
+            ends.add(union)
+    count = len(parts)
+    for i in range(count):
+        left = parts[i]
+        # the run's first child: whole, or a part at its end
+        starts = ({left[0]} if left[1] else set()) | left[2]
+        union = 0
+        for j in range(i + 1, count):
+            mask, pure, end = parts[j]
+            for first in starts:
+                inner.update(first | union | part for part in end)
+                if pure:
+                    inner.add(first | union | mask)
+            if not pure:
+                break
+            union |= mask
+    return ends, inner
+
+
 def _holder(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, Node, list[int] | None]:
     """Where ``leaves`` (consecutive in every order of ``tree``) are: ``(parent, node, None)``
     for the node holding exactly them, or ``(None, node, run)`` for the run of a Q-node's
@@ -348,13 +489,14 @@ def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
     return q_node(_spliced(results, reversed_at=high))
 
 
-def reduce(tree: Node, subset: Iterable[int]) -> Node | None:
+def reduce(tree: Node, subset: Iterable[int], checked: bool = False) -> Node | None:
     """The tree of the orders of ``tree`` in which ``subset`` is consecutive; ``None`` when
-    there is none. ``subset`` must be leaves of ``tree``."""
+    there is none. ``subset`` must be leaves of ``tree``; ``checked`` skips the check of the
+    labels alone, for a subset known consecutive in some order (``consecutive_subsets``)."""
     wanted = frozenset(subset)
     if len(wanted) <= 1:
         return tree
-    if not _possible(tree, wanted):
+    if not checked and not _possible(tree, wanted):
         return None
     try:
         return _reduced(tree, wanted)

@@ -9,6 +9,8 @@ import math
 import hypothesis.strategies as st
 from accy.passes.arena.pq_tree import (
     Node,
+    always_adjacent,
+    consecutive_subsets,
     contract,
     fixed_neighbours,
     freedom,
@@ -195,3 +197,35 @@ def test_fixed_neighbours_are_next_to_a_consecutive_set_in_every_order(case, gro
         if all(_consecutive(order, made | {value}) for order in orders)
     }
     assert fixed_neighbours(tree, made) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(reductions(), st.sets(st.integers(0, 5), min_size=1))
+def test_consecutive_subsets_are_those_reduce_allows(case, keep) -> None:
+    leaves, subsets = case
+    tree: Node | None = p_node(map(leaf, range(leaves)))
+    for subset in subsets:
+        narrowed = reduce(tree, subset)
+        tree = tree if narrowed is None else narrowed
+    kept = sorted(keep & set(range(leaves)))
+    bits = {value: 1 << i for i, value in enumerate(kept)}
+    found = consecutive_subsets(tree, bits)
+    for mask in range(1, 1 << len(kept)):
+        subset = [value for i, value in enumerate(kept) if mask >> i & 1]
+        assert (mask in found) == (reduce(tree, subset) is not None), (tree, subset)
+
+
+@settings(max_examples=300, deadline=None)
+@given(reductions(), st.sets(st.integers(0, 5), min_size=1), st.sets(st.integers(0, 5)))
+def test_always_adjacent_is_the_union_consecutive_in_every_order(case, first, second) -> None:
+    leaves, subsets = case
+    first, second = first & set(range(leaves)), (second - first) & set(range(leaves))
+    tree: Node | None = p_node(map(leaf, range(leaves)))
+    for subset in [*subsets, first, second]:  # the last two made consecutive where they can
+        narrowed = reduce(tree, subset) if subset else None
+        tree = tree if narrowed is None else narrowed
+    if not first or not second or reduce(tree, first) != tree or reduce(tree, second) != tree:
+        return  # not each consecutive in every order
+    expected = all(_consecutive(order, first | second) for order in _orders(tree))
+    assert always_adjacent(tree, frozenset(first), frozenset(second)) == expected
+    assert (reduce(tree, first | second) == tree) == expected
