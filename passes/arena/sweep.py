@@ -33,7 +33,9 @@ Search: depth first, a boundary's splits tried in decreasing ``freedom`` of the 
 leave (keeping more orders open for later boundaries; ``replaced_freedom`` works it out
 without making the tree, which only the split descended into needs); splits are built
 lazily, one group at a time, a group dropped as soon as the tree cannot make it consecutive
-or no starting buffers sum to it (its reductions remembered per sweep), or when the tree
+or no starting buffers sum to it (its reductions remembered per sweep; most groups tried
+cannot be made consecutive, which ``pq_tree.consecutive_subsets``, worked out once per tree,
+tells without reducing), or when the tree
 forces it next to another group of the split, or next to an ending buffer still to be grouped
 (*dominance*: the split joining the two groups, and their starting groups into one P-node,
 stands for every order it does and more; without these splits, which mostly had the lowest
@@ -76,6 +78,8 @@ from dataclasses import dataclass
 
 from accy.passes.arena.pq_tree import (
     Node,
+    always_adjacent,
+    consecutive_subsets,
     contract,
     fixed_neighbours,
     frontier,
@@ -113,6 +117,10 @@ RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
 measured worse on the churn sets)."""
+MAX_BITS = 16
+"""Ending buffers of a boundary, at most, for which the groups a tree can make consecutive are
+worked out at once (``pq_tree.consecutive_subsets``, up to one per subset) before reducing by
+any: most groups tried cannot be, and are told so without ``reduce``."""
 MAX_KNOWN = 65_536
 """Entries of each of a sweep's memories (boundaries' splits by contracted shape, reductions,
 ending and starting groups), at most (each cleared when full)."""
@@ -120,6 +128,8 @@ MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
 PAUSED = object()
 """Yielded by a race's sweep at its cap (see ``_Sweep.runs``)."""
+_UNKNOWN = object()  # a reduction not remembered
+_PENDING = object()  # a reduction remembered, its tree not worked out yet (see ``dominated``)
 _DEADLINE_CHECK = 31  # the clock (and a race's cap) is read every 32 nodes
 
 Group = tuple[int, ...]
@@ -231,6 +241,10 @@ class _Sweep:
         self.skips_dominated = skips_dominated
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
+        # the groups some order of a tree keeps consecutive, as sums of ``bits``: the
+        # boundary's ending buffers', by tree (a tree holds its boundary's ending buffers)
+        self.consecutive: dict[Node, set[int]] = {}
+        self.bits: dict[int, int] | None = None
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
         # whether a cap cut them off): the same ones come back for every starting group of
         # the blocks before them
@@ -355,23 +369,33 @@ class _Sweep:
     ) -> bool:
         """Whether every order of ``reduced`` puts ``group`` next to an earlier group, or next
         to an ending buffer still to be grouped (whose group would then be next to it). Each
-        earlier group checked counts as a reduction, worked out or remembered."""
+        earlier group checked counts as a reduction, worked out or remembered.
+
+        The two groups are next to each other in every order exactly when reducing ``reduced``
+        by both leaves it as it is; ``pq_tree.always_adjacent`` tells so without reducing, and
+        the reduction is remembered as ``_PENDING`` (not worked out: ``reduce`` does it if ever
+        asked) where they are not, so that it counts and is remembered as it would be.
+        """
+        leaves = frozenset(group)
         for prior in before:
             self.reductions += 1
             if self.reductions > MAX_REDUCTIONS:
                 raise _Truncated
-            if self.reduce(reduced, prior + group) == reduced:
+            key = (reduced, prior + group)
+            known = self.reduced.get(key, _UNKNOWN)
+            if known is _UNKNOWN:
+                self.count_reduction()
+                adjacent = always_adjacent(reduced, frozenset(prior), leaves)
+                self.reduced[key] = known = reduced if adjacent else _PENDING
+            if known == reduced:
                 return True
-        neighbours = fixed_neighbours(reduced, frozenset(group))
+        neighbours = fixed_neighbours(reduced, leaves)
         return any(b in neighbours for b in rest)
 
-    def reduce(self, tree: Node, group: tuple[int, ...]) -> Node | None:
-        """``pq_tree.reduce``, remembered: a boundary's groups are tried on the same trees
-        once per starting group of the blocks before them (counted in ``reductions`` only
-        when worked out)."""
-        key = (tree, group)
-        if key in self.reduced:
-            return self.reduced[key]
+    def count_reduction(self) -> None:
+        """Count a reduction worked out (a remembered one is not counted): stops the boundary
+        at ``MAX_REDUCTIONS`` and the search at the deadline; makes room for it to be
+        remembered."""
         self.reductions += 1
         if self.reductions > MAX_REDUCTIONS:
             raise _Truncated
@@ -379,7 +403,29 @@ class _Sweep:
             raise _Stopped
         if len(self.reduced) >= MAX_KNOWN:
             self.reduced.clear()
-        self.reduced[key] = reduced = reduce(tree, group)
+
+    def reduce(self, tree: Node, group: tuple[int, ...]) -> Node | None:
+        """``pq_tree.reduce``, remembered: a boundary's groups are tried on the same trees
+        once per starting group of the blocks before them (counted in ``reductions`` only
+        when worked out)."""
+        key = (tree, group)
+        known = self.reduced.get(key, _UNKNOWN)
+        if known is _PENDING:  # remembered by ``dominated``: worked out now, as if it were
+            self.reduced[key] = known = reduce(tree, group)
+        if known is not _UNKNOWN:
+            return known  # type: ignore[return-value]
+        self.count_reduction()
+        bits = self.bits
+        if bits is not None:
+            possible = self.consecutive.get(tree)
+            if possible is None:
+                if len(self.consecutive) >= MAX_KNOWN:
+                    self.consecutive.clear()
+                possible = self.consecutive[tree] = consecutive_subsets(tree, bits)
+            if sum(bits[b] for b in group) not in possible:
+                self.reduced[key] = None
+                return None
+        self.reduced[key] = reduced = reduce(tree, group, checked=bits is not None)
         return reduced
 
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
@@ -399,6 +445,7 @@ class _Sweep:
         if known is not None:
             return known
         contracted = contract(tree, keep)
+        self.bits = {b: 1 << i for i, b in enumerate(ending)} if len(ending) <= MAX_BITS else None
         for dominance in (True, False) if self.skips_dominated else (False,):
             self.truncated, self.reductions = False, 0
             found: list[Split] = []
