@@ -1,11 +1,12 @@
 """Pack buffers into one arena: every packer, the smallest result, then the searches.
 
 Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
-the lower bound (a short skyline ``search.fit``; the time sweeps of ``stitch.fit``, forward
-and backward, when every section is full there or one unit short, raced with the sweeps one
-unit above the bound, where they are exact too: a placement there is kept while the sweeps
-at the bound go on; the exact-cover ``tiling.fit``, strong where only a perfect tiling
-reaches the bound), then, when none found a placement, the skyline ``search`` bisecting the
+the lower bound (a short skyline ``search.fit``; the exact-cover ``tiling.fit``, strong where
+only a perfect tiling reaches the bound: it places the guillotine-cut sets of
+``benchmarks/packing.py`` in a fraction of its share, so it comes before the sweeps, which do
+not; the time sweeps of ``stitch.fit``, forward and backward, when every section is full there
+or one unit short, raced with the sweeps one unit above the bound, where they are exact too: a
+placement there is kept while the sweeps at the bound go on), then, when none found a placement, the skyline ``search`` bisecting the
 capacities above the bound; then ``windows``, which lowers a placement a section at a time
 by repacking windows of time around it: the best one, or the stitched sweeps' when no sweep
 got through (higher, mostly, but full wherever the sweeps' tilings are kept); then the
@@ -168,9 +169,19 @@ def _searched(
         seed=seed,
     )
     # The exact searches at the lower bound, each where it applies, in budget order: the
-    # sweeps (forward and backward, raced with the two one unit above the bound; stitched
-    # when none gets through), then the tiling (also after a placement one unit above).
-    spent = probe_share + sweep_share
+    # tiling, then the sweeps (forward and backward, raced with the two one unit above the
+    # bound; stitched when none gets through).
+    spent = probe_share + tiling_share
+    if found is None and tiled and tiling_nodes > 0:
+        found = tiling.fit(
+            intervals,
+            alignment,
+            lower,
+            max_nodes=tiling_nodes,
+            deadline=share_end(spent),
+            seed=seed,
+        )
+    spent += sweep_share
     stitched = None
     if found is None and full and sweep_nodes > 0:
         found, stitched = stitch.fit(
@@ -183,17 +194,6 @@ def _searched(
             relaxed=lower + sections.unit,
             workers=workers,
         )
-    spent += tiling_share
-    if (found is None or found.size > lower) and tiled and tiling_nodes > 0:
-        tiled_found = tiling.fit(
-            intervals,
-            alignment,
-            lower,
-            max_nodes=tiling_nodes,
-            deadline=share_end(spent),
-            seed=seed,
-        )
-        found = found if tiled_found is None else tiled_found
     tried_lower = probe_nodes > 0 or (full and sweep_nodes > 0) or (tiled and tiling_nodes > 0)
     if found is None and search_nodes > 0:
         found = search.search(

@@ -125,8 +125,9 @@ def test_unusable_options_fail_before_packing(tmp_path: Path) -> None:
 
 def test_workers_search_a_full_problem_in_processes(tmp_path: Path, churn) -> None:
     # 1.5 s of budget gives the sweeps 0.9 s, enough to run them in two worker processes
-    # (pack.PARALLEL_MS); the churn problem is full, so its bound is reachable.
-    intervals = churn(3, items=24, height=32)
+    # (pack.PARALLEL_MS); the churn problem is full, so its bound is reachable. The tiling
+    # search, before the sweeps, does not place this one in its share (it does seeds 1-5).
+    intervals = churn(0, items=24, height=32)
     rows = [f"{b.id},{b.start},{b.end + 1},{b.size}" for b in intervals]
     path = _problem(tmp_path, "id,lower,upper,size\n" + "\n".join(rows) + "\n")
     result = _run(path, "--alignment", "256", "--budget-ms", "1500", "--workers", "2")
