@@ -35,6 +35,12 @@ class Node:
     """A PQ-tree node: a leaf (``kind == 0``), a P-node (1) or a Q-node (2)."""
 
     __slots__ = ("_freedom", "_hash", "children", "kind", "leaves", "smallest")
+    kind: int
+    children: tuple[Node, ...]
+    leaves: frozenset[int]
+    smallest: int
+    _hash: int
+    _freedom: float | None
 
     def __init__(self, kind: int, children: tuple[Node, ...], leaves: frozenset[int]) -> None:
         self.kind = kind
@@ -42,7 +48,7 @@ class Node:
         self.leaves = leaves
         self.smallest = min(leaves)
         self._hash = hash((kind, self.smallest, tuple(child._hash for child in children)))
-        self._freedom: float | None = None  # worked out when first asked
+        self._freedom = None  # worked out when first asked
 
     def __hash__(self) -> int:
         return self._hash
@@ -533,8 +539,8 @@ def replace(tree: Node, subset: Iterable[int], new: Node) -> Node:
         raise ValueError(f"leaves {sorted(wanted)} are not consecutive in {tree!r}")
     if tree.kind == _P:
         return p_node([child for i, child in enumerate(tree.children) if i not in inside] + [new])
-    children = tree.children
-    return q_node([*children[: inside[0]], new, *children[inside[-1] + 1 :]])
+    siblings = tree.children
+    return q_node([*siblings[: inside[0]], new, *siblings[inside[-1] + 1 :]])
 
 
 def order_by(tree: Node, rank: Mapping[int, int]) -> list[int] | None:

@@ -74,7 +74,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from accy.passes.arena.pq_tree import (
     Node,
@@ -240,7 +240,8 @@ class _Sweep:
         self.reductions = 0
         self.skips_dominated = skips_dominated
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
-        self.reduced: dict[tuple[Node, tuple[int, ...]], Node | None] = {}
+        # (values: a tree, None for no order, or _PENDING)
+        self.reduced: dict[tuple[Node, tuple[int, ...]], object] = {}
         # the groups some order of a tree keeps consecutive, as sums of ``bits``: the
         # boundary's ending buffers', by tree (a tree holds its boundary's ending buffers)
         self.consecutive: dict[Node, set[int]] = {}
@@ -254,14 +255,13 @@ class _Sweep:
         self.max_nodes = 0
         self.cap: Callable[[], int] | None = None  # a race's: max_nodes as it changes
         self.nodes = 0  # nodes searched, over all runs
+        self.window = (1, 1)  # the runs' window: its first boundary and the one it aims for
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
         self.root = p_node(map(leaf, self.starts[0]))  # the first section's tree
         # (boundary, tree, reduced trees, blocks, trees) on the path to the deepest boundary
         # reached: the tree at each boundary (before its split), each reduced by its split,
         # the blocks of each split
-        self.deepest: tuple[
-            int, Node, list[Node | None], list[tuple[Block, ...]], list[Node | None]
-        ] = (
+        self.deepest: tuple[int, Node, list[Node | None], list[tuple[Block, ...]], list[Node]] = (
             1,
             self.root,
             [None] * self.sections,
@@ -287,7 +287,8 @@ class _Sweep:
 
     def _starting_groups(self, starting: Sequence[int], units: int) -> tuple[list[Group], bool]:
         """``starting_groups`` worked out, and whether ``MAX_SPLITS`` cut them off."""
-        size, kind, found = self.size, self.kind, []
+        size, kind = self.size, self.kind
+        found: list[Group] = []
         # reach[i]: bit u set when buffers from position i on can sum to u units
         reach = [1] * (len(starting) + 1)
         for i in range(len(starting) - 1, -1, -1):
@@ -315,7 +316,8 @@ class _Sweep:
         self, anchor: int, others: Sequence[int], sums: int
     ) -> tuple[list[Group], bool]:
         """``ending_groups`` worked out, and whether ``MAX_GROUP_TRIES`` cut them off."""
-        size, found = self.size, []
+        size = self.size
+        found: list[Group] = []
         # reach[i]: bit u set when buffers from position i on can sum to u units
         reach = [1] * (len(others) + 1)
         for i in range(len(others) - 1, -1, -1):
@@ -413,7 +415,7 @@ class _Sweep:
         if known is _PENDING:  # remembered by ``dominated``: worked out now, as if it were
             self.reduced[key] = known = reduce(tree, group)
         if known is not _UNKNOWN:
-            return known  # type: ignore[return-value]
+            return cast(Node | None, known)
         self.count_reduction()
         bits = self.bits
         if bits is not None:
@@ -493,7 +495,7 @@ class _Sweep:
         """Offsets in units by search index, or ``None`` (stopped, or proved impossible)."""
         self.max_nodes, self.deadline = max_nodes, deadline
         for offsets in self.runs(seed):
-            if offsets is not None:
+            if isinstance(offsets, list):
                 return offsets
         return None
 
@@ -520,6 +522,7 @@ class _Sweep:
                 depth = self.deepest[0]
                 start = max(1, depth - back)
                 target = min(self.sections, depth + WINDOW_AHEAD)
+                self.window = start, target
                 length = target - start + 1
                 window_end, window_run = self.nodes + WINDOW_NODES * length, 0
             window_run += 1
@@ -654,11 +657,12 @@ class _Sweep:
         return offsets
 
 
-@dataclass(frozen=True)
-class SweepResult:
+class SweepResult(NamedTuple):
     """A sweep's result: the unit offsets (by search index) when it placed every buffer, else
     ``None``; and the deepest boundary it reached, with the unit offsets of the buffers live
-    before it there (``prefix``: a tiling of those sections, full but for the gaps)."""
+    before it there (``prefix``: a tiling of those sections, full but for the gaps). A named
+    tuple, not a frozen dataclass: racing workers send it back pickled, which a compiled
+    frozen dataclass refuses (see ``compiled``)."""
 
     offsets: list[int] | None
     depth: int

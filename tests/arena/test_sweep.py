@@ -230,18 +230,11 @@ def test_runs_search_windows_of_the_path_to_the_deepest_boundary() -> None:
     search = sweep._Sweep(sections.padded(sections.lower))
     search.max_nodes, search.deadline = 600, time.perf_counter() + 60
     starts: list[tuple[int, int]] = []  # (first boundary of a run, deepest before it)
-    splits = search.splits
-
-    def recording(t, tree):
-        if len(starts) < runs:
-            starts.append((t, depth))
-        return splits(t, tree)
-
-    search.splits = recording  # type: ignore[method-assign]
-    runs, depth = 1, 1
+    depth = 1
     for outcome in search.runs(seed=0):
         assert outcome is None
-        runs, depth = runs + 1, search.deepest[0]
+        starts.append((search.window[0], depth))
+        depth = search.deepest[0]
     assert starts[0] == (1, 1)
     assert all(1 <= start <= max(depth - 1, 1) for start, depth in starts)
     assert any(start > 1 for start, _ in starts)  # windows move on with the deepest boundary
