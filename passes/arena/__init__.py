@@ -10,6 +10,7 @@ verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems and s
 tests.
 """
 
+from accy.passes.arena import compiled
 from accy.passes.arena.best_fit import pack_best_fit
 from accy.passes.arena.checker import ArenaCheckError, check_placement
 from accy.passes.arena.greedy_by_breadth import pack_greedy_by_breadth
@@ -56,3 +57,5 @@ __all__ = [
     "read_solution",
     "write_solution",
 ]
+
+compiled.check()  # a compiled module built from an older source would run the old code
