@@ -96,8 +96,11 @@ from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "sweep"
-NODES_PER_MS = 1
-"""Nodes granted per millisecond (a node builds and sorts a boundary's splits)."""
+NODES_PER_MS = 2
+"""Nodes granted per millisecond (a node builds and sorts a boundary's splits): compiled (see
+``compiled``), a node takes 0.4-0.7 ms on the 400-buffer churn sets of ``benchmarks/packing.py``
+(1.3-1.9 ms as Python, when this was 1), so that the node cap, which makes results
+reproducible, rather than the deadline ends most sweeps."""
 MAX_SPLITS = 64
 """Splits collected per boundary, at most."""
 MAX_REDUCTIONS = 4096
