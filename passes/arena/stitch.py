@@ -138,18 +138,20 @@ def fit(
     relaxed: int | None = None,
     workers: int = 1,
 ) -> tuple[Placement | None, Stitched | None]:
-    """A placement within ``capacity`` bytes from either sweep and no stitched one; else
-    ``None`` and the stitched placement. ``(None, None)`` when the sweep does not ``suits``
-    the capacity.
+    """A placement within ``capacity`` bytes from either sweep and no stitched one; else the
+    placement within ``relaxed`` bytes, if any, and the stitched placement. ``(None, None)``
+    when the sweep does not ``suits`` the capacity.
 
     The sweeps forward and backward (over the sections ``padded`` to the capacity) ``race``,
     sharing ``max_nodes`` and the time to ``deadline``. With a ``relaxed`` capacity (above
     ``capacity``) that the sweep suits, the sweeps padded to it race too, ranked after the
     others and with ``RELAXED_WEIGHT`` times their nodes: a placement within ``relaxed`` stops
-    them, not the sweeps at ``capacity`` (which get the nodes it leaves), and is returned (with
-    no stitched placement) when those find none. Without any placement, the stitched one is the
-    lowest stitching of the pair whose two sweeps got further, the pair at the capacity on a
-    tie.
+    them, not the sweeps at ``capacity`` (which get the nodes it leaves), and is returned when
+    those find none, with the stitching of those (window repacking gets to the capacity from it
+    where it does not from the relaxed placement, whose gaps it closes less easily: the
+    150-buffer cut set of seed 2 in ``benchmarks/packing.py``). Without any placement, the
+    stitched one is the lowest stitching of the pair whose two sweeps got further, the pair at
+    the capacity on a tie.
     ``workers`` processes run the sweeps (see ``race``; the result does not depend on it).
     """
     sections = build_sections(intervals, alignment)
@@ -173,12 +175,18 @@ def fit(
         weights=weights,
         workers=workers,
     )
-    for problem, result in zip(problems, results):  # the winner's, if any
+    placed = None
+    for i, (problem, result) in enumerate(zip(problems, results)):  # the winner's, if any
         if result.offsets is not None:
-            return problem.placement(intervals, result.offsets, alignment, sweep.NAME), None
-    # the pair whose sweeps got further (max keeps the first, at the capacity, on a tie)
-    pairs = zip(results[::2], results[1::2])
-    ahead, back = max(pairs, key=lambda pair: pair[0].depth + pair[1].depth)
+            placed = problem.placement(intervals, result.offsets, alignment, sweep.NAME)
+            if ranks[i] == 0:
+                return placed, None
+    # the pair whose sweeps got further (max keeps the first, at the capacity, on a tie); the
+    # pair at the capacity after a placement within the relaxed capacity
+    pairs = list(zip(results[::2], results[1::2]))
+    ahead, back = max(
+        pairs[:1] if placed else pairs, key=lambda pair: pair[0].depth + pair[1].depth
+    )
     behind = len(sections.live) - back.depth  # the backward tiling covers sections behind.. on
     forward, backward = _buffers(ahead.prefix, sections), _buffers(back.prefix, sections)
     best: tuple[tuple[int, int, int], list[int]] | None = None
@@ -191,4 +199,4 @@ def fit(
     assert best is not None
     (_, _, joined), offsets = best
     placement = sections.placement(intervals, offsets, alignment, NAME)
-    return None, Stitched(placement, ahead.depth, back.depth, joined)
+    return placed, Stitched(placement, ahead.depth, back.depth, joined)
