@@ -67,6 +67,9 @@ between nodes and during a boundary's reductions. A search that stops without a 
 still reports the deepest boundary it reached and its tiling of the sections before it
 (``SweepResult``; ``stitch`` joins a forward and a backward one). Sweeps share a budget
 through ``race``, a run at a time each, in one process or several.
+
+This module and ``pq_tree`` are compiled with mypyc when accy is installed (see ``compiled``):
+keep them typed so that mypy accepts them, and reinstall after editing them.
 """
 
 from __future__ import annotations
