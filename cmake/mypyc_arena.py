@@ -1,4 +1,4 @@
-"""Compile the arena sweep's hot modules to C extensions with mypyc (run by CMakeLists.txt).
+"""Compile the arena's exact searches to C extensions with mypyc (run by CMakeLists.txt).
 
 ``python mypyc_arena.py SOURCE BUILD``: stages ``SOURCE`` (the ``passes/arena`` folder) as the
 package ``accy.passes.arena`` under ``BUILD/stage``, each compiled module with the SHA-256 of
@@ -19,9 +19,9 @@ from pathlib import Path
 from mypyc.build import mypycify
 from setuptools import setup
 
-COMPILED = ("pq_tree", "sweep")
-"""The modules compiled (the sweep and its PQ-trees: where ``pack`` spends its time)."""
-TYPED = ("problem", "restarts", "sections")
+COMPILED = ("pq_tree", "search", "sweep", "tiling", "windows")
+"""The modules compiled: the exact searches, where ``pack`` spends its time."""
+TYPED = ("placer", "problem", "restarts", "sections")
 """The modules they import, staged for their types only."""
 
 

@@ -18,7 +18,7 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
-COMPILED = ("pq_tree", "sweep")
+COMPILED = ("pq_tree", "search", "sweep", "tiling", "windows")
 """The modules ``cmake/mypyc_arena.py`` compiles (keep the two lists alike)."""
 
 

@@ -7,14 +7,14 @@ import importlib.machinery
 from pathlib import Path
 from types import ModuleType
 
-from accy.passes.arena import compiled, pq_tree, sweep
+from accy.passes.arena import compiled, pq_tree, search, sweep, tiling, windows
 
 
-def test_the_sweep_and_its_pq_trees_run_compiled() -> None:
-    # Installed as the README says, CMakeLists.txt compiles both: a build that lost them would
+def test_the_exact_searches_run_compiled() -> None:
+    # Installed as the README says, CMakeLists.txt compiles them: a build that lost them would
     # run the same searches two to three times slower, and say nothing.
-    assert compiled.compiled_modules() == ["pq_tree", "sweep"]
-    for module in (pq_tree, sweep):
+    assert compiled.compiled_modules() == ["pq_tree", "search", "sweep", "tiling", "windows"]
+    for module in (pq_tree, search, sweep, tiling, windows):
         assert module.__file__ is not None
         assert module.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
 
