@@ -55,7 +55,7 @@ from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "search"
-NODES_PER_MS = 40
+NODES_PER_MS = 50
 """Search nodes granted per millisecond of budget (well under a slow machine's rate, so the
 node cap, not the clock, ends a search and the result stays reproducible; compiled, see
 ``compiled``, about 75 a millisecond on the 400-buffer churn sets)."""

@@ -58,7 +58,7 @@ from accy.passes.arena.sections import Sections, build_sections
 NAME = "tiling"
 MAX_ROWS = 4096
 """Capacities of more units than this are not tried (the bitmasks would get slow)."""
-NODES_PER_MS = 4
+NODES_PER_MS = 6
 """Nodes granted per millisecond (a node here costs far more than a skyline node; compiled,
 see ``compiled``, 8.6-9.5 a millisecond were measured on the 400-buffer churn sets)."""
 RESTART_UNIT = 1.0

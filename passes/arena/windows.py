@@ -43,10 +43,11 @@ from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "windows"
-NODES_PER_MS = 8
+NODES_PER_MS = 16
 """Tiling nodes granted per millisecond of budget (window searches are small: a node, with
 its share of setting up the window, costs less than in ``tiling`` over the whole problem; 8
-to 13 a millisecond were measured on a slow 2-core machine)."""
+to 13 a millisecond were measured on a slow 2-core machine as Python, 20 to 26 compiled, see
+``compiled``)."""
 WIDTH = 4
 """Sections in a window before it is widened to the lifetimes it must hold."""
 MAX_WIDTH = 26
