@@ -1,11 +1,12 @@
 """The arena modules compiled to C extensions at install time, and a check that they are
 current.
 
-``pq_tree`` and ``sweep`` are compiled with mypyc when accy is installed (CMakeLists.txt runs
-``cmake/mypyc_arena.py``): the same code, run about 2.3 times faster (the sweep's speed
-probe, 1500 nodes a sweep: 9.3 s as Python, 4.0 s compiled, every sweep reaching the same
-boundaries). Python imports an extension before the source next to it, so after an edit to
-either source an editable install would go on running the old code: each compiled module
+The exact searches (``pq_tree`` and ``sweep``, ``search``, ``tiling``, ``windows``) are compiled
+with mypyc when accy is installed (CMakeLists.txt runs ``cmake/mypyc_arena.py``): the same code,
+run two to three times faster (the sweep's speed probe, 1500 nodes a sweep: 9.3 s as Python,
+4.0 s compiled, every sweep reaching the same boundaries). Python imports an extension before
+the source next to it, so after an edit to a source an editable install would go on running
+the old code: each compiled module
 carries the SHA-256 of the source it was built from (``COMPILED_FROM``), and ``check`` refuses
 one whose source has changed since. Run from a source tree without installing, the modules
 are plain Python (``compiled_modules`` is then empty).
