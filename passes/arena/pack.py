@@ -36,7 +36,7 @@ larger: the result is reproducible for the same budget and workers. On the 150-b
 sets (3 s, seeds 0-19) two processes searched about three times the nodes of one and took all
 20 within 1.02 of the bound (all 20 with one too since the sweeps one unit above the bound
 get more of the nodes, ``stitch.RELAXED_WEIGHT``); on the 400-buffer sets 19 of seeds 0-19 at
-3 s (5 of seeds 0-9 with one), 9 of 10 at 10 s (measured with the searches compiled, see
+3 s (6 of seeds 0-9 with one), 9 of 10 at 10 s (measured with the searches compiled, see
 ``compiled``; as Python, 4 of 10 and 1 of 10 at 3 s).
 """
 
