@@ -1,17 +1,17 @@
 """Pack buffers into one arena: every packer, the smallest result, then the searches.
 
-Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at
-the lower bound (a short skyline ``search.fit``; the exact-cover ``tiling.fit``, strong where
-only a perfect tiling reaches the bound: it places the guillotine-cut sets of
+Stages: the greedy packers of ``PACKERS``; when none meets the lower bound, the searches at the
+lower bound (a short skyline ``search.fit``; the exact-cover ``tiling.fit``, strong where only
+a perfect tiling reaches the bound: it places the guillotine-cut sets of
 ``benchmarks/packing.py`` in a fraction of its share, so it comes before the sweeps, which do
 not; the time sweeps of ``stitch.fit``, forward and backward, when every section is full there
 or one unit short, raced with the sweeps one unit above the bound, where they are exact too: a
-placement there is kept while the sweeps at the bound go on), then, when none found a placement, the skyline ``search`` bisecting the
-capacities above the bound; then ``windows``, which lowers a placement a section at a time
-by repacking windows of time around it: the best one, or the stitched sweeps' when no sweep
-got through (higher, mostly, but full wherever the sweeps' tilings are kept); then the
-``improve`` local search from the best. A search result only replaces the best so far when
-it is strictly smaller.
+placement there is kept while the sweeps at the bound go on), then, when none found a
+placement, the skyline ``search`` bisecting the capacities above the bound; then ``windows``,
+which lowers a placement a section at a time by repacking windows of time around it: the best
+one, or the stitched sweeps' at the bound when no sweep got through there (higher, mostly, but
+full wherever the sweeps' tilings are kept); then the ``improve`` local search from the best. A
+search result only replaces the best so far when it is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
@@ -172,7 +172,7 @@ def _searched(
     )
     # The exact searches at the lower bound, each where it applies, in budget order: the
     # tiling, then the sweeps (forward and backward, raced with the two one unit above the
-    # bound; stitched when none gets through).
+    # bound; stitched when none gets through at the bound).
     spent = probe_share + tiling_share
     if found is None and tiled and tiling_nodes > 0:
         found = tiling.fit(

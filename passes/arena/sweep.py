@@ -35,8 +35,8 @@ without making the tree, which only the split descended into needs); splits are 
 lazily, one group at a time, a group dropped as soon as the tree cannot make it consecutive
 or no starting buffers sum to it (its reductions remembered per sweep; most groups tried
 cannot be made consecutive, which ``pq_tree.consecutive_subsets``, worked out once per tree,
-tells without reducing), or when the tree
-forces it next to another group of the split, or next to an ending buffer still to be grouped
+tells without reducing), or when the tree forces it next to another group of the split, or
+next to an ending buffer still to be grouped
 (*dominance*: the split joining the two groups, and their starting groups into one P-node,
 stands for every order it does and more; without these splits, which mostly had the lowest
 freedom, the collected ones are more often the useful ones: forward sweeps of 2 s on the
@@ -68,8 +68,8 @@ still reports the deepest boundary it reached and its tiling of the sections bef
 (``SweepResult``; ``stitch`` joins a forward and a backward one). Sweeps share a budget
 through ``race``, a run at a time each, in one process or several.
 
-This module and ``pq_tree`` are compiled with mypyc when accy is installed (see ``compiled``):
-keep them typed so that mypy accepts them, and reinstall after editing them.
+This module is compiled with mypyc when accy is installed, like the other exact searches (see
+``compiled``): keep it typed so that mypy accepts it, and reinstall after editing it.
 """
 
 from __future__ import annotations

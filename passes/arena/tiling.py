@@ -93,7 +93,7 @@ class _Grid:
     """The search state: free rows per column, domains per buffer, and the undo trail.
 
     Trail entries are ``(buffer, old domain, old spread)`` for a narrowed domain and
-    ``(-1 - buffer, offset)`` for a placement; undoing pops them in reverse.
+    ``(-1 - buffer, offset, None)`` for a placement; undoing pops them in reverse.
     """
 
     def __init__(self, sections: Sections, rows: int) -> None:

@@ -24,7 +24,8 @@ def test_a_module_compiled_from_another_source_is_stale(tmp_path: Path) -> None:
     source.write_text("NAME = 'sweep'\n")
     module = ModuleType("sweep")
     assert not compiled.stale(module, source)  # plain Python: never stale
-    module.COMPILED_FROM = hashlib.sha256(source.read_bytes()).hexdigest()  # type: ignore[attr-defined]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    module.COMPILED_FROM = digest  # type: ignore[attr-defined]
     assert not compiled.stale(module, source)
     source.write_text("NAME = 'sweep'  # edited\n")
     assert compiled.stale(module, source)
