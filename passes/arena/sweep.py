@@ -41,7 +41,9 @@ next to an ending buffer still to be grouped
 stands for every order it does and more; without these splits, which mostly had the lowest
 freedom, the collected ones are more often the useful ones: forward sweeps of 2 s on the
 200-buffer churn sets, seeds 0-29, place 11 instead of 6); starting buffers of one ``kind``
-are interchangeable, so one is tried per kind.
+are interchangeable, so one is tried per kind. The groups that can come next after some
+groups are the same for every starting group of those, so a collection remembers them
+(``_Level``), worked out as far as asked: the same splits, counted the same, 10-25% faster.
 A boundary's splits are worked out on the tree ``contract``-ed to its ending buffers (the
 subtrees without any made single leaves: the same groups can be made consecutive, and the
 freedoms differ by one constant) and kept per boundary and contracted ``shape``, since the
@@ -142,6 +144,29 @@ _DEADLINE_CHECK = 31  # the clock (and a race's cap) is read every 32 nodes
 Group = tuple[int, ...]
 Block = tuple[Group, Group]  # (ending group G, starting group H)
 Split = tuple[float, tuple[Block, ...]]  # (freedom of the next tree, up to a constant; blocks)
+Candidate = tuple[Group, int, Node, list[int]]  # (ending group, units, reduced tree, rest)
+
+
+class _Level:
+    """One level of a boundary's split collection: the candidates ``_Sweep.candidates`` gives,
+    worked out as far as ``blockings`` asked, each with the dominance checks it took (counted
+    again on each later visit, as ``dominated`` counts remembered ones), and the checks after
+    the last (``tail``) once ``done``."""
+
+    def __init__(self, source: Iterator[tuple[Candidate | None, int]]) -> None:
+        self.source = source
+        self.found: list[tuple[Candidate, int]] = []
+        self.done = False
+        self.tail = 0
+
+    def extend(self) -> Candidate | None:
+        """The next candidate, remembered; ``None`` when there is none."""
+        candidate, checks = next(self.source)
+        if candidate is None:
+            self.done, self.tail = True, checks
+            return None
+        self.found.append((candidate, checks))
+        return candidate
 
 
 class _Restart(Exception):
@@ -253,6 +278,10 @@ class _Sweep:
         # boundary's ending buffers', by tree (a tree holds its boundary's ending buffers)
         self.consecutive: dict[Node, set[int]] = {}
         self.bits: dict[int, int] | None = None
+        # a collection's next ending groups by the groups before them (see ``candidates``),
+        # and the units its starting buffers can sum to (bits)
+        self.levels: dict[tuple[tuple[Group, ...], int], _Level] = {}
+        self.checks = 0  # dominance checks counted (see ``candidates``)
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
         # whether a cap cut them off): the same ones come back for every starting group of
         # the blocks before them
@@ -355,11 +384,58 @@ class _Sweep:
         if not ending:
             yield tree, ()
             return
-        size = self.size
         sums = 1  # bit u set: some starting buffers sum to u units
         for b in starting:
-            sums |= sums << size[b]
+            sums |= sums << self.size[b]
+        key = (before, sums)
+        level = self.levels.get(key)
+        if level is None:
+            level = self.levels[key] = _Level(
+                self.candidates(tree, ending, sums, dominance, before)
+            )
+        found, i = level.found, 0
+        while True:
+            if i < len(found):  # worked out on an earlier visit: its checks count again
+                candidate, checks = found[i]
+                self.recount(checks)
+            elif level.done:
+                self.recount(level.tail)
+                return
+            else:
+                extended = level.extend()
+                if extended is None:
+                    return
+                candidate = extended
+            i += 1
+            group, units, reduced, rest = candidate
+            for filling in self.starting_groups(starting, units):
+                left = [b for b in starting if b not in filling]
+                deeper = self.blockings(reduced, rest, left, dominance, (*before, group))
+                for final, blocks in deeper:
+                    yield final, ((group, filling), *blocks)
+
+    def candidates(
+        self,
+        tree: Node,
+        ending: list[int],
+        sums: int,
+        dominance: bool,
+        before: tuple[Group, ...],
+    ) -> Iterator[tuple[Candidate | None, int]]:
+        """The next ending groups of ``blockings`` after the groups ``before`` (with their units,
+        ``tree`` reduced by them and the ending buffers left), each with the dominance checks
+        counted since the one before (and ``None`` with those after the last): those that some
+        starting buffers (``sums``) sum to, that ``tree`` can make consecutive and, with
+        ``dominance``, that are not ``dominated``.
+
+        ``blockings`` remembers them per collection (a ``_Level`` by ``before`` and ``sums``,
+        which fix the rest): the same ones come back for every starting group of the blocks
+        before them, and one is worked out only when the last is used up (a collection mostly
+        stops at ``MAX_SPLITS`` long before the first level's groups are through).
+        """
+        size = self.size
         anchor, others = ending[0], ending[1:]
+        checked = self.checks
         for group in self.ending_groups(anchor, others, sums):
             reduced = self.reduce(tree, group)
             if reduced is None:
@@ -367,11 +443,15 @@ class _Sweep:
             rest = [b for b in others if b not in group]
             if dominance and self.dominated(reduced, group, before, rest):
                 continue
-            for filling in self.starting_groups(starting, sum(size[b] for b in group)):
-                left = [b for b in starting if b not in filling]
-                deeper = self.blockings(reduced, rest, left, dominance, (*before, group))
-                for final, blocks in deeper:
-                    yield final, ((group, filling), *blocks)
+            yield (group, sum(size[b] for b in group), reduced, rest), self.checks - checked
+            checked = self.checks
+        yield None, self.checks - checked
+
+    def recount(self, checks: int) -> None:
+        """Count ``checks`` dominance checks again, as ``dominated`` counts a remembered one."""
+        self.reductions += checks
+        if self.reductions > MAX_REDUCTIONS:
+            raise _Truncated
 
     def dominated(
         self, reduced: Node, group: Group, before: tuple[Group, ...], rest: list[int]
@@ -388,6 +468,7 @@ class _Sweep:
         leaves = frozenset(group)
         for prior in before:
             self.reductions += 1
+            self.checks += 1
             if self.reductions > MAX_REDUCTIONS:
                 raise _Truncated
             key = (reduced, prior + group)
@@ -455,11 +536,11 @@ class _Sweep:
             return known
         contracted = contract(tree, keep)
         self.bits = {b: 1 << i for i, b in enumerate(ending)} if len(ending) <= MAX_BITS else None
+        starting = self.starts[t]
         for dominance in (True, False) if self.skips_dominated else (False,):
             self.truncated, self.reductions = False, 0
             found: list[Split] = []
             try:
-                starting = self.starts[t]
                 for reduced, blocks in self.blockings(contracted, ending, starting, dominance):
                     parts = [(frozenset(group), len(filling)) for group, filling in blocks]
                     found.append((replaced_freedom(reduced, parts), blocks))
@@ -468,6 +549,8 @@ class _Sweep:
                         break
             except _Truncated:
                 self.truncated = True
+            finally:  # the levels' generators refer to this sweep: no cycle is left behind
+                self.levels.clear()
             if found or not self.truncated:
                 break  # else cut off before any split: collected again, every split kept
         found.sort(key=lambda split: -split[0])

@@ -9,7 +9,7 @@ import time
 import hypothesis.strategies as st
 from accy.passes.arena import BufferInterval, check_placement, lower_bound, sweep
 from accy.passes.arena.generated import churn as generated_churn
-from accy.passes.arena.pq_tree import leaf, p_node
+from accy.passes.arena.pq_tree import contract, leaf, p_node
 from accy.passes.arena.sections import build_sections
 from hypothesis import given, settings
 
@@ -126,6 +126,61 @@ def test_groups_refused_by_consecutive_subsets_search_as_reduced_ones(monkeypatc
     with_subsets = [searched(sections.lower + extra) for extra in (0, 1)]
     monkeypatch.setattr(sweep, "MAX_BITS", 0)
     assert [searched(sections.lower + extra) for extra in (0, 1)] == with_subsets
+
+
+def _blockings_worked_out_each_time(search, tree, ending, starting, dominance, before=()):
+    """``_Sweep.blockings`` as it was before it remembered its levels: each level's groups
+    worked out again for every starting group of the blocks before them."""
+    if not ending:
+        yield tree, ()
+        return
+    size = search.size
+    sums = 1
+    for b in starting:
+        sums |= sums << size[b]
+    anchor, others = ending[0], ending[1:]
+    for group in search.ending_groups(anchor, others, sums):
+        reduced = search.reduce(tree, group)
+        if reduced is None:
+            continue
+        rest = [b for b in others if b not in group]
+        if dominance and search.dominated(reduced, group, before, rest):
+            continue
+        for filling in search.starting_groups(starting, sum(size[b] for b in group)):
+            left = [b for b in starting if b not in filling]
+            deeper = _blockings_worked_out_each_time(
+                search, reduced, rest, left, dominance, (*before, group)
+            )
+            for final, blocks in deeper:
+                yield final, ((group, filling), *blocks)
+
+
+def test_remembered_levels_give_the_same_splits_counted_the_same(monkeypatch) -> None:
+    # ``blockings`` remembers each level's groups (``_Level``) and counts their dominance checks
+    # again on each visit: every boundary on a sweep's path gives the same splits in the same
+    # order, with the same reductions counted, as working every level out each time.
+    monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 10**9)  # every split, no cut-off
+    intervals = generated_churn(random.Random(1), items=40, height=32, max_width=8)
+    sections = build_sections(intervals, 256).padded(build_sections(intervals, 256).lower + 1)
+    path = sweep._Sweep(sections)
+    path.solve(max_nodes=60, deadline=time.perf_counter() + 60, seed=0)
+    depth, trees = path.deepest[0], path.deepest[4]
+    compared = 0
+    for t in range(1, min(depth, path.sections - 1) + 1):  # boundary t: sections t - 1, t
+        ending, starting = path.ends[t - 1], path.starts[t]
+        contracted = contract(trees[t], frozenset(ending))
+        for dominance in (True, False):
+            remembered, plain = sweep._Sweep(sections), sweep._Sweep(sections)
+            for search in (remembered, plain):
+                search.bits = {b: 1 << i for i, b in enumerate(ending)}
+            got = list(remembered.blockings(contracted, ending, starting, dominance))
+            expected = list(
+                _blockings_worked_out_each_time(plain, contracted, ending, starting, dominance)
+            )
+            assert got == expected
+            assert remembered.reductions == plain.reductions
+            compared += len(got)
+    assert compared > depth  # boundaries with several splits among them
 
 
 def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
