@@ -278,8 +278,8 @@ class _Sweep:
         # boundary's ending buffers', by tree (a tree holds its boundary's ending buffers)
         self.consecutive: dict[Node, set[int]] = {}
         self.bits: dict[int, int] | None = None
-        # a collection's next ending groups by the groups before them (see ``candidates``),
-        # and the units its starting buffers can sum to (bits)
+        # a collection's next ending groups (see ``candidates``), by the groups before them
+        # and the units that the starting buffers left can sum to (bits)
         self.levels: dict[tuple[tuple[Group, ...], int], _Level] = {}
         self.checks = 0  # dominance checks counted (see ``candidates``)
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
@@ -393,19 +393,8 @@ class _Sweep:
             level = self.levels[key] = _Level(
                 self.candidates(tree, ending, sums, dominance, before)
             )
-        found, i = level.found, 0
-        while True:
-            if i < len(found):  # worked out on an earlier visit: its checks count again
-                candidate, checks = found[i]
-                self.recount(checks)
-            elif level.done:
-                self.recount(level.tail)
-                return
-            else:
-                extended = level.extend()
-                if extended is None:
-                    return
-                candidate = extended
+        i = 0
+        while (candidate := self.candidate(level, i)) is not None:
             i += 1
             group, units, reduced, rest = candidate
             for filling in self.starting_groups(starting, units):
@@ -447,11 +436,20 @@ class _Sweep:
             checked = self.checks
         yield None, self.checks - checked
 
-    def recount(self, checks: int) -> None:
-        """Count ``checks`` dominance checks again, as ``dominated`` counts a remembered one."""
+    def candidate(self, level: _Level, i: int) -> Candidate | None:
+        """The ``i``-th candidate of ``level`` (``None`` past the last), worked out if it is
+        the next one; one worked out on an earlier visit has its dominance checks counted
+        again, as ``dominated`` counts remembered ones."""
+        if i < len(level.found):
+            candidate, checks = level.found[i]
+        elif level.done:
+            candidate, checks = None, level.tail
+        else:
+            return level.extend()
         self.reductions += checks
         if self.reductions > MAX_REDUCTIONS:
             raise _Truncated
+        return candidate
 
     def dominated(
         self, reduced: Node, group: Group, before: tuple[Group, ...], rest: list[int]
