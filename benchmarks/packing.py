@@ -90,6 +90,14 @@ FAMILIES: dict[str, Generator] = {
 }
 
 
+def generated_case(family: str, count: int, seed: int) -> list[BufferInterval]:
+    """The set of ``family`` with ``count`` buffers for ``seed``, in a random order."""
+    rng = random.Random(seed)
+    intervals = FAMILIES[family](rng, count)
+    rng.shuffle(intervals)
+    return intervals
+
+
 def cpsat_size(
     intervals: list[BufferInterval], seconds: float, upper: int, unit: int = ALIGNMENT
 ) -> int | None:
@@ -271,16 +279,14 @@ def main() -> None:
     seeds = range(args.seeds or (2 if args.quick else 5))
     counts = args.size or ((150,) if args.quick else (150, 400))
     budget = min(args.budget_ms, 200.0) if args.quick else args.budget_ms
-    for family, generate in FAMILIES.items():
+    for family in FAMILIES:
         if args.family and family not in args.family:
             continue
         bests = []
         for count in counts:
             sized = []
             for seed in seeds:
-                rng = random.Random(seed)
-                intervals = generate(rng, count)
-                rng.shuffle(intervals)
+                intervals = generated_case(family, count, seed)
                 name = f"{family}/{count}/s{seed}"
                 sized.append(run_case(name, intervals, budget, args.cpsat, args.workers))
             within = sum(best <= GOAL for best in sized)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import random
 import time
 
 from accy.passes.arena.sections import build_sections
 from accy.passes.arena.sweep import suits, sweep_sections
-from packing import ALIGNMENT, FAMILIES
+from packing import ALIGNMENT, generated_case
 
 FULL_FAMILIES = ("churn", "cut")
 """The families of ``benchmarks/packing.py`` whose sets are full at every work item (the sweep
@@ -46,13 +45,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.nodes < 1 or args.seeds < 1 or args.size < 1:
         parser.error("--nodes, --seeds and --size must be at least 1")
-    generate = FAMILIES[args.family]
     placed = sets = tried = 0
     cpu = 0.0
     for seed in range(args.first, args.first + args.seeds):
-        rng = random.Random(seed)
-        intervals = generate(rng, args.size)
-        rng.shuffle(intervals)
+        intervals = generated_case(args.family, args.size, seed)
         intervals.sort(key=lambda interval: interval.id)  # as pack orders them
         sections = build_sections(intervals, ALIGNMENT)
         rows = sections.lower + (1 if args.above else 0)
