@@ -11,6 +11,11 @@ the old code: each compiled module carries the SHA-256 of the source it was buil
 source tree without installing, the modules are plain Python (``compiled_modules`` is then
 empty).
 
+Compiled, a module-level name is looked up in the module's globals at each use (harnesses and
+tests may set the tunable ones); the constants the searches read in their inner loops (node
+kinds, sentinels) are declared ``Final``, which compiles them to constants: the sweep's speed
+probe runs about 5% fewer instructions for it (valgrind's callgrind, the same nodes).
+
 This module imports only the standard library: the build runs it for ``COMPILED``.
 """
 

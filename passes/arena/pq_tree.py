@@ -26,9 +26,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
 
-_LEAF, _P, _Q = 0, 1, 2
-_EMPTY, _FULL, _PARTIAL = 0, 1, 2
+# Final: compiled, a constant, not a lookup in the module's globals
+_LEAF: Final = 0
+_P: Final = 1
+_Q: Final = 2
+_EMPTY: Final = 0
+_FULL: Final = 1
+_PARTIAL: Final = 2
 
 
 class Node:

@@ -49,6 +49,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.restarts import luby
@@ -62,7 +63,7 @@ node cap, not the clock, ends a search and the result stays reproducible; compil
 
 RESTART_UNIT = 2
 FIRST_SHARE = 0.25
-_DEADLINE_CHECK = 127  # the clock is read every 128 nodes
+_DEADLINE_CHECK: Final = 127  # the clock is read every 128 nodes (Final: a constant)
 
 
 @dataclass

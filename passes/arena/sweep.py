@@ -79,7 +79,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple, cast
+from typing import Final, NamedTuple, cast
 
 from accy.passes.arena.pq_tree import (
     Node,
@@ -135,11 +135,13 @@ MAX_KNOWN = 65_536
 ending and starting groups), at most (each cleared when full)."""
 MAX_FAILED = 200_000
 """Failed ``(boundary, tree)`` pairs remembered, at most (the memory is cleared when full)."""
-PAUSED = object()
+PAUSED: Final = object()
 """Yielded by a race's sweep at its cap (see ``_Sweep.runs``)."""
-_UNKNOWN = object()  # a reduction not remembered
-_PENDING = object()  # a reduction remembered, its tree not worked out yet (see ``dominated``)
-_DEADLINE_CHECK = 31  # the clock (and a race's cap) is read every 32 nodes
+# Final: compiled, a constant, not a lookup in the module's globals
+_UNKNOWN: Final = object()  # a reduction not remembered
+# a reduction remembered, its tree not worked out yet (see ``dominated``)
+_PENDING: Final = object()
+_DEADLINE_CHECK: Final = 31  # the clock (and a race's cap) is read every 32 nodes
 
 Group = tuple[int, ...]
 Block = tuple[Group, Group]  # (ending group G, starting group H)

@@ -49,6 +49,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from accy.passes.arena.placer import conflict_lists
 from accy.passes.arena.problem import BufferInterval, Placement
@@ -73,11 +74,13 @@ MIN_TIGHT_SHARE = 0.25
 """The search is only tried when at least this share of the columns have no slack at the
 capacity: the single rule and the row branchings need them, and without them the skyline
 ``search`` does better."""
-_DEADLINE_CHECK = 31  # the clock is read every 32 nodes
-
-_FOUND, _PROVED, _STOPPED = "found", "proved", "stopped"
+# Final: compiled, a constant, not a lookup in the module's globals
+_DEADLINE_CHECK: Final = 31  # the clock is read every 32 nodes
+_FOUND: Final = "found"
+_PROVED: Final = "proved"
+_STOPPED: Final = "stopped"
 _Rows = tuple[int, list[tuple[int, int]], list[tuple[int, int]]]
-_PLACED = 1 << 62  # the choice count of a placed buffer: above any domain's
+_PLACED: Final = 1 << 62  # the choice count of a placed buffer: above any domain's
 
 
 class _Conflict(Exception):
