@@ -7,11 +7,18 @@ order, a Q-node's children in their order or reversed, and each child's leaves s
 there are none), ``replace`` swaps a consecutive subset for a new subtree, ``order_by`` finds
 an order that follows given ranks, and ``freedom`` measures how many orders are left.
 
+Sets of leaves are bit masks: each leaf has a bit (``1 << value`` unless given), a node's
+``mask`` is its leaves' bits, and the functions here take and give sets of leaves as masks
+(``mask_of``). Bits need only differ within a tree: the ``sweep`` gives buffers that are never
+in one tree the same bit, so that its masks stay within a machine word (compiled, an ``int``
+of up to 62 bits is not an object, and a set operation allocates nothing).
+
 Invariants (kept by the constructors ``leaf``, ``p_node`` and ``q_node``): a P-node has at
 least two children and a Q-node at least three (a two-child Q-node is a P-node); nodes are
-canonical, a P-node's children sorted by their smallest leaf and a Q-node read from the end
-with the smaller smallest leaf, so two trees standing for the same orders are equal and hash
-alike (the ``sweep`` search remembers trees that failed).
+canonical, a P-node's children sorted by their smallest leaf value and a Q-node read from the
+end with the smaller smallest leaf, so two trees standing for the same orders are equal and
+hash alike (the ``sweep`` search remembers trees that failed); the leaves of a tree have
+distinct bits.
 
 Reduction follows the classic templates, written as one bottom-up pass: below the *pertinent
 root* (the lowest node holding every leaf of the subset) each node is *empty*, *full* or
@@ -35,25 +42,34 @@ _Q: Final = 2
 _EMPTY: Final = 0
 _FULL: Final = 1
 _PARTIAL: Final = 2
+_HASH_BITS: Final = (1 << 40) - 1  # hashes kept small: worked out with machine integers
 
 
 class Node:
-    """A PQ-tree node: a leaf (``kind == 0``), a P-node (1) or a Q-node (2)."""
+    """A PQ-tree node: a leaf (``kind == 0``), a P-node (1) or a Q-node (2); ``mask`` holds
+    its leaves' bits, ``smallest`` its smallest leaf value and ``low`` that leaf's bit."""
 
-    __slots__ = ("_freedom", "_hash", "children", "kind", "leaves", "smallest")
+    __slots__ = ("_freedom", "_hash", "children", "kind", "low", "mask", "smallest")
     kind: int
     children: tuple[Node, ...]
-    leaves: frozenset[int]
+    mask: int
     smallest: int
+    low: int
     _hash: int
     _freedom: float | None
 
-    def __init__(self, kind: int, children: tuple[Node, ...], leaves: frozenset[int]) -> None:
+    def __init__(
+        self, kind: int, children: tuple[Node, ...], mask: int, smallest: int, low: int
+    ) -> None:
         self.kind = kind
         self.children = children
-        self.leaves = leaves
-        self.smallest = min(leaves)
-        self._hash = hash((kind, self.smallest, tuple(child._hash for child in children)))
+        self.mask = mask
+        self.smallest = smallest
+        self.low = low
+        digest = (kind * 1_000_003 + smallest) & _HASH_BITS
+        for child in children:
+            digest = (digest * 1_000_003 ^ child._hash) & _HASH_BITS
+        self._hash = digest
         self._freedom = None  # worked out when first asked
 
     def __hash__(self) -> int:
@@ -66,7 +82,8 @@ class Node:
             return False
         return (
             self.kind == other.kind
-            and self.leaves == other.leaves
+            and self.smallest == other.smallest
+            and self.mask == other.mask
             and self.children == other.children
         )
 
@@ -77,9 +94,34 @@ class Node:
         return f"P({inner})" if self.kind == _P else f"Q[{inner}]"
 
 
-def leaf(value: int) -> Node:
-    """The one-leaf tree."""
-    return Node(_LEAF, (), frozenset((value,)))
+def leaf(value: int, bit: int = 0) -> Node:
+    """The one-leaf tree of ``value``, with the bit ``bit`` (by default ``1 << value``)."""
+    return Node(_LEAF, (), bit or 1 << value, value, bit or 1 << value)
+
+
+def mask_of(values: Iterable[int]) -> int:
+    """The mask of the leaves ``values`` with their default bits (see ``leaf``)."""
+    mask = 0
+    for value in values:
+        mask |= 1 << value
+    return mask
+
+
+def _smallest_child(children: Sequence[Node]) -> Node:
+    """The child with the smallest leaf."""
+    best = children[0]
+    for child in children:
+        if child.smallest < best.smallest:
+            best = child
+    return best
+
+
+def _union(children: Sequence[Node]) -> int:
+    """The mask of the leaves of ``children``."""
+    mask = 0
+    for child in children:
+        mask |= child.mask
+    return mask
 
 
 def p_node(children: Iterable[Node]) -> Node:
@@ -87,7 +129,8 @@ def p_node(children: Iterable[Node]) -> Node:
     ordered = tuple(sorted(children, key=lambda child: child.smallest))
     if len(ordered) == 1:
         return ordered[0]
-    return Node(_P, ordered, frozenset().union(*(child.leaves for child in ordered)))
+    first = ordered[0]
+    return Node(_P, ordered, _union(ordered), first.smallest, first.low)
 
 
 def q_node(children: Sequence[Node]) -> Node:
@@ -97,7 +140,8 @@ def q_node(children: Sequence[Node]) -> Node:
     sequence = tuple(children)
     if sequence[0].smallest > sequence[-1].smallest:
         sequence = sequence[::-1]
-    return Node(_Q, sequence, frozenset().union(*(child.leaves for child in sequence)))
+    least = _smallest_child(sequence)
+    return Node(_Q, sequence, _union(sequence), least.smallest, least.low)
 
 
 def frontier(tree: Node) -> list[int]:
@@ -118,9 +162,9 @@ def freedom(tree: Node) -> float:
     return tree._freedom
 
 
-def replaced_freedom(tree: Node, parts: Iterable[tuple[frozenset[int], int]]) -> float:
-    """The ``freedom`` of ``tree`` with each set of leaves of ``parts`` replaced by a P-node of
-    as many new leaves as given (as ``replace`` does), without making that tree.
+def replaced_freedom(tree: Node, parts: Iterable[tuple[int, int]]) -> float:
+    """The ``freedom`` of ``tree`` with each set of leaves of ``parts`` (a mask) replaced by a
+    P-node of as many new leaves as given (as ``replace`` does), without making that tree.
 
     Each set must be consecutive in every order (``tree`` ``reduce``-d by it) and the sets
     disjoint: a set is then the leaves of one node, or of a run of a Q-node's children, whose
@@ -133,7 +177,7 @@ def replaced_freedom(tree: Node, parts: Iterable[tuple[frozenset[int], int]]) ->
     return total
 
 
-def _part_freedom(tree: Node, leaves: frozenset[int]) -> float:
+def _part_freedom(tree: Node, leaves: int) -> float:
     """The freedom of the node holding exactly ``leaves``, or of the run of a Q-node's
     children that does."""
     _, node, run = _holder(tree, leaves)
@@ -142,9 +186,9 @@ def _part_freedom(tree: Node, leaves: frozenset[int]) -> float:
     return sum(freedom(node.children[i]) for i in run)
 
 
-def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
-    """The leaves that every order of ``tree`` puts right next to ``leaves``, which must be
-    consecutive in every order (``tree`` ``reduce``-d by them).
+def fixed_neighbours(tree: Node, leaves: int) -> int:
+    """The leaves (a mask) that every order of ``tree`` puts right next to ``leaves``, which
+    must be consecutive in every order (``tree`` ``reduce``-d by them).
 
     Such a set is the leaves of one node, or of a run of a Q-node's children: a neighbour is
     fixed only where a leaf is the next child of that Q-node (or the other child of a two-child
@@ -153,14 +197,14 @@ def fixed_neighbours(tree: Node, leaves: frozenset[int]) -> frozenset[int]:
     """
     parent, node, run = _holder(tree, leaves)
     if run is not None:
-        return _leaf_values(node.children, (run[0] - 1, run[-1] + 1))
+        return _leaf_bits(node.children, run[0] - 1, run[-1] + 1)
     if parent is None or not (parent.kind == _Q or len(parent.children) == 2):
-        return frozenset()
+        return 0
     index = parent.children.index(node)
-    return _leaf_values(parent.children, (index - 1, index + 1))
+    return _leaf_bits(parent.children, index - 1, index + 1)
 
 
-def always_adjacent(tree: Node, first: frozenset[int], second: frozenset[int]) -> bool:
+def always_adjacent(tree: Node, first: int, second: int) -> bool:
     """Whether every order of ``tree`` puts the disjoint sets ``first`` and ``second`` next to
     each other (their union consecutive: ``reduce`` by it leaves ``tree`` as it is); each
     must be consecutive in every order.
@@ -178,7 +222,7 @@ def always_adjacent(tree: Node, first: frozenset[int], second: frozenset[int]) -
     return run[-1] + 1 == other_run[0] or other_run[-1] + 1 == run[0]
 
 
-def _run(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, list[int]]:
+def _run(tree: Node, leaves: int) -> tuple[Node | None, list[int]]:
     """The node of which ``leaves`` (consecutive in every order) are a run of children, and
     the run's indices; ``(None, [])`` when they are all of ``tree``."""
     parent, node, run = _holder(tree, leaves)
@@ -189,9 +233,9 @@ def _run(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, list[int]]:
     return parent, [parent.children.index(node)]
 
 
-def consecutive_subsets(tree: Node, bits: Mapping[int, int]) -> set[int]:
-    """The subsets of the leaves in ``bits`` that some order of ``tree`` keeps consecutive
-    (``reduce`` by them gives a tree), each as the sum of its leaves' bits.
+def consecutive_subsets(tree: Node, keep: int) -> set[int]:
+    """The subsets of the leaves of ``keep`` that some order of ``tree`` keeps consecutive
+    (``reduce`` by them gives a tree), as masks.
 
     Worked out bottom-up from the templates of ``reduce``: a set is consecutive in some order
     when it is a node's leaves, or the leaves of some children of its lowest node around it
@@ -201,22 +245,22 @@ def consecutive_subsets(tree: Node, bits: Mapping[int, int]) -> set[int]:
     one more.
     """
     found: set[int] = set()
-    _consecutive(tree, bits, found)
+    _consecutive(tree, keep, found)
     return found
 
 
-def _consecutive(
-    node: Node, bits: Mapping[int, int], found: set[int]
-) -> tuple[int, bool, set[int]]:
-    """``node``'s bits, whether all its leaves have bits (it is *pure*), and the proper parts
-    at one end of it made of leaves with bits; adds the sets consecutive within it to
+def _consecutive(node: Node, keep: int, found: set[int]) -> tuple[int, bool, set[int]]:
+    """``node``'s leaves in ``keep``, whether all its leaves are (it is *pure*), and the proper
+    parts at one end of it made of leaves in ``keep``; adds the sets consecutive within it to
     ``found``."""
     if node.kind == _LEAF:
-        bit = bits.get(node.smallest, 0)
+        bit = node.mask & keep
         if bit:
             found.add(bit)
         return bit, bit != 0, set()
-    parts = [_consecutive(child, bits, found) for child in node.children]
+    if not node.mask & keep:
+        return 0, False, set()
+    parts = [_consecutive(child, keep, found) for child in node.children]
     mask = 0
     for child_mask, _, _ in parts:
         mask |= child_mask
@@ -301,30 +345,42 @@ def _q_node_sets(parts: Sequence[tuple[int, bool, set[int]]]) -> tuple[set[int],
     return ends, inner
 
 
-def _holder(tree: Node, leaves: frozenset[int]) -> tuple[Node | None, Node, list[int] | None]:
+def _holder(tree: Node, leaves: int) -> tuple[Node | None, Node, list[int] | None]:
     """Where ``leaves`` (consecutive in every order of ``tree``) are: ``(parent, node, None)``
     for the node holding exactly them, or ``(None, node, run)`` for the run of a Q-node's
     children (their indices) that does."""
-    parent, node = None, tree
-    while node.leaves != leaves:
-        inner = next((child for child in node.children if leaves <= child.leaves), None)
+    parent: Node | None = None
+    node = tree
+    while node.mask != leaves:
+        inner = _child_holding(node, leaves)
         if inner is None:  # a run of the Q-node's children
-            run = [i for i, child in enumerate(node.children) if child.leaves <= leaves]
+            run = [i for i, child in enumerate(node.children) if not child.mask & ~leaves]
             return None, node, run
         parent, node = node, inner
     return parent, node, None
 
 
-def _leaf_values(children: Sequence[Node], places: Iterable[int]) -> frozenset[int]:
-    """The values of the leaves among ``children`` at ``places`` (those in range)."""
-    return frozenset(
-        children[i].smallest for i in places if 0 <= i < len(children) and children[i].kind == _LEAF
-    )
+def _child_holding(node: Node, leaves: int) -> Node | None:
+    """The child of ``node`` holding every leaf of ``leaves``, if one does."""
+    for child in node.children:
+        if not leaves & ~child.mask:
+            return child
+    return None
 
 
-def contract(tree: Node, keep: frozenset[int]) -> Node:
+def _leaf_bits(children: Sequence[Node], before: int, after: int) -> int:
+    """The bits of the leaves among ``children`` at ``before`` and ``after`` (those in
+    range)."""
+    bits = 0
+    for i in (before, after):
+        if 0 <= i < len(children) and children[i].kind == _LEAF:
+            bits |= children[i].mask
+    return bits
+
+
+def contract(tree: Node, keep: int) -> Node:
     """``tree`` with every subtree holding no leaf of ``keep`` made one leaf, named by the
-    subtree's smallest leaf (a *blocker*).
+    subtree's smallest leaf, with its bit (a *blocker*).
 
     A subtree's leaves are consecutive in every order, so a set of ``keep`` leaves can be made
     consecutive in the contracted tree exactly when it can in ``tree``, and reducing either by
@@ -334,18 +390,18 @@ def contract(tree: Node, keep: frozenset[int]) -> Node:
     """
     if tree.kind == _LEAF:
         return tree
-    if tree.leaves.isdisjoint(keep):
-        return leaf(tree.smallest)
-    if tree.leaves <= keep:
+    if not tree.mask & keep:
+        return leaf(tree.smallest, tree.low)
+    if not tree.mask & ~keep:
         return tree
     children = tuple(contract(child, keep) for child in tree.children)
-    return Node(tree.kind, children, frozenset().union(*(child.leaves for child in children)))
+    return Node(tree.kind, children, _union(children), tree.smallest, tree.low)
 
 
-def shape(tree: Node, keep: frozenset[int]) -> str:
+def shape(tree: Node, keep: int) -> str:
     """A text naming the leaves of ``keep`` and the structure around them, the same for two
     trees exactly when their ``contract``-ions differ only in the names of blockers."""
-    if tree.leaves.isdisjoint(keep):
+    if not tree.mask & keep:
         return "x"
     if tree.kind == _LEAF:
         return str(tree.smallest)
@@ -394,13 +450,13 @@ def _root_allows(kind: int, labels: Sequence[int]) -> bool:
     )
 
 
-def _label(node: Node, subset: frozenset[int]) -> int:
+def _label(node: Node, subset: int) -> int:
     """Below the pertinent root: the label ``_sorted_out`` gives ``node``, without building
     anything; raises ``_Impossible`` where it does."""
-    leaves = node.leaves
-    if leaves.isdisjoint(subset):
+    leaves = node.mask
+    if not leaves & subset:
         return _EMPTY
-    if leaves <= subset:
+    if not leaves & ~subset:
         return _FULL
     if node.kind == _P:
         if _partial_children(node, subset) > 1:
@@ -412,7 +468,7 @@ def _label(node: Node, subset: frozenset[int]) -> int:
     raise _Impossible
 
 
-def _partial_children(node: Node, subset: frozenset[int]) -> int:
+def _partial_children(node: Node, subset: int) -> int:
     """How many children of the P-node ``node`` ``_label`` calls partial (all that a P-node's
     checks look at; a leaf is never partial, so leaves are skipped)."""
     return sum(
@@ -420,18 +476,13 @@ def _partial_children(node: Node, subset: frozenset[int]) -> int:
     )
 
 
-def _possible(tree: Node, subset: frozenset[int]) -> bool:
+def _possible(tree: Node, subset: int) -> bool:
     """Whether some order of ``tree`` keeps ``subset`` consecutive: the checks of ``reduce``
     on labels alone (most subsets the ``sweep`` tries are refused, so this runs first)."""
     node = tree
-    while True:
-        for child in node.children:
-            if subset <= child.leaves:  # the pertinent root lies below
-                node = child
-                break
-        else:
-            break
-    if subset == node.leaves:
+    while (inner := _child_holding(node, subset)) is not None:  # the pertinent root below
+        node = inner
+    if subset == node.mask:
         return True
     try:
         if node.kind == _P:
@@ -442,12 +493,12 @@ def _possible(tree: Node, subset: frozenset[int]) -> bool:
     return _root_allows(node.kind, labels)
 
 
-def _sorted_out(node: Node, subset: frozenset[int]) -> tuple[int, Node | list[Node]]:
+def _sorted_out(node: Node, subset: int) -> tuple[int, Node | list[Node]]:
     """Below the pertinent root: ``(EMPTY, node)``, ``(FULL, node)`` or ``(PARTIAL, sequence)``
     with the sequence read from the empty side to the full side."""
-    if node.leaves.isdisjoint(subset):
+    if not node.mask & subset:
         return _EMPTY, node
-    if node.leaves <= subset:
+    if not node.mask & ~subset:
         return _FULL, node
     results = [_sorted_out(child, subset) for child in node.children]
     if node.kind == _P:
@@ -479,7 +530,7 @@ def _spliced(results: list[tuple[int, Node | list[Node]]], reversed_at: int = -1
     return sequence
 
 
-def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
+def _reduced_root(node: Node, subset: int) -> Node:
     """The pertinent root after the reduction (its subset leaves in two or more children)."""
     results = [_sorted_out(child, subset) for child in node.children]
     if not _root_allows(node.kind, [label for label, _ in results]):
@@ -501,48 +552,47 @@ def _reduced_root(node: Node, subset: frozenset[int]) -> Node:
     return q_node(_spliced(results, reversed_at=high))
 
 
-def reduce(tree: Node, subset: Iterable[int], checked: bool = False) -> Node | None:
-    """The tree of the orders of ``tree`` in which ``subset`` is consecutive; ``None`` when
-    there is none. ``subset`` must be leaves of ``tree``; ``checked`` skips the check of the
-    labels alone, for a subset known consecutive in some order (``consecutive_subsets``)."""
-    wanted = frozenset(subset)
-    if len(wanted) <= 1:
+def reduce(tree: Node, subset: int, checked: bool = False) -> Node | None:
+    """The tree of the orders of ``tree`` in which the leaves of the mask ``subset`` are
+    consecutive; ``None`` when there is none. ``subset`` must be leaves of ``tree``;
+    ``checked`` skips the check of the labels alone, for a subset known consecutive in some
+    order (``consecutive_subsets``)."""
+    if not subset & (subset - 1):  # one leaf, or none
         return tree
-    if not checked and not _possible(tree, wanted):
+    if not checked and not _possible(tree, subset):
         return None
     try:
-        return _reduced(tree, wanted)
+        return _reduced(tree, subset)
     except _Impossible:
         return None
 
 
-def _reduced(node: Node, subset: frozenset[int]) -> Node:
+def _reduced(node: Node, subset: int) -> Node:
     for i, child in enumerate(node.children):
-        if subset <= child.leaves:  # the pertinent root lies below
+        if not subset & ~child.mask:  # the pertinent root lies below
             children = list(node.children)
             children[i] = _reduced(child, subset)
             return p_node(children) if node.kind == _P else q_node(children)
-    if subset == node.leaves:
+    if subset == node.mask:
         return node
     return _reduced_root(node, subset)
 
 
-def replace(tree: Node, subset: Iterable[int], new: Node) -> Node:
-    """``tree`` with the leaves of ``subset`` (consecutive in every order of ``tree``, as after
-    ``reduce``) taken out and ``new`` standing where they were."""
-    wanted = frozenset(subset)
-    if tree.leaves == wanted:
+def replace(tree: Node, subset: int, new: Node) -> Node:
+    """``tree`` with the leaves of the mask ``subset`` (consecutive in every order of ``tree``,
+    as after ``reduce``) taken out and ``new`` standing where they were."""
+    if tree.mask == subset:
         return new
     for i, child in enumerate(tree.children):
-        if wanted <= child.leaves:
+        if not subset & ~child.mask:
             children = list(tree.children)
-            children[i] = replace(child, wanted, new)
+            children[i] = replace(child, subset, new)
             return p_node(children) if tree.kind == _P else q_node(children)
-    inside = [i for i, child in enumerate(tree.children) if child.leaves & wanted]
-    if any(not tree.children[i].leaves <= wanted for i in inside) or (
+    inside = [i for i, child in enumerate(tree.children) if child.mask & subset]
+    if any(tree.children[i].mask & ~subset for i in inside) or (
         tree.kind == _Q and inside != list(range(inside[0], inside[-1] + 1))
     ):
-        raise ValueError(f"leaves {sorted(wanted)} are not consecutive in {tree!r}")
+        raise ValueError(f"leaves {subset:#b} are not consecutive in {tree!r}")
     if tree.kind == _P:
         return p_node([child for i, child in enumerate(tree.children) if i not in inside] + [new])
     siblings = tree.children

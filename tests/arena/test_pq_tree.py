@@ -1,5 +1,6 @@
 """PQ-trees against brute force: a tree stands for exactly the orders that keep every reduced
-subset consecutive."""
+subset consecutive. Leaves have their default bits (``1 << value``), so ``mask_of`` gives the
+masks the functions take."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from accy.passes.arena.pq_tree import (
     freedom,
     frontier,
     leaf,
+    mask_of,
     order_by,
     p_node,
     q_node,
@@ -67,7 +69,7 @@ def test_reduce_keeps_exactly_the_orders_with_the_subset_consecutive(case) -> No
     for subset in subsets:
         allowed = {order for order in allowed if _consecutive(order, subset)}
         assert tree is not None
-        tree = reduce(tree, subset)
+        tree = reduce(tree, mask_of(subset))
         if tree is None:
             assert not allowed
             return
@@ -87,8 +89,8 @@ def test_order_by_refuses_ranks_no_order_follows() -> None:
 
 def test_equal_order_sets_give_equal_trees() -> None:
     # Canonical forms: the same orders, built in different ways, compare and hash equal.
-    one = reduce(p_node([leaf(2), leaf(0), leaf(1), leaf(3)]), {0, 1})
-    two = reduce(p_node([leaf(3), leaf(1), leaf(0), leaf(2)]), {1, 0})
+    one = reduce(p_node([leaf(2), leaf(0), leaf(1), leaf(3)]), mask_of({0, 1}))
+    two = reduce(p_node([leaf(3), leaf(1), leaf(0), leaf(2)]), mask_of({1, 0}))
     assert one == two and hash(one) == hash(two)
     assert q_node([leaf(2), leaf(1), leaf(0)]) == q_node([leaf(0), leaf(1), leaf(2)])
 
@@ -96,7 +98,7 @@ def test_equal_order_sets_give_equal_trees() -> None:
 def test_replace_swaps_a_consecutive_subset_for_a_subtree() -> None:
     # Q[0 1 2 3] with {1, 2} replaced by P(7 8): 0 (7 8 in any order) 3, or reversed.
     tree = q_node([leaf(0), leaf(1), leaf(2), leaf(3)])
-    replaced = replace(tree, {1, 2}, p_node([leaf(7), leaf(8)]))
+    replaced = replace(tree, mask_of({1, 2}), p_node([leaf(7), leaf(8)]))
     assert _orders(replaced) == {(0, 7, 8, 3), (0, 8, 7, 3), (3, 7, 8, 0), (3, 8, 7, 0)}
 
 
@@ -105,9 +107,9 @@ def test_replaced_freedom_without_making_the_tree() -> None:
     # Q-node keeps its two orders with three children left. Then {0, 1} of Q[0 1 2] by one
     # leaf: two children left, P(n 2), still 2 orders.
     tree = q_node([leaf(i) for i in range(5)])
-    assert math.isclose(replaced_freedom(tree, [(frozenset({1, 2}), 3)]), math.log(12))
+    assert math.isclose(replaced_freedom(tree, [(mask_of({1, 2}), 3)]), math.log(12))
     small = q_node([leaf(0), leaf(1), leaf(2)])
-    assert math.isclose(replaced_freedom(small, [(frozenset({0, 1}), 1)]), math.log(2))
+    assert math.isclose(replaced_freedom(small, [(mask_of({0, 1}), 1)]), math.log(2))
 
 
 @settings(max_examples=200, deadline=None)
@@ -117,16 +119,16 @@ def test_replaced_freedom_is_the_freedom_of_the_replaced_tree(case, groups) -> N
     tree: Node | None = p_node(map(leaf, range(leaves)))
     for subset in subsets:
         assert tree is not None
-        narrowed = reduce(tree, subset)
+        narrowed = reduce(tree, mask_of(subset))
         tree = tree if narrowed is None else narrowed
     parts, taken, fresh = [], set(), 100
     for group in groups:  # disjoint groups the tree can make consecutive, one after another
         group = frozenset(group & set(range(leaves))) - taken
-        narrowed = reduce(tree, group) if group else None
+        narrowed = reduce(tree, mask_of(group)) if group else None
         if narrowed is None:
             continue
         tree, count = narrowed, len(parts) + 1
-        parts.append((group, count))
+        parts.append((mask_of(group), count))
         taken |= group
     assert tree is not None
     made = tree
@@ -143,16 +145,18 @@ def test_contract_keeps_which_subsets_of_the_kept_leaves_can_be_consecutive(case
     tree: Node | None = p_node(map(leaf, range(leaves)))
     for subset in subsets:  # a tree shaped by earlier reductions
         assert tree is not None
-        narrowed = reduce(tree, subset)
+        narrowed = reduce(tree, mask_of(subset))
         tree = tree if narrowed is None else narrowed
     assert tree is not None
-    kept = frozenset(keep & set(range(leaves)))
+    kept = mask_of(keep & set(range(leaves)))
     small = contract(tree, kept)
     assert shape(small, kept) == shape(tree, kept)
-    # Every subtree without kept leaves is one leaf now.
-    assert all(node.leaves & kept for node in _subtrees(small) if node.children)
-    for size in range(2, len(kept) + 1):
-        for subset in itertools.combinations(sorted(kept), size):
+    # Every subtree without kept leaves is one leaf now, with the bit of its smallest leaf.
+    assert all(node.mask & kept for node in _subtrees(small) if node.children)
+    assert all(node.mask == 1 << node.smallest for node in _subtrees(small) if not node.children)
+    for size in range(2, len(keep & set(range(leaves))) + 1):
+        for chosen in itertools.combinations(sorted(keep & set(range(leaves))), size):
+            subset = mask_of(chosen)
             whole, part = reduce(tree, subset), reduce(small, subset)
             assert (whole is None) == (part is None)
             if whole is not None and part is not None:
@@ -169,12 +173,12 @@ def _subtrees(tree: Node) -> list[Node]:
 def test_shape_names_kept_leaves_and_not_blockers() -> None:
     # Q[0 P(1 2) 3 4] kept {0, 4}: the P-node and 3 are blockers, "x"; a tree with other
     # blocker leaves (5 and 6 for 1, 2 and 3) has the same shape, reversing a Q-node too.
-    kept = frozenset({0, 4})
+    kept = mask_of({0, 4})
     tree = q_node([leaf(0), p_node([leaf(1), leaf(2)]), leaf(3), leaf(4)])
     other = q_node([leaf(4), leaf(6), p_node([leaf(5), leaf(7)]), leaf(0)])
     assert shape(tree, kept) == shape(other, kept) == "Q[0 x x 4]"
     assert contract(tree, kept) == q_node([leaf(0), leaf(1), leaf(3), leaf(4)])
-    assert shape(tree, frozenset({0, 1})) != shape(other, frozenset({0, 5}))
+    assert shape(tree, mask_of({0, 1})) != shape(other, mask_of({0, 5}))
 
 
 @settings(max_examples=300, deadline=None)
@@ -184,11 +188,11 @@ def test_fixed_neighbours_are_next_to_a_consecutive_set_in_every_order(case, gro
     tree: Node | None = p_node(map(leaf, range(leaves)))
     for subset in [*subsets, group & set(range(leaves))]:  # the last one made consecutive
         assert tree is not None
-        narrowed = reduce(tree, subset) if subset else None
+        narrowed = reduce(tree, mask_of(subset)) if subset else None
         tree = tree if narrowed is None else narrowed
     assert tree is not None
     made = frozenset(group & set(range(leaves)))
-    if not made or reduce(tree, made) != tree:
+    if not made or reduce(tree, mask_of(made)) != tree:
         return  # not consecutive in every order
     orders = _orders(tree)
     expected = {
@@ -196,7 +200,7 @@ def test_fixed_neighbours_are_next_to_a_consecutive_set_in_every_order(case, gro
         for value in set(range(leaves)) - made
         if all(_consecutive(order, made | {value}) for order in orders)
     }
-    assert fixed_neighbours(tree, made) == expected
+    assert fixed_neighbours(tree, mask_of(made)) == mask_of(expected)
 
 
 @settings(max_examples=400, deadline=None)
@@ -205,14 +209,15 @@ def test_consecutive_subsets_are_those_reduce_allows(case, keep) -> None:
     leaves, subsets = case
     tree: Node | None = p_node(map(leaf, range(leaves)))
     for subset in subsets:
-        narrowed = reduce(tree, subset)
+        narrowed = reduce(tree, mask_of(subset))
         tree = tree if narrowed is None else narrowed
     kept = sorted(keep & set(range(leaves)))
-    bits = {value: 1 << i for i, value in enumerate(kept)}
-    found = consecutive_subsets(tree, bits)
-    for mask in range(1, 1 << len(kept)):
-        subset = [value for i, value in enumerate(kept) if mask >> i & 1]
-        assert (mask in found) == (reduce(tree, subset) is not None), (tree, subset)
+    found = consecutive_subsets(tree, mask_of(kept))
+    assert all(mask and not mask & ~mask_of(kept) for mask in found)
+    for size in range(1, len(kept) + 1):
+        for subset in itertools.combinations(kept, size):
+            mask = mask_of(subset)
+            assert (mask in found) == (reduce(tree, mask) is not None), (tree, subset)
 
 
 @settings(max_examples=300, deadline=None)
@@ -222,10 +227,22 @@ def test_always_adjacent_is_the_union_consecutive_in_every_order(case, first, se
     first, second = first & set(range(leaves)), (second - first) & set(range(leaves))
     tree: Node | None = p_node(map(leaf, range(leaves)))
     for subset in [*subsets, first, second]:  # the last two made consecutive where they can
-        narrowed = reduce(tree, subset) if subset else None
+        narrowed = reduce(tree, mask_of(subset)) if subset else None
         tree = tree if narrowed is None else narrowed
-    if not first or not second or reduce(tree, first) != tree or reduce(tree, second) != tree:
+    one, other = mask_of(first), mask_of(second)
+    if not first or not second or reduce(tree, one) != tree or reduce(tree, other) != tree:
         return  # not each consecutive in every order
     expected = all(_consecutive(order, first | second) for order in _orders(tree))
-    assert always_adjacent(tree, frozenset(first), frozenset(second)) == expected
-    assert (reduce(tree, first | second) == tree) == expected
+    assert always_adjacent(tree, one, other) == expected
+    assert (reduce(tree, one | other) == tree) == expected
+
+
+def test_leaves_are_told_apart_by_value_and_bit() -> None:
+    # Bits need only differ within a tree (the sweep reuses them over time): a leaf is its
+    # value and its bit, and masks wider than a machine word work the same.
+    assert leaf(3, 1) != leaf(5, 1) and leaf(3, 1) != leaf(3, 2) and leaf(3) == leaf(3, 8)
+    wide = p_node([leaf(70), leaf(71), leaf(72)])
+    narrowed = reduce(wide, mask_of({70, 72}))
+    assert narrowed is not None and _orders(narrowed) == {
+        order for order in _orders(wide) if _consecutive(order, {70, 72})
+    }

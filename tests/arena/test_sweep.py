@@ -9,7 +9,7 @@ import time
 import hypothesis.strategies as st
 from accy.passes.arena import BufferInterval, check_placement, lower_bound, sweep
 from accy.passes.arena.generated import churn as generated_churn
-from accy.passes.arena.pq_tree import contract, leaf, p_node
+from accy.passes.arena.pq_tree import contract, p_node
 from accy.passes.arena.sections import build_sections
 from hypothesis import given, settings
 
@@ -168,11 +168,11 @@ def test_remembered_levels_give_the_same_splits_counted_the_same(monkeypatch) ->
     compared = 0
     for t in range(1, min(depth, path.sections - 1) + 1):  # boundary t: sections t - 1, t
         ending, starting = path.ends[t - 1], path.starts[t]
-        contracted = contract(trees[t], frozenset(ending))
+        contracted = contract(trees[t], path.mask(ending))
         for dominance in (True, False):
             remembered, plain = sweep._Sweep(sections), sweep._Sweep(sections)
             for search in (remembered, plain):
-                search.bits = {b: 1 << i for i, b in enumerate(ending)}
+                search.keep = search.mask(ending)
             got = list(remembered.blockings(contracted, ending, starting, dominance))
             expected = list(
                 _blockings_worked_out_each_time(plain, contracted, ending, starting, dominance)
@@ -191,7 +191,7 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     intervals = [BufferInterval(i, 0, 0, 1) for i in range(4)]
     intervals += [BufferInterval(4 + i, 1, 1, 1) for i in range(4)]
     search = sweep._Sweep(build_sections(intervals, 1))
-    tree = p_node(map(leaf, search.starts[0]))
+    tree = p_node(map(search.leaf, search.starts[0]))
     splits, complete = search.splits(1, tree)
     assert splits and complete and search.reductions > 1
     monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
@@ -217,11 +217,11 @@ def test_splits_that_a_joined_block_covers_are_left_out() -> None:
     separate = (((a,), (x,)), ((b,), (y,)))  # x in a's row, y in b's (one per kind)
     joined = (((a, b), (x, y)),)  # x and y in a's and b's rows, in either order
     # Where c may lie between a and b, the separate blocks are orders of their own.
-    free = p_node([leaf(a), leaf(b), leaf(c)])
+    free = p_node([search.leaf(a), search.leaf(b), search.leaf(c)])
     assert {blocks for _, blocks in search.splits(1, free)[0]} == {separate, joined}
     # Where a and b are always neighbours, every order the separate blocks leave (x next to
     # y) the joined block leaves too: only the joined one is collected.
-    paired = p_node([p_node([leaf(a), leaf(b)]), leaf(c)])
+    paired = p_node([p_node([search.leaf(a), search.leaf(b)]), search.leaf(c)])
     splits, complete = search.splits(1, paired)
     assert [blocks for _, blocks in splits] == [joined] and complete
     # A sweep that keeps dominated splits (the backward ones of a race) collects both.
@@ -236,7 +236,7 @@ def test_a_boundary_cut_off_before_any_split_is_collected_again_without_dominanc
     # so the boundary is collected again keeping every split, and cut off after the first.
     monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
     search, (a, b, c, x, y) = _two_enders_one_survivor()
-    paired = p_node([p_node([leaf(a), leaf(b)]), leaf(c)])
+    paired = p_node([p_node([search.leaf(a), search.leaf(b)]), search.leaf(c)])
     splits, complete = search.splits(1, paired)
     # The separate blocks, which dominance leaves out here (see the test above).
     assert [blocks for _, blocks in splits] == [(((a,), (x,)), ((b,), (y,)))]
@@ -311,3 +311,21 @@ def test_a_400_buffer_arena_is_placed_at_the_bound() -> None:
     placement = sections.placement(intervals, result.offsets, 256, sweep.NAME)
     check_placement(intervals, placement, 256)
     assert placement.size == lower_bound(intervals, 256)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 4)), min_size=1, max_size=30))
+def test_leaf_bits_differ_wherever_one_tree_may_hold_both_buffers(lives) -> None:
+    # A boundary's tree holds the buffers of the section before it and, while its groups are
+    # replaced, those starting there: buffers living in one section, or one ending just before
+    # the other starts, need different bits. Colouring the lifetimes widened by a section in
+    # start order takes as many bits as those lifetimes overlap at most.
+    first = [start for start, _ in lives]
+    last = [start + length for start, length in lives]
+    bits = sweep.leaf_bits(first, last)
+    assert all(bit > 0 and bit & (bit - 1) == 0 for bit in bits)  # one bit each
+    for a, b in itertools.combinations(range(len(lives)), 2):
+        if first[a] <= last[b] + 1 and first[b] <= last[a] + 1:
+            assert bits[a] != bits[b]
+    most = max(sum(f <= t <= l + 1 for f, l in zip(first, last)) for t in range(18))
+    assert len(set(bits)) == most
