@@ -233,118 +233,6 @@ def _run(tree: Node, leaves: int) -> tuple[Node | None, list[int]]:
     return parent, [parent.children.index(node)]
 
 
-def consecutive_subsets(tree: Node, keep: int) -> set[int]:
-    """The subsets of the leaves of ``keep`` that some order of ``tree`` keeps consecutive
-    (``reduce`` by them gives a tree), as masks.
-
-    Worked out bottom-up from the templates of ``reduce``: a set is consecutive in some order
-    when it is a node's leaves, or the leaves of some children of its lowest node around it
-    and a part at one end of at most two more (a P-node, any children; a Q-node, a run of
-    them, the parts at the run's ends), where a part at one end of a node is again some of
-    its children (a P-node's, or the first or last of a Q-node's) and a part at one end of
-    one more.
-    """
-    found: set[int] = set()
-    _consecutive(tree, keep, found)
-    return found
-
-
-def _consecutive(node: Node, keep: int, found: set[int]) -> tuple[int, bool, set[int]]:
-    """``node``'s leaves in ``keep``, whether all its leaves are (it is *pure*), and the proper
-    parts at one end of it made of leaves in ``keep``; adds the sets consecutive within it to
-    ``found``."""
-    if node.kind == _LEAF:
-        bit = node.mask & keep
-        if bit:
-            found.add(bit)
-        return bit, bit != 0, set()
-    if not node.mask & keep:
-        return 0, False, set()
-    parts = [_consecutive(child, keep, found) for child in node.children]
-    mask = 0
-    for child_mask, _, _ in parts:
-        mask |= child_mask
-    if not mask:
-        return 0, False, set()
-    pure = all(child_pure for _, child_pure, _ in parts)
-    if pure:
-        found.add(mask)
-    if node.kind == _P:
-        ends, inner = _p_node_sets(parts)
-    else:
-        ends, inner = _q_node_sets(parts)
-    found |= inner
-    found |= ends
-    return mask, pure, ends
-
-
-def _p_node_sets(parts: Sequence[tuple[int, bool, set[int]]]) -> tuple[set[int], set[int]]:
-    """A P-node's parts at one end and its sets of two or more pieces (children whole, parts
-    at the end of at most two more), from its children's ``_consecutive``."""
-    ends: set[int] = set()
-    inner: set[int] = set()
-
-    def unions(skip: tuple[int, ...]) -> dict[int, int]:
-        """Unions of the pure children but those at ``skip``, by how many children."""
-        made = {0: 0}
-        for i, (mask, pure, _) in enumerate(parts):
-            if pure and i not in skip:
-                for union, count in list(made.items()):
-                    made.setdefault(union | mask, count + 1)
-        return made
-
-    for union, count in unions(()).items():
-        if count:
-            ends.add(union)
-        if count >= 2:
-            inner.add(union)
-    partial = [i for i, (_, _, end) in enumerate(parts) if end]
-    for i in partial:
-        for union, count in unions((i,)).items():
-            for end in parts[i][2]:
-                ends.add(union | end)
-                if count:
-                    inner.add(union | end)
-        for j in partial:
-            if j > i:
-                for union in unions((i, j)):
-                    for end in parts[i][2]:
-                        for other in parts[j][2]:
-                            inner.add(union | end | other)
-    return ends, inner
-
-
-def _q_node_sets(parts: Sequence[tuple[int, bool, set[int]]]) -> tuple[set[int], set[int]]:
-    """A Q-node's parts at one end and its sets over a run of two or more children (pure
-    inside, whole or a part at the end at either end of the run)."""
-    ends: set[int] = set()
-    inner: set[int] = set()
-    for sequence in (parts, parts[::-1]):
-        union = 0
-        for mask, pure, end in sequence:
-            ends.update(union | part for part in end)
-            if not pure:
-                break
-            union |= mask
-            ends.add(union)
-    count = len(parts)
-    for i in range(count):
-        left = parts[i]
-        # the run's first child: whole, or a part at its end
-        starts = ({left[0]} if left[1] else set()) | left[2]
-        union = 0
-        for j in range(i + 1, count):
-            mask, pure, end = parts[j]
-            for first in starts:
-                inner.update(first | union | part for part in end)
-                if pure:
-                    inner.add(first | union | mask)
-            if not pure:
-                break
-            union |= mask
-    return ends, inner
-
-
 def _holder(tree: Node, leaves: int) -> tuple[Node | None, Node, list[int] | None]:
     """Where ``leaves`` (consecutive in every order of ``tree``) are: ``(parent, node, None)``
     for the node holding exactly them, or ``(None, node, run)`` for the run of a Q-node's
@@ -552,14 +440,12 @@ def _reduced_root(node: Node, subset: int) -> Node:
     return q_node(_spliced(results, reversed_at=high))
 
 
-def reduce(tree: Node, subset: int, checked: bool = False) -> Node | None:
+def reduce(tree: Node, subset: int) -> Node | None:
     """The tree of the orders of ``tree`` in which the leaves of the mask ``subset`` are
-    consecutive; ``None`` when there is none. ``subset`` must be leaves of ``tree``;
-    ``checked`` skips the check of the labels alone, for a subset known consecutive in some
-    order (``consecutive_subsets``)."""
+    consecutive; ``None`` when there is none. ``subset`` must be leaves of ``tree``."""
     if not subset & (subset - 1):  # one leaf, or none
         return tree
-    if not checked and not _possible(tree, subset):
+    if not _possible(tree, subset):
         return None
     try:
         return _reduced(tree, subset)

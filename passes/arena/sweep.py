@@ -37,9 +37,9 @@ leave (keeping more orders open for later boundaries; ``replaced_freedom`` works
 without making the tree, which only the split descended into needs); splits are built
 lazily, one group at a time, a group dropped as soon as the tree cannot make it consecutive
 or no starting buffers sum to it (its reductions remembered per sweep; most groups tried
-cannot be made consecutive, which ``pq_tree.consecutive_subsets``, worked out once per tree,
-tells without reducing), or when the tree forces it next to another group of the split, or
-next to an ending buffer still to be grouped
+cannot be made consecutive, which ``pq_tree.reduce`` tells from the nodes' labels alone), or
+when the tree forces it next to another group of the split, or next to an ending buffer still
+to be grouped
 (*dominance*: the split joining the two groups, and their starting groups into one P-node,
 stands for every order it does and more; without these splits, which mostly had the lowest
 freedom, the collected ones are more often the useful ones: forward sweeps of 2 s on the
@@ -88,7 +88,6 @@ from typing import Final, NamedTuple, cast
 from accy.passes.arena.pq_tree import (
     Node,
     always_adjacent,
-    consecutive_subsets,
     contract,
     fixed_neighbours,
     frontier,
@@ -130,10 +129,6 @@ RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
 equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
 measured worse on the churn sets)."""
-MAX_BITS = 16
-"""Ending buffers of a boundary, at most, for which the groups a tree can make consecutive are
-worked out at once (``pq_tree.consecutive_subsets``, up to one per subset) before reducing by
-any: most groups tried cannot be, and are told so without ``reduce``."""
 MAX_KNOWN = 65_536
 """Entries of each of a sweep's memories (boundaries' splits by contracted shape, reductions,
 ending and starting groups), at most (each cleared when full)."""
@@ -313,10 +308,6 @@ class _Sweep:
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         # reductions by (tree, mask) (values: a tree, None for no order, or _PENDING)
         self.reduced: dict[tuple[Node, int], object] = {}
-        # the groups some order of a tree keeps consecutive, as masks: the boundary's ending
-        # buffers' (``keep``, when there are at most MAX_BITS), by tree
-        self.consecutive: dict[Node, set[int]] = {}
-        self.keep: int | None = None
         # a collection's next ending groups (see ``candidates``), by the groups before them
         # and the units that the starting buffers left can sum to (bits)
         self.levels: dict[tuple[tuple[Group, ...], int], _Level] = {}
@@ -551,17 +542,7 @@ class _Sweep:
         if known is not _UNKNOWN:
             return cast(Node | None, known)
         self.count_reduction()
-        keep = self.keep
-        if keep is not None:
-            possible = self.consecutive.get(tree)
-            if possible is None:
-                if len(self.consecutive) >= MAX_KNOWN:
-                    self.consecutive.clear()
-                possible = self.consecutive[tree] = consecutive_subsets(tree, keep)
-            if mask not in possible:
-                self.reduced[key] = None
-                return None
-        self.reduced[key] = reduced = reduce(tree, mask, checked=keep is not None)
+        self.reduced[key] = reduced = reduce(tree, mask)
         return reduced
 
     def splits(self, t: int, tree: Node) -> tuple[list[Split], bool]:
@@ -581,7 +562,6 @@ class _Sweep:
         if known is not None:
             return known
         contracted = contract(tree, keep)
-        self.keep = keep if len(ending) <= MAX_BITS else None
         starting = self.starts[t]
         for dominance in (True, False) if self.skips_dominated else (False,):
             self.truncated, self.reductions = False, 0

@@ -11,7 +11,6 @@ import hypothesis.strategies as st
 from accy.passes.arena.pq_tree import (
     Node,
     always_adjacent,
-    consecutive_subsets,
     contract,
     fixed_neighbours,
     freedom,
@@ -201,23 +200,6 @@ def test_fixed_neighbours_are_next_to_a_consecutive_set_in_every_order(case, gro
         if all(_consecutive(order, made | {value}) for order in orders)
     }
     assert fixed_neighbours(tree, mask_of(made)) == mask_of(expected)
-
-
-@settings(max_examples=400, deadline=None)
-@given(reductions(), st.sets(st.integers(0, 5), min_size=1))
-def test_consecutive_subsets_are_those_reduce_allows(case, keep) -> None:
-    leaves, subsets = case
-    tree: Node | None = p_node(map(leaf, range(leaves)))
-    for subset in subsets:
-        narrowed = reduce(tree, mask_of(subset))
-        tree = tree if narrowed is None else narrowed
-    kept = sorted(keep & set(range(leaves)))
-    found = consecutive_subsets(tree, mask_of(kept))
-    assert all(mask and not mask & ~mask_of(kept) for mask in found)
-    for size in range(1, len(kept) + 1):
-        for subset in itertools.combinations(kept, size):
-            mask = mask_of(subset)
-            assert (mask in found) == (reduce(tree, mask) is not None), (tree, subset)
 
 
 @settings(max_examples=300, deadline=None)

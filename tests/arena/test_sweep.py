@@ -110,24 +110,6 @@ def test_the_node_cap_stops_the_search_and_results_repeat(churn) -> None:
     assert first is not None and first == again
 
 
-def test_groups_refused_by_consecutive_subsets_search_as_reduced_ones(monkeypatch) -> None:
-    # A group that no order of a tree keeps consecutive is told from the tree's consecutive
-    # subsets instead of by ``reduce``, counted and remembered the same: with the subsets off
-    # (``MAX_BITS`` 0) the sweep takes the same nodes to the same boundaries and result, on
-    # the 400-buffer churn set of seed 1 at the bound and one unit above it.
-    intervals = generated_churn(random.Random(1), items=100, height=64, max_width=16)
-    sections = build_sections(intervals, 256)
-
-    def searched(rows: int) -> tuple:
-        search = sweep._Sweep(sections.padded(rows))
-        offsets = search.solve(max_nodes=400, deadline=time.perf_counter() + 60, seed=0)
-        return offsets, search.nodes, search.deepest[0], search.reductions
-
-    with_subsets = [searched(sections.lower + extra) for extra in (0, 1)]
-    monkeypatch.setattr(sweep, "MAX_BITS", 0)
-    assert [searched(sections.lower + extra) for extra in (0, 1)] == with_subsets
-
-
 def _blockings_worked_out_each_time(search, tree, ending, starting, dominance, before=()):
     """``_Sweep.blockings`` as it was before it remembered its levels: each level's groups
     worked out again for every starting group of the blocks before them."""
@@ -171,8 +153,6 @@ def test_remembered_levels_give_the_same_splits_counted_the_same(monkeypatch) ->
         contracted = contract(trees[t], path.mask(ending))
         for dominance in (True, False):
             remembered, plain = sweep._Sweep(sections), sweep._Sweep(sections)
-            for search in (remembered, plain):
-                search.keep = search.mask(ending)
             got = list(remembered.blockings(contracted, ending, starting, dominance))
             expected = list(
                 _blockings_worked_out_each_time(plain, contracted, ending, starting, dominance)
