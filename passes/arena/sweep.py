@@ -145,7 +145,10 @@ _DEADLINE_CHECK: Final = 31  # the clock (and a race's cap) is read every 32 nod
 Group = tuple[int, ...]
 Block = tuple[Group, Group]  # (ending group G, starting group H)
 Split = tuple[float, tuple[Block, ...]]  # (freedom of the next tree, up to a constant; blocks)
-Candidate = tuple[Group, int, Node, list[int]]  # (ending group, units, reduced tree, rest)
+# an ending group, its mask and units (see ``ending_groups``)
+Ending = tuple[Group, int, int]
+# (ending group, its mask, its units, the tree reduced by it, the ending buffers left)
+Candidate = tuple[Group, int, int, Node, list[int]]
 
 
 class _Level:
@@ -182,12 +185,15 @@ class _Truncated(Exception):
     """A boundary's reductions reached ``MAX_REDUCTIONS``."""
 
 
-def _next_tree(reduced: Node, blocks: tuple[Block, ...], bit: Sequence[int]) -> Node:
+def _next_tree(
+    reduced: Node, blocks: tuple[Block, ...], leaves: Sequence[Node], bit: Sequence[int]
+) -> Node:
     """The next section's tree: in ``reduced`` (every ending group consecutive), each group
-    replaced by a P-node of its starting buffers (``bit``: each buffer's leaf bit)."""
+    replaced by a P-node of its starting buffers (``leaves`` and ``bit``: each buffer's leaf
+    and leaf bit)."""
     following = reduced
     for group, filling in blocks:
-        starting = p_node([leaf(b, bit[b]) for b in filling])
+        starting = p_node([leaves[b] for b in filling])
         following = replace_leaves(following, _mask(group, bit), starting)
     return following
 
@@ -261,24 +267,42 @@ def _grow_ending(
     anchor: int,
     others: Sequence[int],
     size: Sequence[int],
+    bit: Sequence[int],
     reach: list[int],
     sums: int,
     i: int,
     units: int,
+    mask: int,
     chosen: list[int],
-    found: list[Group],
+    found: list[Ending],
+    cap: int,
 ) -> None:
-    """Append to ``found`` each group of ``anchor``, ``chosen`` (``units`` units so far) and
-    some of ``others[i:]`` whose units are a bit of ``sums``, up to ``MAX_GROUP_TRIES`` groups;
-    ``reach[i]`` has bit ``u`` set when ``others[i:]`` can sum to ``u``."""
-    if len(found) == MAX_GROUP_TRIES or not (reach[i] << units) & sums:
+    """Append to ``found`` each group of ``anchor``, ``chosen`` (``units`` units and the leaf
+    bits ``mask`` so far) and some of ``others[i:]`` whose units are a bit of ``sums``, with
+    its mask and units, up to ``cap`` groups; ``reach[i]`` has bit ``u`` set when
+    ``others[i:]`` can sum to ``u``."""
+    if len(found) == cap or not (reach[i] << units) & sums:
         return  # no extension sums to a starting group
     if i == len(others):
-        found.append((anchor, *chosen))
+        found.append(((anchor, *chosen), mask, units))
         return
-    _grow_ending(anchor, others, size, reach, sums, i + 1, units, chosen, found)
-    chosen.append(others[i])
-    _grow_ending(anchor, others, size, reach, sums, i + 1, units + size[others[i]], chosen, found)
+    _grow_ending(anchor, others, size, bit, reach, sums, i + 1, units, mask, chosen, found, cap)
+    b = others[i]
+    chosen.append(b)
+    _grow_ending(
+        anchor,
+        others,
+        size,
+        bit,
+        reach,
+        sums,
+        i + 1,
+        units + size[b],
+        mask | bit[b],
+        chosen,
+        found,
+        cap,
+    )
     chosen.pop()
 
 
@@ -302,6 +326,7 @@ class _Sweep:
         for group in self.starts:  # kinds together, so that one per kind is tried
             group.sort(key=lambda b: (self.kind[b], b))
         self.bit = leaf_bits(sections.first, sections.last)  # each buffer's leaf bit
+        self.leaves = [leaf(b, self.bit[b]) for b in range(sections.count)]  # and leaf
         self.truncated = False
         self.reductions = 0
         self.skips_dominated = skips_dominated
@@ -310,12 +335,12 @@ class _Sweep:
         self.reduced: dict[tuple[Node, int], object] = {}
         # a collection's next ending groups (see ``candidates``), by the groups before them
         # and the units that the starting buffers left can sum to (bits)
-        self.levels: dict[tuple[tuple[Group, ...], int], _Level] = {}
+        self.levels: dict[tuple[tuple[int, ...], int], _Level] = {}
         self.checks = 0  # dominance checks counted (see ``candidates``)
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
         # whether a cap cut them off): the same ones come back for every starting group of
         # the blocks before them
-        self.ending: dict[tuple[int, tuple[int, ...], int], tuple[list[Group], bool]] = {}
+        self.ending: dict[tuple[int, tuple[int, ...], int], tuple[list[Ending], bool]] = {}
         self.starting: dict[tuple[tuple[int, ...], int], tuple[list[Group], bool]] = {}
         self.deadline = float("inf")
         self.max_nodes = 0
@@ -323,7 +348,7 @@ class _Sweep:
         self.nodes = 0  # nodes searched, over all runs
         self.window = (1, 1)  # the runs' window: its first boundary and the one it aims for
         self.failed: set[tuple[int, Node]] = set()  # (boundary, tree) pairs that failed
-        self.root = p_node([self.leaf(b) for b in self.starts[0]])  # the first section's tree
+        self.root = p_node([self.leaves[b] for b in self.starts[0]])  # the first section's tree
         # (boundary, tree, reduced trees, blocks, trees) on the path to the deepest boundary
         # reached: the tree at each boundary (before its split), each reduced by its split,
         # the blocks of each split
@@ -334,10 +359,6 @@ class _Sweep:
             [()] * self.sections,
             [self.root] * (self.sections + 1),
         )
-
-    def leaf(self, b: int) -> Node:
-        """Buffer ``b``'s leaf, with its bit."""
-        return leaf(b, self.bit[b])
 
     def mask(self, group: Sequence[int]) -> int:
         """The mask of the buffers ``group``."""
@@ -372,10 +393,10 @@ class _Sweep:
         found.sort(key=len)
         return found, len(found) == MAX_SPLITS
 
-    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[Group]:
+    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[Ending]:
         """The groups of ``anchor`` and some of ``others`` whose units some starting buffers
-        sum to (bits of ``sums``), fewest first; at most ``MAX_GROUP_TRIES`` (then the
-        boundary is truncated). Remembered per sweep."""
+        sum to (bits of ``sums``), each with its mask and units, fewest first; at most
+        ``MAX_GROUP_TRIES`` (then the boundary is truncated). Remembered per sweep."""
         key = (anchor, tuple(others), sums)
         known = self.ending.get(key)
         if known is None:
@@ -388,18 +409,21 @@ class _Sweep:
 
     def _ending_groups(
         self, anchor: int, others: Sequence[int], sums: int
-    ) -> tuple[list[Group], bool]:
+    ) -> tuple[list[Ending], bool]:
         """``ending_groups`` worked out, and whether ``MAX_GROUP_TRIES`` cut them off."""
         size = self.size
-        found: list[Group] = []
+        found: list[Ending] = []
         # reach[i]: bit u set when buffers from position i on can sum to u units
         reach = [1] * (len(others) + 1)
         for i in range(len(others) - 1, -1, -1):
             reach[i] = reach[i + 1] | reach[i + 1] << size[others[i]]
 
-        _grow_ending(anchor, others, size, reach, sums, 0, size[anchor], [], found)
-        found.sort(key=len)
-        return found, len(found) == MAX_GROUP_TRIES
+        cap, bit = MAX_GROUP_TRIES, self.bit
+        _grow_ending(
+            anchor, others, size, bit, reach, sums, 0, size[anchor], bit[anchor], [], found, cap
+        )
+        found.sort(key=lambda ending: len(ending[0]))
+        return found, len(found) == cap
 
     def blockings(
         self,
@@ -407,11 +431,11 @@ class _Sweep:
         ending: list[int],
         starting: list[int],
         dominance: bool,
-        before: tuple[Group, ...] = (),
+        before: tuple[int, ...] = (),
     ) -> Iterator[tuple[Node, tuple[Block, ...]]]:
         """Each split of ``ending``/``starting`` into blocks that ``tree`` allows, with the
-        tree reduced so that every group is consecutive; ``before`` holds the ending groups of
-        the blocks already chosen (``tree`` is reduced by them).
+        tree reduced so that every group is consecutive; ``before`` holds the masks of the
+        ending groups of the blocks already chosen (``tree`` is reduced by them).
 
         With ``dominance``, a group is left out where every order of the reduced tree
         puts it next to an earlier group or to an ending buffer still to be grouped
@@ -434,10 +458,10 @@ class _Sweep:
         i = 0
         while (candidate := self.candidate(level, i)) is not None:
             i += 1
-            group, units, reduced, rest = candidate
+            group, mask, units, reduced, rest = candidate
             for filling in self.starting_groups(starting, units):
                 left = [b for b in starting if b not in filling]
-                deeper = self.blockings(reduced, rest, left, dominance, (*before, group))
+                deeper = self.blockings(reduced, rest, left, dominance, (*before, mask))
                 for final, blocks in deeper:
                     yield final, ((group, filling), *blocks)
 
@@ -447,7 +471,7 @@ class _Sweep:
         ending: list[int],
         sums: int,
         dominance: bool,
-        before: tuple[Group, ...],
+        before: tuple[int, ...],
     ) -> Iterator[tuple[Candidate | None, int]]:
         """The next ending groups of ``blockings`` after the groups ``before`` (with their units,
         ``tree`` reduced by them and the ending buffers left), each with the dominance checks
@@ -460,17 +484,17 @@ class _Sweep:
         before them, and one is worked out only when the last is used up (a collection mostly
         stops at ``MAX_SPLITS`` long before the first level's groups are through).
         """
-        size = self.size
         anchor, others = ending[0], ending[1:]
+        left = self.mask(others)
         checked = self.checks
-        for group in self.ending_groups(anchor, others, sums):
-            reduced = self.reduce(tree, group)
+        for group, mask, units in self.ending_groups(anchor, others, sums):
+            reduced = self.reduce(tree, mask)
             if reduced is None:
                 continue
-            rest = [b for b in others if b not in group]
-            if dominance and self.dominated(reduced, group, before, rest):
+            if dominance and self.dominated(reduced, mask, before, left & ~mask):
                 continue
-            yield (group, sum(size[b] for b in group), reduced, rest), self.checks - checked
+            rest = [b for b in others if b not in group]
+            yield (group, mask, units, reduced, rest), self.checks - checked
             checked = self.checks
         yield None, self.checks - checked
 
@@ -489,34 +513,31 @@ class _Sweep:
             raise _Truncated
         return candidate
 
-    def dominated(
-        self, reduced: Node, group: Group, before: tuple[Group, ...], rest: list[int]
-    ) -> bool:
-        """Whether every order of ``reduced`` puts ``group`` next to an earlier group, or next
-        to an ending buffer still to be grouped (whose group would then be next to it). Each
-        earlier group checked counts as a reduction, worked out or remembered.
+    def dominated(self, reduced: Node, leaves: int, before: tuple[int, ...], rest: int) -> bool:
+        """Whether every order of ``reduced`` puts the group ``leaves`` next to an earlier group
+        (masks ``before``), or next to an ending buffer still to be grouped (mask ``rest``;
+        whose group would then be next to it). Each earlier group checked counts as a
+        reduction, worked out or remembered.
 
         The two groups are next to each other in every order exactly when reducing ``reduced``
         by both leaves it as it is; ``pq_tree.always_adjacent`` tells so without reducing, and
         the reduction is remembered as ``_PENDING`` (not worked out: ``reduce`` does it if ever
         asked) where they are not, so that it counts and is remembered as it would be.
         """
-        leaves = self.mask(group)
         for prior in before:
             self.reductions += 1
             self.checks += 1
             if self.reductions > MAX_REDUCTIONS:
                 raise _Truncated
-            other = self.mask(prior)
-            key = (reduced, other | leaves)
+            key = (reduced, prior | leaves)
             known = self.reduced.get(key, _UNKNOWN)
             if known is _UNKNOWN:
                 self.count_reduction()
-                adjacent = always_adjacent(reduced, other, leaves)
+                adjacent = always_adjacent(reduced, prior, leaves)
                 self.reduced[key] = known = reduced if adjacent else _PENDING
             if known == reduced:
                 return True
-        return fixed_neighbours(reduced, leaves) & self.mask(rest) != 0
+        return fixed_neighbours(reduced, leaves) & rest != 0
 
     def count_reduction(self) -> None:
         """Count a reduction worked out (a remembered one is not counted): stops the boundary
@@ -530,11 +551,10 @@ class _Sweep:
         if len(self.reduced) >= MAX_KNOWN:
             self.reduced.clear()
 
-    def reduce(self, tree: Node, group: tuple[int, ...]) -> Node | None:
-        """``pq_tree.reduce``, remembered by tree and set of buffers (their mask, however the
-        group is ordered): a boundary's groups are tried on the same trees once per starting
-        group of the blocks before them (counted in ``reductions`` only when worked out)."""
-        mask = self.mask(group)
+    def reduce(self, tree: Node, mask: int) -> Node | None:
+        """``pq_tree.reduce`` by the buffers of ``mask``, remembered by tree and mask: a
+        boundary's groups are tried on the same trees once per starting group of the blocks
+        before them (counted in ``reductions`` only when worked out)."""
         key = (tree, mask)
         known = self.reduced.get(key, _UNKNOWN)
         if known is _PENDING:  # remembered by ``dominated``: worked out now, as if it were
@@ -594,7 +614,7 @@ class _Sweep:
             if narrowed is None:
                 raise AssertionError(f"sweep: group {group} not consecutive (a bug)")
             reduced = narrowed
-        return reduced, _next_tree(reduced, blocks, self.bit)
+        return reduced, _next_tree(reduced, blocks, self.leaves, self.bit)
 
     # --- the search --------------------------------------------------------------------------
 

@@ -116,22 +116,21 @@ def _blockings_worked_out_each_time(search, tree, ending, starting, dominance, b
     if not ending:
         yield tree, ()
         return
-    size = search.size
     sums = 1
     for b in starting:
-        sums |= sums << size[b]
+        sums |= sums << search.size[b]
     anchor, others = ending[0], ending[1:]
-    for group in search.ending_groups(anchor, others, sums):
-        reduced = search.reduce(tree, group)
+    for group, mask, units in search.ending_groups(anchor, others, sums):
+        reduced = search.reduce(tree, mask)
         if reduced is None:
             continue
         rest = [b for b in others if b not in group]
-        if dominance and search.dominated(reduced, group, before, rest):
+        if dominance and search.dominated(reduced, mask, before, search.mask(rest)):
             continue
-        for filling in search.starting_groups(starting, sum(size[b] for b in group)):
+        for filling in search.starting_groups(starting, units):
             left = [b for b in starting if b not in filling]
             deeper = _blockings_worked_out_each_time(
-                search, reduced, rest, left, dominance, (*before, group)
+                search, reduced, rest, left, dominance, (*before, mask)
             )
             for final, blocks in deeper:
                 yield final, ((group, filling), *blocks)
@@ -171,7 +170,7 @@ def test_a_boundary_stops_collecting_after_max_reductions(monkeypatch) -> None:
     intervals = [BufferInterval(i, 0, 0, 1) for i in range(4)]
     intervals += [BufferInterval(4 + i, 1, 1, 1) for i in range(4)]
     search = sweep._Sweep(build_sections(intervals, 1))
-    tree = p_node(map(search.leaf, search.starts[0]))
+    tree = p_node([search.leaves[b] for b in search.starts[0]])
     splits, complete = search.splits(1, tree)
     assert splits and complete and search.reductions > 1
     monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
@@ -197,11 +196,11 @@ def test_splits_that_a_joined_block_covers_are_left_out() -> None:
     separate = (((a,), (x,)), ((b,), (y,)))  # x in a's row, y in b's (one per kind)
     joined = (((a, b), (x, y)),)  # x and y in a's and b's rows, in either order
     # Where c may lie between a and b, the separate blocks are orders of their own.
-    free = p_node([search.leaf(a), search.leaf(b), search.leaf(c)])
+    free = p_node([search.leaves[a], search.leaves[b], search.leaves[c]])
     assert {blocks for _, blocks in search.splits(1, free)[0]} == {separate, joined}
     # Where a and b are always neighbours, every order the separate blocks leave (x next to
     # y) the joined block leaves too: only the joined one is collected.
-    paired = p_node([p_node([search.leaf(a), search.leaf(b)]), search.leaf(c)])
+    paired = p_node([p_node([search.leaves[a], search.leaves[b]]), search.leaves[c]])
     splits, complete = search.splits(1, paired)
     assert [blocks for _, blocks in splits] == [joined] and complete
     # A sweep that keeps dominated splits (the backward ones of a race) collects both.
@@ -216,7 +215,7 @@ def test_a_boundary_cut_off_before_any_split_is_collected_again_without_dominanc
     # so the boundary is collected again keeping every split, and cut off after the first.
     monkeypatch.setattr(sweep, "MAX_REDUCTIONS", 1)
     search, (a, b, c, x, y) = _two_enders_one_survivor()
-    paired = p_node([p_node([search.leaf(a), search.leaf(b)]), search.leaf(c)])
+    paired = p_node([p_node([search.leaves[a], search.leaves[b]]), search.leaves[c]])
     splits, complete = search.splits(1, paired)
     # The separate blocks, which dominance leaves out here (see the test above).
     assert [blocks for _, blocks in splits] == [(((a,), (x,)), ((b,), (y,)))]
