@@ -42,7 +42,9 @@ _Q: Final = 2
 _EMPTY: Final = 0
 _FULL: Final = 1
 _PARTIAL: Final = 2
-_HASH_BITS: Final = (1 << 40) - 1  # hashes kept small: worked out with machine integers
+# Hashes are kept below 2**29: compiled, a product of two integers below 2**30 is worked out
+# in machine integers (larger ones take the arbitrary-precision path, a thousand instructions)
+_HASH_BITS: Final = (1 << 29) - 1
 
 
 class Node:
