@@ -442,12 +442,14 @@ def _reduced_root(node: Node, subset: int) -> Node:
     return q_node(_spliced(results, reversed_at=high))
 
 
-def reduce(tree: Node, subset: int) -> Node | None:
+def reduce(tree: Node, subset: int, checked: bool = False) -> Node | None:
     """The tree of the orders of ``tree`` in which the leaves of the mask ``subset`` are
-    consecutive; ``None`` when there is none. ``subset`` must be leaves of ``tree``."""
+    consecutive; ``None`` when there is none. ``subset`` must be leaves of ``tree``;
+    ``checked`` skips the check of the labels alone (most subsets the ``sweep`` tries are
+    refused by it), for a subset known to be consecutive in some order."""
     if not subset & (subset - 1):  # one leaf, or none
         return tree
-    if not _possible(tree, subset):
+    if not checked and not _possible(tree, subset):
         return None
     try:
         return _reduced(tree, subset)

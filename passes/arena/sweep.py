@@ -242,25 +242,25 @@ def _grow_starting(
     left: int,
     chosen: list[int],
     found: list[Group],
+    cap: int,
 ) -> None:
     """Append to ``found`` each group of ``chosen`` and buffers of ``starting[i:]`` of
     ``left`` more units, one per multiset of kinds (kinds are together in ``starting``), up to
-    ``MAX_SPLITS`` groups; ``reach[i]`` has bit ``u`` set when ``starting[i:]`` can sum to
-    ``u``."""
+    ``cap`` groups; ``reach[i]`` has bit ``u`` set when ``starting[i:]`` can sum to ``u``."""
     if left == 0:
         found.append(tuple(chosen))
         return
-    if len(found) == MAX_SPLITS or not reach[i] >> left & 1:
+    if len(found) == cap or not reach[i] >> left & 1:
         return
     b = starting[i]
     if size[b] <= left:
         chosen.append(b)
-        _grow_starting(starting, size, kind, reach, i + 1, left - size[b], chosen, found)
+        _grow_starting(starting, size, kind, reach, i + 1, left - size[b], chosen, found, cap)
         chosen.pop()
     j = i + 1  # leaving b out leaves out the rest of its kind too
     while j < len(starting) and kind[starting[j]] == kind[b]:
         j += 1
-    _grow_starting(starting, size, kind, reach, j, left, chosen, found)
+    _grow_starting(starting, size, kind, reach, j, left, chosen, found, cap)
 
 
 def _grow_ending(
@@ -389,7 +389,7 @@ class _Sweep:
         for i in range(len(starting) - 1, -1, -1):
             reach[i] = reach[i + 1] | reach[i + 1] << size[starting[i]]
 
-        _grow_starting(starting, size, kind, reach, 0, units, [], found)
+        _grow_starting(starting, size, kind, reach, 0, units, [], found, MAX_SPLITS)
         found.sort(key=len)
         return found, len(found) == MAX_SPLITS
 
@@ -609,8 +609,8 @@ class _Sweep:
         """``tree`` reduced so that every ending group of ``blocks`` is consecutive, and the
         next section's tree (each group replaced by its starting buffers)."""
         reduced = tree
-        for group, _ in blocks:
-            narrowed = reduce(reduced, self.mask(group))
+        for group, _ in blocks:  # consecutive in some order: the split was collected so
+            narrowed = reduce(reduced, self.mask(group), checked=True)
             if narrowed is None:
                 raise AssertionError(f"sweep: group {group} not consecutive (a bug)")
             reduced = narrowed
