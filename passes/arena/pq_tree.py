@@ -128,11 +128,25 @@ def _union(children: Sequence[Node]) -> int:
 
 def p_node(children: Iterable[Node]) -> Node:
     """Children in any order (a single child stands for itself)."""
-    ordered = tuple(sorted(children, key=lambda child: child.smallest))
+    ordered = _by_smallest(children)
     if len(ordered) == 1:
         return ordered[0]
     first = ordered[0]
-    return Node(_P, ordered, _union(ordered), first.smallest, first.low)
+    return Node(_P, tuple(ordered), _union(ordered), first.smallest, first.low)
+
+
+def _by_smallest(children: Iterable[Node]) -> list[Node]:
+    """``children`` by their smallest leaves: an insertion sort, as a node has few children
+    (compiled, it compares machine integers where ``sorted`` calls a key per child)."""
+    ordered: list[Node] = []
+    for child in children:
+        i = len(ordered)
+        ordered.append(child)
+        while i > 0 and ordered[i - 1].smallest > child.smallest:
+            ordered[i] = ordered[i - 1]
+            i -= 1
+        ordered[i] = child
+    return ordered
 
 
 def q_node(children: Sequence[Node]) -> Node:

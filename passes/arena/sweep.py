@@ -281,7 +281,7 @@ def _grow_ending(
     bits ``mask`` so far) and some of ``others[i:]`` whose units are a bit of ``sums``, with
     its mask and units, up to ``cap`` groups; ``reach[i]`` has bit ``u`` set when
     ``others[i:]`` can sum to ``u``."""
-    if len(found) == cap or not (reach[i] << units) & sums:
+    if len(found) == cap or not reach[i] & sums >> units:  # (a right shift: no overflow)
         return  # no extension sums to a starting group
     if i == len(others):
         found.append(((anchor, *chosen), mask, units))
