@@ -109,7 +109,7 @@ def mask_of(values: Iterable[int]) -> int:
     return mask
 
 
-def _smallest_child(children: Sequence[Node]) -> Node:
+def _smallest_child(children: tuple[Node, ...]) -> Node:
     """The child with the smallest leaf."""
     best = children[0]
     for child in children:
@@ -118,7 +118,7 @@ def _smallest_child(children: Sequence[Node]) -> Node:
     return best
 
 
-def _union(children: Sequence[Node]) -> int:
+def _union(children: tuple[Node, ...]) -> int:
     """The mask of the leaves of ``children``."""
     mask = 0
     for child in children:
@@ -128,11 +128,11 @@ def _union(children: Sequence[Node]) -> int:
 
 def p_node(children: Iterable[Node]) -> Node:
     """Children in any order (a single child stands for itself)."""
-    ordered = _by_smallest(children)
+    ordered = tuple(_by_smallest(children))
     if len(ordered) == 1:
         return ordered[0]
     first = ordered[0]
-    return Node(_P, tuple(ordered), _union(ordered), first.smallest, first.low)
+    return Node(_P, ordered, _union(ordered), first.smallest, first.low)
 
 
 def _by_smallest(children: Iterable[Node]) -> list[Node]:
@@ -272,7 +272,7 @@ def _child_holding(node: Node, leaves: int) -> Node | None:
     return None
 
 
-def _leaf_bits(children: Sequence[Node], before: int, after: int) -> int:
+def _leaf_bits(children: tuple[Node, ...], before: int, after: int) -> int:
     """The bits of the leaves among ``children`` at ``before`` and ``after`` (those in
     range)."""
     bits = 0
@@ -328,7 +328,7 @@ def _by_label(results: list[tuple[int, Node | list[Node]]]) -> tuple[list, list,
     return groups
 
 
-def _reads_empty_to_full(labels: Sequence[int]) -> bool:
+def _reads_empty_to_full(labels: list[int]) -> bool:
     """Whether a Q-node's children labels read empty ones, at most one partial, full ones."""
     i = 0
     while i < len(labels) and labels[i] == _EMPTY:
@@ -340,7 +340,7 @@ def _reads_empty_to_full(labels: Sequence[int]) -> bool:
     return i == len(labels)
 
 
-def _root_allows(kind: int, labels: Sequence[int]) -> bool:
+def _root_allows(kind: int, labels: list[int]) -> bool:
     """Whether a pertinent root of ``kind`` with these children labels can be reduced: a
     P-node with at most two partial children, a Q-node whose non-empty children are
     neighbours, partial ones only at the two ends."""

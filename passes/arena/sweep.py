@@ -186,7 +186,7 @@ class _Truncated(Exception):
 
 
 def _next_tree(
-    reduced: Node, blocks: tuple[Block, ...], leaves: Sequence[Node], bit: Sequence[int]
+    reduced: Node, blocks: tuple[Block, ...], leaves: list[Node], bit: list[int]
 ) -> Node:
     """The next section's tree: in ``reduced`` (every ending group consecutive), each group
     replaced by a P-node of its starting buffers (``leaves`` and ``bit``: each buffer's leaf
@@ -198,7 +198,7 @@ def _next_tree(
     return following
 
 
-def _mask(group: Sequence[int], bit: Sequence[int]) -> int:
+def _mask(group: Sequence[int], bit: list[int]) -> int:
     """The mask of the buffers ``group`` (``bit``: each buffer's leaf bit)."""
     mask = 0
     for b in group:
@@ -234,9 +234,9 @@ def leaf_bits(first: Sequence[int], last: Sequence[int]) -> list[int]:
 
 
 def _grow_starting(
-    starting: Sequence[int],
-    size: Sequence[int],
-    kind: Sequence[int],
+    starting: list[int],
+    size: tuple[int, ...],
+    kind: tuple[int, ...],
     reach: list[int],
     i: int,
     left: int,
@@ -265,9 +265,9 @@ def _grow_starting(
 
 def _grow_ending(
     anchor: int,
-    others: Sequence[int],
-    size: Sequence[int],
-    bit: Sequence[int],
+    others: list[int],
+    size: tuple[int, ...],
+    bit: list[int],
     reach: list[int],
     sums: int,
     i: int,
@@ -366,7 +366,7 @@ class _Sweep:
 
     # --- the splits of one boundary ----------------------------------------------------------
 
-    def starting_groups(self, starting: Sequence[int], units: int) -> list[Group]:
+    def starting_groups(self, starting: list[int], units: int) -> list[Group]:
         """The groups of ``starting`` (kinds together) of ``units`` units, fewest first, one
         per multiset of kinds; at most ``MAX_SPLITS`` (then the boundary is truncated).
         Remembered per sweep."""
@@ -380,7 +380,7 @@ class _Sweep:
         self.truncated |= cut
         return found
 
-    def _starting_groups(self, starting: Sequence[int], units: int) -> tuple[list[Group], bool]:
+    def _starting_groups(self, starting: list[int], units: int) -> tuple[list[Group], bool]:
         """``starting_groups`` worked out, and whether ``MAX_SPLITS`` cut them off."""
         size, kind = self.size, self.kind
         found: list[Group] = []
@@ -393,7 +393,7 @@ class _Sweep:
         found.sort(key=len)
         return found, len(found) == MAX_SPLITS
 
-    def ending_groups(self, anchor: int, others: Sequence[int], sums: int) -> list[Ending]:
+    def ending_groups(self, anchor: int, others: list[int], sums: int) -> list[Ending]:
         """The groups of ``anchor`` and some of ``others`` whose units some starting buffers
         sum to (bits of ``sums``), each with its mask and units, fewest first; at most
         ``MAX_GROUP_TRIES`` (then the boundary is truncated). Remembered per sweep."""
@@ -408,7 +408,7 @@ class _Sweep:
         return found
 
     def _ending_groups(
-        self, anchor: int, others: Sequence[int], sums: int
+        self, anchor: int, others: list[int], sums: int
     ) -> tuple[list[Ending], bool]:
         """``ending_groups`` worked out, and whether ``MAX_GROUP_TRIES`` cut them off."""
         size = self.size
