@@ -106,10 +106,11 @@ from accy.passes.arena.sections import Sections, build_sections
 NAME = "sweep"
 NODES_PER_MS = 6
 """Nodes granted per millisecond (a node builds and sorts a boundary's splits). Compiled, a
-node takes 0.1-0.4 ms on the 400-buffer churn sets of ``benchmarks/packing.py`` (0.4-0.7 ms
-before the PQ-trees' leaf sets were masks, see ``compiled``), so there the stage's deadline
-ends most sweeps and the cap the others: at 3 s in one process, seeds 0-39, 35 of 40 within
-1.02 at 3, 37 at 6, 36 at 10 (runs differ by a set or two)."""
+node takes 0.07-0.3 ms on the 400-buffer churn sets of ``benchmarks/packing.py`` (0.4-0.9 ms
+before the changes ``compiled`` lists), so there the stage's deadline ends some sweeps and the
+cap the others: at 3 s in one process, seeds 0-79, 72 of 80 within 1.02 at 6 (16 at the bound),
+71 at 10 (18); at a node of 0.25-0.45 ms, seeds 0-39: 35 at 3, 37 at 6, 36 at 10 (runs differ by
+a set or two)."""
 MAX_SPLITS = 64
 """Splits collected per boundary, at most."""
 MAX_REDUCTIONS = 4096
