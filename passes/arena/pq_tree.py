@@ -98,7 +98,8 @@ class Node:
 
 def leaf(value: int, bit: int = 0) -> Node:
     """The one-leaf tree of ``value``, with the bit ``bit`` (by default ``1 << value``)."""
-    return Node(_LEAF, (), bit or 1 << value, value, bit or 1 << value)
+    own = bit or 1 << value
+    return Node(_LEAF, (), own, value, own)
 
 
 def mask_of(values: Iterable[int]) -> int:

@@ -334,8 +334,8 @@ class _Sweep:
         self.known: dict[tuple[int, str], tuple[list[Split], bool]] = {}
         # reductions by (tree, mask) (values: a tree, None for no order, or _PENDING)
         self.reduced: dict[tuple[Node, int], object] = {}
-        # a collection's next ending groups (see ``candidates``), by the groups before them
-        # and the units that the starting buffers left can sum to (bits)
+        # a collection's next ending groups (see ``candidates``), by the masks of the groups
+        # before them and the units that the starting buffers left can sum to (bits)
         self.levels: dict[tuple[tuple[int, ...], int], _Level] = {}
         self.checks = 0  # dominance checks counted (see ``candidates``)
         # the groups of a boundary's buffers, by the arguments they were worked out for (and
@@ -474,11 +474,11 @@ class _Sweep:
         dominance: bool,
         before: tuple[int, ...],
     ) -> Iterator[tuple[Candidate | None, int]]:
-        """The next ending groups of ``blockings`` after the groups ``before`` (with their units,
-        ``tree`` reduced by them and the ending buffers left), each with the dominance checks
-        counted since the one before (and ``None`` with those after the last): those that some
-        starting buffers (``sums``) sum to, that ``tree`` can make consecutive and, with
-        ``dominance``, that are not ``dominated``.
+        """The next ending groups of ``blockings`` after the groups ``before`` (masks), with
+        their masks and units, ``tree`` reduced by them and the ending buffers left, each with
+        the dominance checks counted since the one before (and ``None`` with those after the
+        last): those that some starting buffers (``sums``) sum to, that ``tree`` can make
+        consecutive and, with ``dominance``, that are not ``dominated``.
 
         ``blockings`` remembers them per collection (a ``_Level`` by ``before`` and ``sums``,
         which fix the rest): the same ones come back for every starting group of the blocks
