@@ -21,12 +21,15 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
     FileLineColLoc,
     IntAttr,
     LocationAttr,
     ModuleOp,
     StringAttr,
     TensorType,
+    UnitAttr,
     UnknownLoc,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -279,14 +282,35 @@ class Builder:
             self._open.location = self.location
 
     def begin_function(
-        self, name: str, params: Sequence[TensorType], results: Sequence[TensorType]
+        self,
+        name: str,
+        params: Sequence[TensorType],
+        results: Sequence[TensorType],
+        *,
+        donated: Sequence[int] = (),
     ) -> FunctionBuilder:
+        """Begin `@name`; the parameters at the indices `donated` carry `accy.donated` (the
+        caller gives their buffers up, see `accy.dialects.accy.DONATED`)."""
         if self._open is not None:
             raise AccyError(
                 f"function @{self._open.function.sym_name.data} is still open; "
                 "finish it before beginning another"
             )
-        function = func.FuncOp(name, (list(params), list(results)))
+        for index in donated:
+            if not 0 <= index < len(params):
+                raise AccyError(
+                    f"function @{name}: donated parameter #{index} does not exist "
+                    f"(it has {len(params)} parameters)"
+                )
+        arg_attrs = None
+        if donated:
+            arg_attrs = ArrayAttr(
+                [
+                    DictionaryAttr({ops.DONATED: UnitAttr()} if i in donated else {})
+                    for i in range(len(params))
+                ]
+            )
+        function = func.FuncOp(name, (list(params), list(results)), arg_attrs=arg_attrs)
         function.location = self.location
         self.module.body.block.add_op(function)
         self._open = FunctionBuilder(self, function, results)

@@ -24,7 +24,7 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from accy.diagnostics import AccyParseError, AccyVerifyError
-from accy.dialects.accy import Accy
+from accy.dialects.accy import Accy, verify_parameter_attributes
 
 UPSTREAM_DIALECTS = (
     builtin.Builtin,
@@ -137,5 +137,7 @@ def verify(module: Operation) -> None:
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
+            if isinstance(op, func.FuncOp):
+                verify_parameter_attributes(op)
         except (VerifyException, DiagnosticException) as error:
             raise AccyVerifyError(verify_message(error, op.name), op.location) from None

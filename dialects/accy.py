@@ -7,6 +7,9 @@ it); every op also round-trips in MLIR's generic form.
 
 Shape rules are checked by each op's verifier with a message that names the op, what was
 expected and what was found. A dynamic dim is compatible with any size.
+
+A parameter may carry the argument attribute `accy.donated` (`DONATED`): the caller gives its
+buffer up, so the function may overwrite it once the parameter has been read.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from xdsl.dialects.builtin import (
     Signedness,
     SignednessAttr,
     TensorType,
+    UnitAttr,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
@@ -1197,3 +1202,31 @@ Accy = Dialect(
     ],
     [ComparisonDirectionAttr, CombinerKindAttr],
 )
+
+
+DONATED = "accy.donated"
+"""The argument attribute (a unit attribute, `%a: tensor<4xf32> {accy.donated}`) of a
+parameter whose buffer the caller donates: the planner may then let an elementwise output
+take the parameter's buffer over in place (see `passes/arena_plan.py`), as JAX's
+`donate_argnums` lets XLA do."""
+
+
+def donated_parameters(function: FuncOp) -> tuple[bool, ...]:
+    """For each parameter of `function`, whether it is donated."""
+    count = len(function.function_type.inputs)
+    if function.arg_attrs is None:
+        return (False,) * count
+    return tuple(DONATED in entries.data for entries in function.arg_attrs.data)
+
+
+def verify_parameter_attributes(function: FuncOp) -> None:
+    """Raise `VerifyException` where a parameter's `DONATED` is not a unit attribute."""
+    if function.arg_attrs is None:
+        return
+    for index, entries in enumerate(function.arg_attrs.data):
+        donated = entries.data.get(DONATED)
+        if donated is not None and not isinstance(donated, UnitAttr):
+            raise VerifyException(
+                f"argument #{index} has {DONATED} = {donated}; it is a unit attribute, "
+                f"written {{{DONATED}}}"
+            )

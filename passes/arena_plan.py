@@ -10,8 +10,12 @@ In-place reuse: an elementwise work item's output takes the buffer of an input o
 same byte size (so the same element width) that dies at that work item, when every
 member on the way from that input to the output is pointwise (element i reads only
 element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
-the group is fine), the input is a temporary (never a function input, constant or
-output) and neither lives in a loop. The two slots then share one buffer whose interval covers both.
+the group is fine), the input is a temporary or a donated parameter (`accy.donated`: never
+another function input, a constant or an output) and neither lives in a loop. The two slots
+then share one buffer whose interval covers both. A donated parameter's buffer is the
+arena's copy of it on the CUDA target (the host's array is copied in and never written), and
+bytes the CPU target leaves unused (it reads parameters from the caller's arrays): the
+caller's arrays are not written on either target.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
@@ -143,6 +147,12 @@ def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
     return True
 
 
+def _donated_parameter(slot: BufferSlot) -> bool:
+    """A parameter the caller donates, neither returned nor a constant."""
+    role = slot.role
+    return role.input and role.donated and not (role.output or role.constant)
+
+
 def _in_place_pairs(
     schedule: SchedulePlan,
     buffers: BufferPlan,
@@ -164,7 +174,7 @@ def _in_place_pairs(
                 source is None
                 or source.id in taken
                 or source.id not in sizes
-                or not source.is_temporary
+                or not (source.is_temporary or _donated_parameter(source))
                 or isinstance(source.producer, ops.IterateOp)
                 or liveness.intervals[source.id].end != item.id
                 or sizes[source.id] != sizes[out.id]  # same count, so same element width

@@ -1,12 +1,12 @@
 """Buffer plan: which values need storage (slots), and the role of each slot.
 
 A slot is created, in pre-order through each function, for every function argument
-(role `input`), every constant (role `constant`) and every result a work item leaves in
-storage; a slot whose value is returned by `func.return` also has role `output`. Some
-values share a slot instead of getting one: the result of `accy.scan` is written into the
-slot of its scratch operand (#1), and the block arguments of an `accy.iterate` body are
-the loop's carried buffers, i.e. the slots of the loop's results. Values fused away are
-*elided* and get no slot.
+(role `input`, and `donated` where the argument carries `accy.donated`), every constant
+(role `constant`) and every result a work item leaves in storage; a slot whose value is
+returned by `func.return` also has role `output`. Some values share a slot instead of
+getting one: the result of `accy.scan` is written into the slot of its scratch operand
+(#1), and the block arguments of an `accy.iterate` body are the loop's carried buffers,
+i.e. the slots of the loop's results. Values fused away are *elided* and get no slot.
 
 Invariants: slot ids are 0, 1, 2, … in creation order (per function: arguments first,
 then results in pre-order); every value has at most one slot; `total_static_bytes` is the
@@ -16,7 +16,7 @@ dynamic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from io import StringIO
 
 from accy.dialects import accy as ops
@@ -41,9 +41,11 @@ class BufferRole:
     input: bool = False
     output: bool = False
     constant: bool = False
+    donated: bool = False
+    """An input whose buffer the caller gives up (`accy.donated`)."""
 
     def __str__(self) -> str:
-        names = [n for n in ("input", "output", "constant") if getattr(self, n)]
+        names = [n for n in ("input", "donated", "output", "constant") if getattr(self, n)]
         return "+".join(names) or "temporary"
 
 
@@ -130,9 +132,10 @@ def compute_buffers(manager: AnalysisManager, root: Operation, meter: WorkMeter)
         meter.visit()
         if not isinstance(function, func.FuncOp):
             continue
+        donated = ops.donated_parameters(function)
         for arg in function.body.block.args:
             meter.visit()
-            builder.new(arg, None, BufferRole(input=True), function)
+            builder.new(arg, None, BufferRole(input=True, donated=donated[arg.index]), function)
         for op in function.body.walk():
             meter.visit()
             _assign(op, fusion, plan, builder, function)
@@ -141,7 +144,7 @@ def compute_buffers(manager: AnalysisManager, root: Operation, meter: WorkMeter)
             if isinstance(op, func.ReturnOp):
                 for value in op.arguments:
                     slot = plan.slot_of_value[value]
-                    slot.role = BufferRole(slot.role.input, True, slot.role.constant)
+                    slot.role = replace(slot.role, output=True)
     return plan
 
 

@@ -570,3 +570,34 @@ def test_every_op_kind_is_built():
         "accy.yield",
     }
     assert expected <= names
+
+
+# ---------------------------------------------------------------------------------------
+# Donated parameters
+# ---------------------------------------------------------------------------------------
+
+
+def test_donated_parameters_carry_the_attribute():
+    b = accy.Builder()
+    fb = b.begin_function("f", [T("f32", 4)] * 3, [T("f32", 4)], donated=[0, 2])
+    fb.return_([fb.add(fb.parameter(0), fb.parameter(1))])
+    fb.finish()
+    module = b.finish()
+    (function,) = ops_of(module, func.FuncOp)
+    assert ops.donated_parameters(function) == (True, False, True)
+    assert "%0: tensor<4xf32> {accy.donated}, %1: tensor<4xf32>, %2" in text(module)
+    assert accy.parse(text(module)).is_structurally_equivalent(module)
+
+
+def test_no_parameter_is_donated_by_default():
+    (function,) = ops_of(
+        one_function([T("f32", 4)], [T("f32", 4)], lambda fb: [fb.parameter(0)]), func.FuncOp
+    )
+    assert function.arg_attrs is None
+    assert ops.donated_parameters(function) == (False,)
+
+
+def test_donating_a_missing_parameter_is_an_error():
+    b = accy.Builder()
+    with pytest.raises(accy.AccyError, match=r"@f: donated parameter #2 does not exist \(it has 2"):
+        b.begin_function("f", [T("f32", 4)] * 2, [], donated=[2])

@@ -3,9 +3,10 @@
 // In-place reuse: the output of an elementwise work item takes over the buffer of an
 // input of the same byte size that dies at that item, when every member on the way from
 // that input to the output is pointwise (element i reads only element i), the input is a
-// temporary (not a function input, constant or output) and neither is in a loop. Slots
-// are numbered across the module (a function's parameters first, then its results in
-// order); the output's placement says `reuses slot N`, N the buffer's first owner.
+// temporary or a donated parameter (not another function input, a constant or an output)
+// and neither is in a loop. Slots are numbered across the module (a function's parameters
+// first, then its results in order); the output's placement says `reuses slot N`, N the
+// buffer's first owner.
 
 // Slots: 0 = %a, 1 = %r, 2 = %e. Items: 0 = %r, 1 = %e (negate and exponential fused).
 // %r (12 B → 256 B aligned) is live [0, 1] at [0, 256); it dies at item 1, which reads
@@ -105,8 +106,9 @@ func.func @through_broadcast(%a: tensor<3x2x2xf32>) -> tensor<2x2xf32> {
   func.return %o : tensor<2x2xf32>
 }
 
-// Not in place over a function input: the caller still owns %a's buffer. Both are live
-// at item 13, so they take [0, 256) and [256, 512).
+// Not in place over a function input that is not donated (see @over_donated_input at the
+// end): the caller still owns %a's buffer. Both are live at item 13, so they take
+// [0, 256) and [256, 512).
 
 // CHECK-LABEL: func.func @over_input(
 // CHECK-SAME:      %a: tensor<3xf32> {accy.arena = "offset 0 live [13, 13]"}
@@ -144,4 +146,18 @@ func.func @loops(%a: tensor<4x3xf32>, %x: tensor<3xf32>) -> tensor<3xf32> {
   }
   %e = accy.exponential %r : tensor<3xf32>
   func.return %e : tensor<3xf32>
+}
+
+// Over a donated input: %a carries `accy.donated`, so the caller gives its buffer up, and
+// %o (12 B) takes it over at item 18, where %a (12 B) dies: slots 26 = %a and 28 = %o
+// share [0, 256). Not over %b (slot 27), which is not donated: [256, 512).
+
+// CHECK-LABEL: func.func @over_donated_input(
+// CHECK-SAME:      %a: tensor<3xf32> {accy.donated, accy.arena = "offset 0 live [18, 18]"}
+// CHECK-SAME:      %b: tensor<3xf32> {accy.arena = "offset 256 live [18, 18]"}
+// CHECK-SAME:      attributes {accy.arena_size = 512 : i64}
+// CHECK-NEXT:    %o = accy.subtract %a, %b {accy.arena = "offset 0 live [18, 18] reuses slot 26"}
+func.func @over_donated_input(%a: tensor<3xf32> {accy.donated}, %b: tensor<3xf32>) -> tensor<3xf32> {
+  %o = accy.subtract %a, %b : tensor<3xf32>
+  func.return %o : tensor<3xf32>
 }

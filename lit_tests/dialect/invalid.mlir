@@ -503,3 +503,10 @@ func.func @yield_outside_iterate(%a: tensor<4xf32>) {
   // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.yield' op expects parent op 'accy.iterate'
   accy.yield %a : tensor<4xf32>
 }
+
+// -----
+
+// CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:1: error: 'func.func' op argument #1 has accy.donated = 1 : i64; it is a unit attribute, written {accy.donated}
+func.func @donated_with_a_value(%a: tensor<4xf32>, %b: tensor<4xf32> {accy.donated = 1 : i64}) {
+  func.return
+}
