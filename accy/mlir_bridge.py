@@ -1034,7 +1034,8 @@ class UpstreamOp:
     call-site and fused locations) as ``(file, line, col)``, or ``None``. Attributes are
     decoded to Python: dense elements -> numpy arrays, dense arrays -> tuples of ints,
     integers, floats, strings, symbol names, ``UpstreamType``, ``UpstreamEnum``, dicts
-    for ``#stablehlo.dot<...>``, tuples for array attributes, else ``UpstreamOpaque``."""
+    for dictionary attributes (by name) and ``#stablehlo.dot<...>``, tuples for array
+    attributes, ``True`` for unit attributes, else ``UpstreamOpaque``."""
 
     name: str
     operands: list[UpstreamValue]
@@ -1195,6 +1196,12 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
         return _describe_type(ir, ir.TypeAttr(attr).value)
     if _isa(ir.ArrayAttr, attr):
         return tuple(_describe_attribute(b, shlo, a) for a in ir.ArrayAttr(attr))
+    if _isa(ir.DictAttr, attr):
+        entries = ir.DictAttr(attr)
+        named = (entries[i] for i in range(len(entries)))
+        return {str(n.name): _describe_attribute(b, shlo, n.attr) for n in named}
+    if _isa(ir.UnitAttr, attr):
+        return True
     if shlo is not None:
         for kind in (
             "ComparisonDirectionAttr",

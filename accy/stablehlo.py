@@ -203,7 +203,9 @@ class _Importer:
         params = [self.tensor_type(function, a.type) for a in block.args]
         results = [self.tensor_type(terminator, v.type) for v in terminator.operands]
         self.builder.location = self.location(function)
-        fb = self.builder.begin_function(name, params, results)
+        arg_attrs = function.attributes.get("arg_attrs") or ({},) * len(block.args)
+        donated = [i for i, entries in enumerate(arg_attrs) if _donated(entries)]
+        fb = self.builder.begin_function(name, params, results, donated=donated)
         env: Env = {}
         for i, arg in enumerate(block.args):
             env[arg.id] = fb.parameter(i)
@@ -273,6 +275,14 @@ class _Importer:
                     op, f"result has type {result.type.text}, but accy computes {value.type}"
                 )
         return values
+
+
+def _donated(entries: object) -> bool:
+    """Whether a parameter's attributes donate its buffer, as JAX marks `donate_argnums`:
+    `tf.aliasing_output = N` (an output may take it over) or `jax.buffer_donor = true`."""
+    if not isinstance(entries, dict):
+        return False
+    return "tf.aliasing_output" in entries or entries.get("jax.buffer_donor") is True
 
 
 def _erase_unused_constants(module: ModuleOp) -> None:

@@ -473,6 +473,20 @@ def test_while_with_runtime_bound_is_a_diagnostic() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("attribute", ["tf.aliasing_output = 0 : i32", "jax.buffer_donor = true"])
+def test_jax_donation_marks_the_parameter_donated(attribute: str) -> None:
+    # What `jax.jit(f, donate_argnums=(0,))` exports: `tf.aliasing_output` where an output
+    # can take the buffer over, `jax.buffer_donor` where none names it.
+    text = (
+        f'func.func @main(%a: tensor<4xf32> {{{attribute}, mhlo.sharding = "{{replicated}}"}}, '
+        "%b: tensor<4xf32> {jax.buffer_donor = false}) -> tensor<4xf32> {\n"
+        "  %0 = stablehlo.add %a, %b : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}"
+    )
+    module = check(text, X[0, :3].repeat(2)[:4], Y[0, :3].repeat(2)[:4])
+    (function,) = [op for op in module.walk() if op.name == "func.func"]
+    assert ops.donated_parameters(function) == (True, False)
+
+
 def test_malformed_text_reports_the_parser_error_and_location() -> None:
     text = "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = stablehlo.add %a, %b : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}"
     with pytest.raises(AccyParseError) as info:
