@@ -275,6 +275,21 @@ func.func @slice_concat_iota(%x: tensor<6x10xf32>) -> tensor<6x12xf32> {
         ),
         ("slice", "iota", "concatenate"),
     ),
+    Program(
+        "donated",
+        """
+func.func @donated(%x: tensor<64x96xf32> {accy.donated}, %y: tensor<64x96xf32>) -> (tensor<96xf32>, tensor<64xf32>) {
+  %s = accy.add %x, %y : tensor<64x96xf32>
+  %c = accy.reduce add %s, dims = [0] : (tensor<64x96xf32>) -> tensor<96xf32>
+  %r = accy.reduce max %s, dims = [1] : (tensor<64x96xf32>) -> tensor<64xf32>
+  func.return %c, %r : tensor<96xf32>, tensor<64xf32>
+}
+""",
+        (((64, 96), "float32"), ((64, 96), "float32")),
+        lambda x, y: ((x + y).sum(axis=0, dtype=np.float64).astype(np.float32), (x + y).max(1)),
+        ("donated",),
+        tolerance=1e-4,
+    ),
 ]
 
 LARGE_ELEMENTS = 64 * 1024 * 1024

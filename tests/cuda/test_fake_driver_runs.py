@@ -225,6 +225,17 @@ def test_plan_features_are_covered(exports):
     } <= families
 
 
+def test_donated_parameter_is_taken_over_in_place():
+    """The donated program's sum takes its donated parameter's device buffer (the arena
+    copy the host's array is copied into): the arena is one 24 KiB buffer smaller."""
+    program = PROGRAMS["donated"]
+    donated = accy.prepare(accy.parse(program.text)).arena.functions["donated"]
+    kept = accy.prepare(accy.parse(program.text.replace(" {accy.donated}", "")))
+    assert donated.reuses == {2: 0}
+    assert donated.offsets[2] == donated.offsets[0]
+    assert donated.size == kept.arena.functions["donated"].size - 64 * 96 * 4
+
+
 def test_constants_live_in_constant_memory(exports):
     manifest = json.loads((exports["constants"] / "manifest.json").read_text())
     plan = manifest["functions"]["constants"]["plan"]

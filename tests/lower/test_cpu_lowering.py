@@ -499,6 +499,26 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
     assert "memref.alloc() {alignment = 256 : i64} : memref<" in exe.lowered_text
 
 
+def test_donated_parameter_buffer_keeps_results_right() -> None:
+    # %s takes the donated %x's buffer in place; the CPU target reads %x from the caller's
+    # array and puts %s in the arena bytes planned for %x: the caller's arrays stay as given.
+    text = """
+func.func @f(%x: tensor<64x96xf32> {accy.donated}, %y: tensor<64x96xf32>) -> (tensor<96xf32>, tensor<64xf32>) {
+  %s = accy.add %x, %y : tensor<64x96xf32>
+  %c = accy.reduce add %s, dims = [0] : (tensor<64x96xf32>) -> tensor<96xf32>
+  %r = accy.reduce max %s, dims = [1] : (tensor<64x96xf32>) -> tensor<64xf32>
+  func.return %c, %r : tensor<96xf32>, tensor<64xf32>
+}"""
+    x, y = data((64, 96), np.float32), data((64, 96), np.float32)
+    given = x.copy(), y.copy()
+    exe, _ = check(text, x, y)
+    arena = exe.preparation.arena.functions["f"]
+    assert arena.reuses == {2: 0}
+    assert arena.offsets[2] == arena.offsets[0]
+    np.testing.assert_array_equal(x, given[0])
+    np.testing.assert_array_equal(y, given[1])
+
+
 # ---------------------------------------------------------------------------- seeds
 
 
