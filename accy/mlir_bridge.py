@@ -1197,9 +1197,7 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
     if _isa(ir.ArrayAttr, attr):
         return tuple(_describe_attribute(b, shlo, a) for a in ir.ArrayAttr(attr))
     if _isa(ir.DictAttr, attr):
-        entries = ir.DictAttr(attr)
-        named = (entries[i] for i in range(len(entries)))
-        return {str(n.name): _describe_attribute(b, shlo, n.attr) for n in named}
+        return {str(n.name): _describe_attribute(b, shlo, n.attr) for n in ir.DictAttr(attr)}
     if _isa(ir.UnitAttr, attr):
         return True
     if shlo is not None:

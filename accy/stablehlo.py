@@ -203,7 +203,7 @@ class _Importer:
         params = [self.tensor_type(function, a.type) for a in block.args]
         results = [self.tensor_type(terminator, v.type) for v in terminator.operands]
         self.builder.location = self.location(function)
-        arg_attrs = function.attributes.get("arg_attrs") or ({},) * len(block.args)
+        arg_attrs = function.attributes.get("arg_attrs", ())
         donated = [i for i, entries in enumerate(arg_attrs) if _donated(entries)]
         fb = self.builder.begin_function(name, params, results, donated=donated)
         env: Env = {}

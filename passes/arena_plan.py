@@ -148,9 +148,8 @@ def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
 
 
 def _donated_parameter(slot: BufferSlot) -> bool:
-    """A parameter the caller donates, neither returned nor a constant."""
-    role = slot.role
-    return role.input and role.donated and not (role.output or role.constant)
+    """A parameter the caller donates (only parameters are), not also returned."""
+    return slot.role.donated and not slot.role.output
 
 
 def _in_place_pairs(
