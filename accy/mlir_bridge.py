@@ -287,9 +287,14 @@ class _Session:
         self.ctx = b.ir.Context()
         self.diags: list[str] = []
         self._handler = self.ctx.attach_diagnostic_handler(self._on_diag)
+        _install_safe_casters(b, self.ctx)
 
     def _on_diag(self, d: Any) -> bool:
-        self.diags.append(_format_diag(d))
+        # Called from C++: a Python exception must not cross it (it would abort).
+        try:
+            self.diags.append(_format_diag(d))
+        except Exception as e:  # noqa: BLE001
+            self.diags.append(f"error: (a diagnostic that could not be read: {e})")
         return True
 
     def take(self) -> str:
@@ -317,6 +322,41 @@ class _Session:
                 pm.run(module.operation)
         except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise self.error(stage, e) from None
+
+
+def _install_safe_casters(b: SimpleNamespace, ctx: Any) -> None:
+    """Replace the bindings' downcast of dense elements attributes with one that cannot
+    raise: theirs raises a Python error inside a C++ caster for element types it has no
+    class for (complex), which aborts the process wherever such an attribute is read
+    (``op.attributes[...]``, ``named.attr``). Ours returns the plain ``Attribute`` then,
+    which ``_describe_attribute`` reads as an undecoded dense attribute. Once per
+    bindings; the registration is global to them."""
+    if getattr(b, "safe_casters", False):
+        return
+    with _lock:
+        if getattr(b, "safe_casters", False):
+            return
+        ir = b.ir
+        register = getattr(
+            importlib.import_module(b.name + "._mlir_libs._mlir"), "register_type_caster", None
+        )
+        if register is not None:
+            with ctx:
+                typeid = ir.Attribute.parse("dense<0.0> : tensor<f32>").typeid
+            fp, integer = ir.DenseFPElementsAttr, ir.DenseIntElementsAttr
+
+            def cast(attr: Any) -> Any:
+                try:
+                    if _isa(fp, attr):
+                        return fp(attr)
+                    if _isa(integer, attr):
+                        return integer(attr)
+                except Exception:  # noqa: BLE001, S110 - called from C++: never raise
+                    pass
+                return attr
+
+            register(typeid, replace=True)(cast)
+        b.safe_casters = True
 
 
 def _format_diag(d: Any) -> str:
@@ -1085,7 +1125,33 @@ def _file_location(loc: Any, source_name: str) -> tuple[str, int, int] | None:
     return (source_name if name == "-" else name, int(match.group(2)), int(match.group(3)))
 
 
-_ELEMENT_NAMES = {"f64", "f32", "f16", "bf16", "i1", "i8", "i16", "i32", "i64"}
+_NUMPY_ELEMENTS = {
+    "f64": "float64",
+    "f32": "float32",
+    "f16": "float16",
+    "bf16": "bfloat16",
+    "i1": "bool",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "ui8": "uint8",
+    "ui16": "uint16",
+    "ui32": "uint32",
+    "ui64": "uint64",
+}
+"""Element types whose dense attributes are decoded to numpy arrays (dtype names; bfloat16
+is ml_dtypes'). Dense attributes of other element types (complex, sub-byte integers, f8,
+f6, f4, ...) are described as `UpstreamOpaque` and never decoded."""
+
+
+def _numpy_dtype(element: str) -> np.dtype:
+    np = _np()
+    if element == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(_NUMPY_ELEMENTS[element])
 
 
 def _isa(cls: Any, obj: Any) -> bool:
@@ -1122,18 +1188,12 @@ _DENSE_NUMBER = re.compile(
 def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> np.ndarray:
     """Values of a dense attribute the buffer protocol refuses (bf16), from its text."""
     np = _np()
-    import ml_dtypes
-
     match = _DENSE_TEXT.match(text.strip())
     if not match:
         raise ValueError(f"cannot read the dense attribute {text[:80]}")
     body = match.group(1).strip()
-    dtype = (
-        np.dtype(ml_dtypes.bfloat16)
-        if element == "bf16"
-        else np.dtype(element.replace("f", "float").replace("i", "int"))
-    )
-    bits = {2: np.uint16, 4: np.uint32, 8: np.uint64}[dtype.itemsize]
+    dtype = _numpy_dtype(element)
+    bits = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[dtype.itemsize]
     count = int(np.prod(shape, dtype=np.int64))
     if body.startswith('"0x'):
         raw = bytes.fromhex(body.strip('"')[2:])
@@ -1160,7 +1220,9 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
     if _isa(ir.DenseElementsAttr, attr):
         dense = ir.DenseElementsAttr(attr)
         t = _describe_type(ir, dense.type)
-        shape = tuple(int(d) for d in (t.shape or ()))
+        if t.element not in _NUMPY_ELEMENTS or t.shape is None:
+            return UpstreamOpaque(f"dense elements of type {t.text}")
+        shape = tuple(int(d) for d in t.shape)
         try:
             if t.element == "bf16":  # numpy has no bfloat16: the buffer protocol refuses it
                 raise TypeError("bf16")
@@ -1297,23 +1359,123 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
 
 def eval_stablehlo(text: str, *arrays: np.ndarray) -> list[np.ndarray]:
     """Run the ``@main`` of a StableHLO program with StableHLO's reference interpreter
-    (``eval_module``); an independent oracle for the importer's tests. Arrays of
-    numpy's own dtypes only (no bfloat16)."""
+    (``eval_module``): an oracle independent of accy.
+
+    Each array is passed with the element type of ``@main``'s parameter (so a numpy
+    ``uint32`` array feeds a ``ui32`` parameter; bf16 is ``ml_dtypes.bfloat16``). A
+    ``@main`` with dynamic dimensions is first refined to the arrays' shapes
+    (``stablehlo-refine-arguments``, ``-refine-shapes``, ``-canonicalize-dynamism``).
+    Results come back as numpy arrays of the element types in ``_NUMPY_ELEMENTS``.
+    Raises ``UpstreamMlirError`` when the program does not parse, when shapes stay
+    dynamic (the interpreter would abort on them), when a result's element type has no
+    numpy dtype, or when the interpreter fails; never aborts on those."""
     np = _np()
     b, shlo = _stablehlo_bindings()
     s = _Session(b)
     shlo.register_dialect(s.ctx)
     module = s.parse(text)
+    with s.ctx:
+        main = _main_function(b, module)
+        if main is None:
+            raise UpstreamMlirError("evaluating StableHLO", "the module has no @main function")
+        signature = b.ir.FunctionType(b.ir.TypeAttr(main.attributes["function_type"]).value)
+        params = [_describe_type(b.ir, t) for t in signature.inputs]
+        if len(params) != len(arrays):
+            raise UpstreamMlirError(
+                "evaluating StableHLO", f"@main takes {len(params)} arguments, got {len(arrays)}"
+            )
+        arrays = tuple(np.asarray(a) for a in arrays)
+        for i, (p, a) in enumerate(zip(params, arrays, strict=True)):
+            if p.element not in _NUMPY_ELEMENTS:
+                raise UpstreamMlirError(
+                    "evaluating StableHLO",
+                    f"argument #{i} has type {p.text}, which numpy cannot hold",
+                )
+            if (
+                p.shape is None
+                or len(p.shape) != a.ndim
+                or any(d is not None and d != n for d, n in zip(p.shape, a.shape, strict=True))
+            ):
+                raise UpstreamMlirError(
+                    "evaluating StableHLO",
+                    f"argument #{i} of shape {a.shape} does not fit {p.text}",
+                )
+        if any(None in p.shape for p in params):
+            shaped = ",".join(
+                f"tensor<{''.join(f'{n}x' for n in a.shape)}{p.element}>"
+                for p, a in zip(params, arrays, strict=True)
+            )
+            shlo.register_stablehlo_passes()
+            s.run(
+                module,
+                f"builtin.module(stablehlo-refine-arguments{{types='{shaped}'}}, "
+                "stablehlo-refine-shapes, func.func(stablehlo-canonicalize-dynamism), "
+                "stablehlo-refine-shapes)",
+                "refining StableHLO shapes",
+            )
+        dynamic = _first_dynamic_value(b, module)
+        if dynamic is not None:
+            raise UpstreamMlirError(
+                "evaluating StableHLO",
+                f"the reference interpreter needs static shapes; {dynamic} stays dynamic",
+            )
     try:
         with s.ctx:
-            args = [
-                b.ir.DenseElementsAttr.get(np.ascontiguousarray(a), shape=list(np.shape(a)))
-                for a in arrays
-            ]
+            args = []
+            for p, a in zip(params, arrays, strict=True):
+                element = b.ir.Type.parse(p.element)
+                raw = np.ascontiguousarray(a.astype(_numpy_dtype(p.element), copy=False))
+                if p.element == "bf16":
+                    raw = raw.view(np.uint16)
+                args.append(b.ir.DenseElementsAttr.get(raw, type=element, shape=list(a.shape)))
             results = shlo.eval_module(module, args)
-            return [np.array(r) for r in results]
+            return [_result_array(b, r) for r in results]
+    except UpstreamMlirError:
+        raise
     except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
         raise s.error("evaluating StableHLO", e) from None
+
+
+def _main_function(b: SimpleNamespace, module: Any) -> Any:
+    for op in module.body.operations:
+        op = op.operation
+        if (
+            op.name == "func.func"
+            and "sym_name" in op.attributes
+            and b.ir.StringAttr(op.attributes["sym_name"]).value == "main"
+        ):
+            return op
+    return None
+
+
+def _first_dynamic_value(b: SimpleNamespace, module: Any) -> str | None:
+    """The type text of the first op result of dynamic shape in `module`, or None."""
+    found: list[str] = []
+
+    def visit(op: Any) -> Any:
+        for v in op.results:
+            t = v.type
+            if _isa(b.ir.RankedTensorType, t):
+                if not b.ir.RankedTensorType(t).has_static_shape:
+                    found.append(f"{op.name} of type {t}")
+            elif _isa(b.ir.UnrankedTensorType, t):
+                found.append(f"{op.name} of type {t}")
+        return b.ir.WalkResult.INTERRUPT if found else b.ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found[0] if found else None
+
+
+def _result_array(b: SimpleNamespace, attr: Any) -> np.ndarray:
+    if not _isa(b.ir.DenseElementsAttr, attr):
+        raise UpstreamMlirError("evaluating StableHLO", f"a result is not a tensor: {attr}")
+    t = _describe_type(b.ir, b.ir.DenseElementsAttr(attr).type)
+    if t.element not in _NUMPY_ELEMENTS or t.shape is None:
+        raise UpstreamMlirError(
+            "evaluating StableHLO", f"a result has type {t.text}, which numpy cannot hold"
+        )
+    value = _describe_attribute(b, None, attr)
+    return value if isinstance(value, _np().ndarray) else _np().asarray(value)
 
 
 # ------------------------------------------------------------------------------ CLI

@@ -36,6 +36,7 @@ compute with) raises `AccyError` naming the op at its location; malformed text r
 from __future__ import annotations
 
 import os
+import re
 from collections import ChainMap, Counter
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
@@ -121,10 +122,36 @@ def import_stablehlo(
         if error.location is not None:
             file, line, col = error.location
             location = _file_line_col(file, line + (line_offset if file == filename else 0), col)
-        raise AccyParseError(error.message, location) from None
+        raise AccyParseError(_parse_message(error, text), location) from None
     except MlirUnavailableError as error:
         raise AccyError(f"importing StableHLO needs the upstream MLIR bindings: {error}") from None
     return _Importer(filename, line_offset).module(upstream)
+
+
+_UNKNOWN_DIALECT = re.compile(r"Dialect `([\w.]+)' not found for custom op '([\w.]+)'")
+_OP_NAME = re.compile(r'"?([A-Za-z_][\w$]*\.[\w.$]+)"?')
+
+
+def _parse_message(error: UpstreamParseError, text: str) -> str:
+    """The upstream parser's message, naming the op when its dialect is one the bindings
+    do not register (their message says only "unregistered dialect")."""
+    if match := _UNKNOWN_DIALECT.search(error.message):
+        dialect, op = match.groups()
+    elif error.message.startswith("operation being parsed with an unregistered dialect"):
+        op = None
+        if error.location is not None:
+            _, line, col = error.location
+            lines = text.split("\n")
+            if 1 <= line <= len(lines):
+                # The location points into the op's name (the generic form's quotes).
+                names = [m for m in _OP_NAME.finditer(lines[line - 1]) if m.start() < col]
+                op = names[-1].group(1) if names else None
+        if op is None:
+            return error.message
+        dialect = op.split(".")[0]
+    else:
+        return error.message
+    return f"'{op}' is an op of the '{dialect}' dialect, which the StableHLO importer does not read"
 
 
 def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
@@ -259,13 +286,13 @@ class _Importer:
 
     def convert(self, op: UpstreamOp, env: Env, bb: BlockBuilder) -> list[SSAValue]:
         converter = self.check_supported(op)
+        for t in [*(v.type for v in op.operands), *(v.type for v in op.results)]:
+            self.tensor_type(op, t)
         for name, check in converter.attributes.items():
             if name in op.attributes and check is not None:
                 problem = check(op.attributes[name])
                 if problem:
                     raise self.error(op, problem)
-        for t in [*(v.type for v in op.operands), *(v.type for v in op.results)]:
-            self.tensor_type(op, t)
         operands = [self.value(env, v, op) for v in op.operands]
         values = list(converter.convert(self, op, operands, bb, env))
         for result, value in zip(op.results, values, strict=True):

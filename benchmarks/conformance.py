@@ -84,7 +84,7 @@ def run_case(case: cc.Case, threads: int, report_stage) -> Result:
         try:
             inputs = _inputs(case, np, dtypes, module, eval_stablehlo)
             expected = (
-                eval_stablehlo(case.oracle_program, *(inputs if case.oracle_takes_inputs else ()))
+                eval_stablehlo(case.oracle_program, *(inputs[i] for i in case.oracle_arguments))
                 if case.oracle_program
                 else []
             )
@@ -92,7 +92,8 @@ def run_case(case: cc.Case, threads: int, report_stage) -> Result:
             return Result(case.id, "CRASH", f"the oracle failed: {error}", stage)
         stage = "compile"
         report_stage(stage)
-        executable = accy.compile(module, target="cpu", threads=threads)
+        options = {"rows": list(case.rows)} if case.rows else {}
+        executable = accy.compile(module, target="cpu", threads=threads, **options)
         stage = "run"
         report_stage(stage)
         outputs = executable[case.function](*inputs)

@@ -84,7 +84,7 @@ class Case:
 
     `inputs_program` (StableHLO text whose `@main` returns the inputs) or `random_inputs`
     give the arguments of `function`; `oracle_program`'s `@main` gives the expected
-    values, called with the inputs when `oracle_takes_inputs`."""
+    values, called with the inputs at the indices `oracle_arguments`."""
 
     id: str
     suite: str
@@ -94,12 +94,14 @@ class Case:
     function: str
     checks: tuple[Check, ...]
     oracle_program: str
-    oracle_takes_inputs: bool = False
+    oracle_arguments: tuple[int, ...] = ()
     inputs_program: str | None = None
     random_inputs: tuple[RandomInput, ...] = ()
     source: str = "<input>"
     line_offset: int = 0
-    seed: int = field(default=0)
+    seed: int = 0
+    rows: tuple[int, ...] = ()
+    """accy's plan options `rows`: the size planned for dynamic dimensions."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -420,10 +422,11 @@ def dynamic_case(path: Path, root: Path, family: str) -> Case:
             for i in range(len(results))
         ),
         oracle_program="\n".join(oracle_lines),
-        oracle_takes_inputs=True,
+        oracle_arguments=tuple(range(dims, len(params))),
         random_inputs=tuple(inputs),
         source=relative,
         seed=zlib.crc32(relative.encode()),
+        rows=(DYNAMIC_SIZE,),
     )
 
 
@@ -484,7 +487,7 @@ def _statements(lines: list[str], at: int) -> tuple[str, int]:
                 depth += 1
             elif c in _CLOSE and not (c == ">" and text[i - 1] == "-"):
                 depth -= 1
-        if depth == 0:
+        if depth == 0 and not text.rstrip().endswith(","):
             return text, end
         end += 1
         if end >= len(lines):
@@ -523,7 +526,8 @@ def _parse_check(statement: str) -> tuple[str, str, str, str, dict[str, str]]:
 
 
 def interpret_cases(path: Path, root: Path) -> list[Case]:
-    """The cases of one `interpret` file, one per `// -----` chunk holding a function."""
+    """The cases of one `interpret` file: one per function that checks, in each
+    `// -----` chunk (`FILE#CHUNK`, `FILE#CHUNK.K` for a chunk's further ones)."""
     text = path.read_text()
     relative = path.relative_to(root).as_posix()
     family = relative.removeprefix("interpret/").removesuffix(".mlir")
@@ -534,11 +538,9 @@ def interpret_cases(path: Path, root: Path) -> list[Case]:
             continue
         case_id = f"{relative.removesuffix('.mlir')}#{number}"
         try:
-            case = _interpret_case(chunk, offset, case_id, family, relative, run_args)
+            cases += _chunk_cases(chunk, offset, case_id, family, relative, run_args)
         except CaseError as error:
-            case = _broken(case_id, family, relative, str(error))
-        if case is not None:
-            cases.append(case)
+            cases.append(_broken(case_id, family, relative, str(error)))
     return cases
 
 
@@ -547,114 +549,134 @@ def _broken(case_id: str, family: str, relative: str, why: str) -> Case:
     return Case(case_id, "interpret", family, "-", "", "", (), "", source=relative + ": " + why)
 
 
-def _interpret_case(
-    chunk: str, offset: int, case_id: str, family: str, relative: str, run_args: re.Match | None
-) -> Case | None:
-    lines = chunk.split("\n")
-    check_lines = [i for i, line in enumerate(lines) if _CHECK_START.match(line)]
-    if not check_lines:
-        return _unchecked_case(lines, offset, case_id, family, relative, run_args)
-    entry_at = max(i for i in range(check_lines[0]) if "func.func" in lines[i])
-    entry_end = _function_span(lines, entry_at)
-    signature = _signature(lines[entry_at])
-    if signature is None:
-        raise CaseError(f"cannot read the signature {lines[entry_at].strip()}")
-    head, name, params = signature.head, signature.name, signature.params
-    if params.strip():
-        raise CaseError(f"the checking function @{name} takes arguments")
-    returned: list[str] = []
-    returned_types: list[str] = []
-    constants: list[tuple[str, str]] = []
-    checks: list[Check] = []
+@dataclass
+class _Checking:
+    """A function of a chunk that checks: what it returns instead, and its checks."""
 
-    def result(value: str, t: str) -> int:
-        if value not in returned:
-            returned.append(value)
-            returned_types.append(t)
-        return returned.index(value)
+    name: str
+    returned: list[str] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)
+    constants: list[tuple[str, str]] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    serialized: bool = False
 
-    drop: set[int] = set()
-    i = entry_at + 1
-    while i < entry_end:
-        if not _CHECK_START.match(lines[i]):
-            i += 1
-            continue
-        statement, last = _statements(lines, i)
-        drop.update(range(i, last + 1))
-        i = last + 1
+    def result(self, value: str, t: str) -> int:
+        if value not in self.returned:
+            self.returned.append(value)
+            self.types.append(t)
+        return self.returned.index(value)
+
+    def add(self, statement: str) -> None:
         op, operand, second, t, options = _parse_check(statement)
+        tolerance = float(options.get("tolerance", CHECK_ALMOST_EQ_DEFAULT))
         if op in ("expect_eq_const", "expect_almost_eq_const"):
             literal, _, t = second.rpartition(" : ")
-            constants.append((literal, t))
+            self.constants.append((literal, t))
             rule = "eq" if op == "expect_eq_const" else "almost_eq"
-            tolerance = float(options.get("tolerance", CHECK_ALMOST_EQ_DEFAULT))
-            checks.append(Check(rule, result(operand, t), len(constants) - 1, tolerance=tolerance))
+            index = len(self.constants) - 1
+            self.checks.append(Check(rule, self.result(operand, t), index, tolerance=tolerance))
         elif op in ("expect_eq", "expect_almost_eq", "expect_close"):
             rule = {"expect_eq": "eq", "expect_almost_eq": "almost_eq", "expect_close": "close"}
-            checks.append(
+            self.checks.append(
                 Check(
                     rule[op],
-                    result(operand, t),
-                    result(second, t),
-                    tolerance=float(options.get("tolerance", CHECK_ALMOST_EQ_DEFAULT)),
+                    self.result(operand, t),
+                    self.result(second, t),
+                    tolerance=tolerance,
                     max_ulp=int(options.get("max_ulp_difference", 1)),
                     min_ulp=int(options.get("min_ulp_difference", 0)),
                     against_actual=True,
                 )
             )
         elif op == "expect_serialized_eq":
-            # The interpreter's probe recorded the value; the oracle recomputes it.
-            checks.append(Check("oracle_eq", result(operand, t), -1))
+            # The interpreter's probe recorded the value: the oracle recomputes it.
+            self.result(operand, t)
+            self.serialized = True
         else:
             raise CaseError(f"unknown check check.{op}")
-    results = ", ".join(returned_types)
-    new = []
-    for j, line in enumerate(lines):
-        if j in drop:
-            continue
-        if j == entry_at:
-            line = f"{head}() -> ({results}) {{"
-        elif (
-            entry_at < j < entry_end and _RETURN.match(line) and _depth_at(lines, entry_at, j) == 1
-        ):
-            indent = line[: len(line) - len(line.lstrip())]
-            line = f"{indent}func.return {', '.join(returned)} : {results}"
-        new.append(line)
-    program = "\n".join(new)
-    serialized = any(c.rule == "oracle_eq" for c in checks)
-    if serialized:
-        # The oracle is the interpreter on the program itself, every result compared.
-        checks = [Check("eq", k, k) for k in range(len(returned))]
-        oracle = _as_main(program, name)
-    elif constants:
-        oracle = "\n".join(
+
+    def oracle(self, program: str) -> tuple[str, tuple[Check, ...]]:
+        """The oracle program and the checks against it."""
+        if self.serialized:  # the interpreter on the program itself, every result equal
+            return _as_main(program, self.name), tuple(
+                Check("eq", k, k) for k in range(len(self.returned))
+            )
+        if not self.constants:  # every check compares two computed values
+            return "", tuple(self.checks)
+        types = ", ".join(t for _, t in self.constants)
+        names = ", ".join(f"%e{k}" for k in range(len(self.constants)))
+        return "\n".join(
             [
                 "module {",
-                f"  func.func @main() -> ({', '.join(t for _, t in constants)}) {{",
+                f"  func.func @main() -> ({types}) {{",
                 *(
-                    f"    %e{k} = stablehlo.constant {lit} : {t}"
-                    for k, (lit, t) in enumerate(constants)
+                    f"    %e{k} = stablehlo.constant {literal} : {t}"
+                    for k, (literal, t) in enumerate(self.constants)
                 ),
-                f"    func.return {', '.join(f'%e{k}' for k in range(len(constants)))} : "
-                + ", ".join(t for _, t in constants),
+                f"    func.return {names} : {types}",
                 "  }",
                 "}",
             ]
+        ), tuple(self.checks)
+
+
+def _chunk_cases(
+    chunk: str, offset: int, case_id: str, family: str, relative: str, run_args: re.Match | None
+) -> list[Case]:
+    lines = chunk.split("\n")
+    check_lines = [i for i, line in enumerate(lines) if _CHECK_START.match(line)]
+    if not check_lines:
+        case = _unchecked_case(lines, offset, case_id, family, relative, run_args)
+        return [case] if case is not None else []
+    functions = [i for i, line in enumerate(lines) if _SIGNATURE_HEAD.match(line)]
+    checking: dict[int, _Checking] = {}  # by the line of the function's signature
+    drop: set[int] = set()
+    for at in check_lines:
+        if at in drop:
+            continue
+        start = max((i for i in functions if i < at), default=None)
+        signature = _signature(lines[start]) if start is not None else None
+        if signature is None:
+            raise CaseError(f"cannot read the function of the check at line {offset + at + 1}")
+        if signature.params.strip():
+            raise CaseError(f"the checking function @{signature.name} takes arguments")
+        statement, last = _statements(lines, at)
+        drop.update(range(at, last + 1))
+        checking.setdefault(start, _Checking(signature.name)).add(statement)
+    new = []
+    ends = {start: _function_span(lines, start) for start in checking}
+    for j, line in enumerate(lines):
+        if j in drop:
+            continue
+        if j in checking:
+            sig = _signature(line)
+            line = f"{sig.head}() -> ({', '.join(checking[j].types)}) {{"
+        else:
+            owner = next((s for s, e in ends.items() if s < j < e), None)
+            if owner is not None and _RETURN.match(line) and _depth_at(lines, owner, j) == 1:
+                f = checking[owner]
+                indent = line[: len(line) - len(line.lstrip())]
+                line = f"{indent}func.return {', '.join(f.returned)} : {', '.join(f.types)}"
+        new.append(line)
+    program = "\n".join(new)
+    cases = []
+    for k, f in enumerate(checking.values()):
+        oracle, checks = f.oracle(program)
+        cases.append(
+            Case(
+                id=case_id if k == 0 else f"{case_id}.{k}",
+                suite="interpret",
+                family=family,
+                element=element_of(f.types[0]),
+                program=program,
+                function=f.name,
+                checks=checks,
+                oracle_program=oracle,
+                source=relative,
+                line_offset=offset,
+            )
         )
-    else:
-        oracle = ""  # every check compares two computed values
-    return Case(
-        id=case_id,
-        suite="interpret",
-        family=family,
-        element=element_of(returned_types[0]) if returned_types else "-",
-        program=program,
-        function=name,
-        checks=tuple(checks),
-        oracle_program=oracle,
-        source=relative,
-        line_offset=offset,
-    )
+    return cases
 
 
 def _depth_at(lines: list[str], start: int, line: int) -> int:
@@ -728,7 +750,7 @@ def _unchecked_case(
         function=name,
         checks=tuple(Check("eq", k, k) for k in range(len(results))),
         oracle_program=_as_main(program, name),
-        oracle_takes_inputs=True,
+        oracle_arguments=tuple(range(len(params))),
         inputs_program=inputs_program,
         source=relative,
         line_offset=offset,

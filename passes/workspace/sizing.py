@@ -166,11 +166,13 @@ def workspace_terms(
             sizes = family.workspace_bytes(env)
         except FamilyEvaluationError as error:
             hint = ""
-            if isinstance(error.error, UnknownNameError) and error.error.name == "n":
+            name = error.error.name if isinstance(error.error, UnknownNameError) else None
+            if name in ("n", "k") and _is_dynamic(function):
+                what = "`n`" if name == "n" else "`k` (a dynamic dim here)"
                 hint = (
-                    f"; @{function.sym_name.data} has dynamic dims, so `n` is the row count "
-                    "to plan for: give rows (accy.prepare(..., rows=[...]) or the pass "
-                    "option rows=...)"
+                    f"; @{function.sym_name.data} has dynamic dims, so {what} is the row "
+                    "count to plan for: give rows (accy.prepare(..., rows=[...]) or the "
+                    "pass option rows=...)"
                 )
             raise WorkspaceError(f"{error}{hint}", item.root.location) from None
         family_of[item.id] = family.id
