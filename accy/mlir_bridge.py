@@ -11,8 +11,8 @@ Two PyPI distributions supply the bindings (see DESIGN.md, "Toolchain facts"):
 * kernels: ``numba-cuda-mlir`` (module ``numba_cuda_mlir._mlir``): the NVPTX backend,
   ``gpu.module`` -> ``gpu.binary`` holding PTX.
 
-Both load in one Python process, in either order (numba-cuda-mlir preloads its LLVM
-with ``RTLD_DEEPBIND``), so no subprocess is needed. ``ACCY_MLIR_HOST_BINDINGS`` and
+Both load in one Python process (numba-cuda-mlir preloads its LLVM with
+``RTLD_DEEPBIND``), host bindings first (see ``_nvptx``), so no subprocess is needed. ``ACCY_MLIR_HOST_BINDINGS`` and
 ``ACCY_MLIR_NVPTX_BINDINGS`` name another package (e.g. a real upstream ``mlir``)
 whose ``ir``/``passmanager`` (and ``execution_engine`` for the host) to use instead.
 
@@ -263,7 +263,18 @@ def _host() -> SimpleNamespace:
 
 
 def _nvptx() -> SimpleNamespace:
-    """Bindings with the NVPTX backend (numba_cuda_mlir._mlir by default)."""
+    """Bindings with the NVPTX backend (numba_cuda_mlir._mlir by default).
+
+    The host bindings are loaded first when installed. Both bundle an LLVM, and LLVM's
+    `STB_GNU_UNIQUE` data (the runtime library-call name table among it) binds
+    process-wide to the first copy loaded, whatever the `dlopen` flags: with the NVPTX
+    bindings first, the host JIT read another LLVM's libcall names and could not resolve
+    `logf`, `sinf` or `memset` ("Symbols not found: [ df ]"). The kernels' NVPTX code
+    does not call library functions by those names, so this order is safe for both."""
+    try:
+        _host()
+    except MlirUnavailableError:
+        pass
     return _bindings(
         "nvptx", "ACCY_MLIR_NVPTX_BINDINGS", "numba_cuda_mlir._mlir", False, _NVPTX_PIP
     )

@@ -45,7 +45,7 @@ from accy.diagnostics import AccyError, AccyInputError
 from accy.dialects import accy
 from accy.dtypes import dense_values, numpy_dtype
 
-__all__ = ["check_arguments", "find_function", "run"]
+__all__ = ["check_arguments", "find_function", "run", "ulp_difference"]
 
 Env = dict[SSAValue, np.ndarray]
 
@@ -168,8 +168,11 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 def _logistic(x: np.ndarray) -> np.ndarray:
+    """`1 / (1 + e)` for x >= 0, `e / (1 + e)` below, `e = exp(-|x|)`: no overflow, so a
+    very negative x gives exp(x) (down to denormals), not `1 / inf = 0`."""
     one = np.ones((), dtype=x.dtype)
-    return one / (one + np.exp(-x))
+    e = np.exp(-np.abs(x))
+    return np.where(x < 0, e, one) / (one + e)
 
 
 _COMPARISONS = {
@@ -554,3 +557,24 @@ def check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np.
     Returns the arguments as numpy arrays. Compiled targets reuse it so that both report
     the same errors."""
     return _check_arguments(function, arrays)
+
+
+def ulp_difference(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """How many floats lie between each element of `actual` and of `expected` (same
+    float dtype and shape), as StableHLO's checks count: 0 for bitwise-equal values and
+    for two NaNs, +0 and -0 are 0 apart, the largest uint64 when only one is finite or
+    both are different infinities. An unsigned 64-bit array of the shape."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    width = actual.dtype.itemsize
+    unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+    ab = np.ascontiguousarray(actual).view(unsigned).astype(np.uint64)
+    eb = np.ascontiguousarray(expected).view(unsigned).astype(np.uint64)
+    sign = np.uint64(1 << (8 * width - 1))
+    magnitude = np.uint64((1 << (8 * width - 1)) - 1)
+    am, em = ab & magnitude, eb & magnitude
+    same_sign = (ab & sign) == (eb & sign)
+    diff = np.where(same_sign, np.maximum(am, em) - np.minimum(am, em), am + em)
+    a, e = actual.astype(np.float64), expected.astype(np.float64)
+    equal = (ab == eb) | (np.isnan(a) & np.isnan(e))
+    finite = np.isfinite(a) & np.isfinite(e)
+    return np.where(equal, np.uint64(0), np.where(finite, diff, np.iinfo(np.uint64).max))

@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from accy.reference import ulp_difference
+
 DYNAMIC_SIZE = 3
 """The size given to every dynamic dimension (and dimension variable) of `testdata/dynamic`."""
 
@@ -816,25 +818,6 @@ def random_array(spec: RandomInput, rng: np.random.Generator, dtype: np.dtype) -
         low = 0 if np.issubdtype(dtype, np.unsignedinteger) else -3
         return rng.integers(low, 4, spec.shape).astype(dtype)
     return rng.standard_normal(spec.shape).astype(dtype)
-
-
-def ulp_difference(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """StableHLO's ULP difference per element (as unsigned 64-bit integers): 0 for
-    bitwise-equal values and for two NaNs, the count of floats between two finite values
-    (+0 and -0 are 0 apart), and the largest value when only one is finite."""
-    width = actual.dtype.itemsize
-    unsigned = {2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
-    ab = np.ascontiguousarray(actual).view(unsigned).astype(np.uint64)
-    eb = np.ascontiguousarray(expected).view(unsigned).astype(np.uint64)
-    sign = np.uint64(1 << (8 * width - 1))
-    magnitude = np.uint64((1 << (8 * width - 1)) - 1)
-    am, em = ab & magnitude, eb & magnitude
-    same_sign = (ab & sign) == (eb & sign)
-    diff = np.where(same_sign, np.maximum(am, em) - np.minimum(am, em), am + em)
-    a, e = actual.astype(np.float64), expected.astype(np.float64)
-    equal = (ab == eb) | (np.isnan(a) & np.isnan(e))
-    finite = np.isfinite(a) & np.isfinite(e)
-    return np.where(equal, np.uint64(0), np.where(finite, diff, np.iinfo(np.uint64).max))
 
 
 def compare(check: Check, actual: np.ndarray, expected: np.ndarray) -> str | None:

@@ -10,6 +10,7 @@ import ctypes
 import math
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -193,6 +194,44 @@ def test_cpu_vector_libm_dynamic_and_scalar():
     np.testing.assert_array_equal(z, y * 2.5)
     with pytest.raises(ValueError, match="result_specs"):
         jit.run("scale", [y, 2.5])
+
+
+LIBCALLS = """
+func.func @calls(%a: memref<1024xf32>, %out: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 1024 : index
+  memref.copy %a, %out : memref<1024xf32> to memref<1024xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %out[%i] : memref<1024xf32>
+    %l = math.log %x : f32
+    %s = math.sin %l : f32
+    memref.store %s, %out[%i] : memref<1024xf32>
+  }
+  return
+}
+"""
+
+
+def test_cpu_libcalls_after_the_nvptx_bindings():
+    """The NVPTX bindings loaded first (a CUDA compile before a CPU one) must not break the
+    host JIT's library calls (`logf`, `sinf`, `memcpy`): in a fresh process, as the order
+    of loading decides."""
+    script = f"""
+import numpy as np
+from accy import mlir_bridge as mb
+mb.compile_kernels_to_ptx({KERNELS!r}, chip="sm_90", opt=3)
+x = np.linspace(0.5, 4.0, 1024, dtype=np.float32)
+(out,) = mb.JitModule({LIBCALLS!r}).run("calls", [x])
+assert np.allclose(out, np.sin(np.log(x)), atol=1e-6), out[:4]
+print("ok")
+"""
+    if not HAVE_LIBDEVICE:
+        pytest.skip("libdevice.10.bc not found")
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
 
 
 def test_lower_to_llvm_cpu_text():
