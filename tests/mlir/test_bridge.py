@@ -229,7 +229,7 @@ print("ok")
     if not HAVE_LIBDEVICE:
         pytest.skip("libdevice.10.bc not found")
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
 
