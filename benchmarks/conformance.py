@@ -21,41 +21,32 @@ a watchdog. The report: totals, a table per op family and per element type, and 
 common refusals. `--ratchet [FILE]` (default: `ratchet.json` under `--root`) exits 1 on
 any CRASH, WRONG or TIMEOUT, or when fewer cases pass than the file records;
 `--update-ratchet` writes the new pass count into it. `--make-subset DIR` copies a fixed
-sample of the suites (every `--every`-th case by a hash of its id; whole `interpret`
-files) into DIR, with the suite's LICENSE, for CI.
+sample of the suites (every `--every`-th `testdata` case by a hash of its id, files up to
+256 KiB; every `interpret` file) into DIR, with the suite's LICENSE and README, for CI.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 from collections import Counter, defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import conformance_cases as cc
+from watchdog import KINDS, Outcome, run_in_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared" / "conformance" / "stablehlo"
-KINDS = ("PASS", "WRONG", "REFUSED", "CRASH", "TIMEOUT")
-
-
-@dataclass
-class Result:
-    id: str
-    kind: str
-    detail: str = ""
-    stage: str = ""
-    seconds: float = 0.0
+SUBSET_FILE_LIMIT = 256 * 1024
+"""`--make-subset` leaves out larger files (a few FFT programs of megabytes)."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -63,8 +54,8 @@ class Result:
 # ---------------------------------------------------------------------------------------
 
 
-def run_case(case: cc.Case, threads: int, report_stage) -> Result:
-    """Import, compile, run and check one case in this process."""
+def run_case(case: cc.Case, options: dict, report_stage) -> Outcome:
+    """Import, compile, run and check one case in this process (a worker's target)."""
     import numpy as np
 
     import accy
@@ -72,7 +63,7 @@ def run_case(case: cc.Case, threads: int, report_stage) -> Result:
     from accy.mlir_bridge import UpstreamMlirError, eval_stablehlo
 
     if not case.function:
-        return Result(case.id, "CRASH", f"the runner cannot read {case.source}", "collect")
+        return Outcome(case.id, "CRASH", f"the runner cannot read {case.source}", "collect")
     stage = "import"
     try:
         report_stage(stage)
@@ -89,20 +80,20 @@ def run_case(case: cc.Case, threads: int, report_stage) -> Result:
                 else []
             )
         except UpstreamMlirError as error:
-            return Result(case.id, "CRASH", f"the oracle failed: {error}", stage)
+            return Outcome(case.id, "CRASH", f"the oracle failed: {error}", stage)
         stage = "compile"
         report_stage(stage)
-        options = {"rows": list(case.rows)} if case.rows else {}
-        executable = accy.compile(module, target="cpu", threads=threads, **options)
+        plan = {"rows": list(case.rows)} if case.rows else {}
+        executable = accy.compile(module, target="cpu", threads=options["threads"], **plan)
         stage = "run"
         report_stage(stage)
         outputs = executable[case.function](*inputs)
     except accy.AccyError as error:
-        return Result(case.id, "REFUSED", error.diagnostic(), stage)
+        return Outcome(case.id, "REFUSED", error.diagnostic(), stage)
     except Exception as error:  # noqa: BLE001 - anything but a diagnostic is a crash
         frames = traceback.extract_tb(error.__traceback__)[-3:]
         where = "; ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
-        return Result(case.id, "CRASH", f"{type(error).__name__}: {error} (at {where})", stage)
+        return Outcome(case.id, "CRASH", f"{type(error).__name__}: {error} (at {where})", stage)
     problems = []
     for check in case.checks:
         actual = outputs[check.actual]
@@ -111,8 +102,8 @@ def run_case(case: cc.Case, threads: int, report_stage) -> Result:
         if problem:
             problems.append(f"result #{check.actual} ({check.rule}): {problem}")
     if problems:
-        return Result(case.id, "WRONG", "; ".join(problems), "check")
-    return Result(case.id, "PASS")
+        return Outcome(case.id, "WRONG", "; ".join(problems), "check")
+    return Outcome(case.id, "PASS")
 
 
 def _inputs(case, np, dtypes, module, eval_stablehlo) -> list:
@@ -126,129 +117,6 @@ def _inputs(case, np, dtypes, module, eval_stablehlo) -> list:
             raise ValueError(f"no numpy dtype for input element type {spec.element}")
         arrays.append(cc.random_array(spec, rng, dtype))
     return arrays
-
-
-def _worker(connection, log_path: str, threads: int) -> None:
-    """Serve cases from `connection` until it closes; C-level output goes to `log_path`."""
-    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
-    import accy  # noqa: F401  - once, before the first case
-
-    while True:
-        try:
-            case = connection.recv()
-        except EOFError:
-            return
-        start = time.perf_counter()
-        result = run_case(case, threads, lambda stage: connection.send(("stage", stage)))
-        result.seconds = time.perf_counter() - start
-        connection.send(("result", result))
-
-
-class _Worker:
-    def __init__(self, context, threads: int, logs: Path, number: int):
-        self.log = logs / f"worker{number}.log"
-        self.connection, child = context.Pipe()
-        self.process = context.Process(
-            target=_worker, args=(child, str(self.log), threads), daemon=True
-        )
-        self.process.start()
-        child.close()
-        self.case: cc.Case | None = None
-        self.started = 0.0
-        self.stage = ""
-
-    def give(self, case: cc.Case) -> None:
-        self.case, self.started, self.stage = case, time.monotonic(), "start"
-        self.connection.send(case)
-
-    def stop(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join()
-        self.connection.close()
-
-    def last_output(self) -> str:
-        try:
-            lines = self.log.read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return ""
-        return " | ".join(line.strip() for line in lines[-3:])
-
-
-def run_cases(
-    cases: list[cc.Case], jobs: int, timeout: float, threads: int, progress: bool
-) -> list[Result]:
-    """Every case's result, in the order of `cases`."""
-    context = mp.get_context("spawn")
-    results: dict[str, Result] = {}
-    pending = list(reversed(cases))
-    with tempfile.TemporaryDirectory(prefix="accy-conformance-") as logs:
-        workers = [_Worker(context, threads, Path(logs), i) for i in range(max(1, jobs))]
-        spawned = len(workers)
-        done, last_print = 0, time.monotonic()
-        try:
-            while len(results) < len(cases):
-                for i, worker in enumerate(workers):
-                    if worker.case is None and pending:
-                        worker.give(pending.pop())
-                busy = [w for w in workers if w.case is not None]
-                ready = mp.connection.wait([w.connection for w in busy], timeout=0.2)
-                for i, worker in enumerate(workers):
-                    if worker.case is None:
-                        continue
-                    case = worker.case
-                    finished: Result | None = None
-                    if worker.connection in ready:
-                        try:
-                            while worker.connection.poll():
-                                kind, value = worker.connection.recv()
-                                if kind == "stage":
-                                    worker.stage = value
-                                else:
-                                    finished = value
-                        except (EOFError, OSError):
-                            worker.process.join(timeout=5)
-                            code = worker.process.exitcode
-                            how = f"signal {-code}" if code and code < 0 else f"exit status {code}"
-                            finished = Result(
-                                case.id,
-                                "CRASH",
-                                f"the process died ({how}) during {worker.stage}: "
-                                + worker.last_output(),
-                                worker.stage,
-                            )
-                    elapsed = time.monotonic() - worker.started
-                    if finished is None and elapsed > timeout:
-                        finished = Result(
-                            case.id,
-                            "TIMEOUT",
-                            f"over {timeout:g} s in {worker.stage}",
-                            worker.stage,
-                        )
-                    if finished is None:
-                        continue
-                    finished.seconds = finished.seconds or elapsed
-                    results[case.id] = finished
-                    worker.case = None
-                    done += 1
-                    if finished.kind in ("CRASH", "TIMEOUT"):
-                        worker.stop()
-                        workers[i] = _Worker(context, threads, Path(logs), spawned)
-                        spawned += 1
-                if progress and (time.monotonic() - last_print > 10 or done == len(cases)):
-                    counts = Counter(r.kind for r in results.values())
-                    summary = ", ".join(f"{k} {counts[k]}" for k in KINDS if counts[k])
-                    print(f"  {done}/{len(cases)} cases: {summary}", file=sys.stderr, flush=True)
-                    last_print = time.monotonic()
-        finally:
-            for worker in workers:
-                worker.connection.close()
-                worker.process.kill()
-                worker.process.join()
-    return [results[c.id] for c in cases]
 
 
 # ---------------------------------------------------------------------------------------
@@ -290,7 +158,7 @@ def table(title: str, rows: dict[str, Counter], markdown: bool) -> str:
     return "\n".join(fmt.format(*r) for r in [header, *body])
 
 
-def report(cases: list[cc.Case], results: list[Result], args) -> str:
+def report(cases: list[cc.Case], results: list[Outcome], args) -> str:
     by_suite: dict[str, Counter] = defaultdict(Counter)
     by_family: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     by_element: dict[str, Counter] = defaultdict(Counter)
@@ -338,7 +206,11 @@ def commit() -> str:
 def make_subset(root: Path, target: Path, every: int) -> int:
     """Copy a fixed sample of the suites under `root` into `target`; the files copied."""
     cases = cc.collect(root, ("testdata",))
-    chosen = {c.id for c in cc.sample(cases, every)}
+    chosen = {
+        c.id
+        for c in cc.sample(cases, every)
+        if (root / f"{c.id}.mlir").stat().st_size <= SUBSET_FILE_LIMIT
+    }
     copied = 0
     for case_id in sorted(chosen):
         destination = target / f"{case_id}.mlir"
@@ -350,10 +222,24 @@ def make_subset(root: Path, target: Path, every: int) -> int:
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, destination)
         copied += 1
-    for name in ("LICENSE", "README.md"):
-        if (root / name).exists():
-            shutil.copyfile(root / name, target / name)
+    if (root / "LICENSE").exists():
+        shutil.copyfile(root / "LICENSE", target / "LICENSE")
+    (target / "README.md").write_text(SUBSET_README.format(every=every, files=copied))
     return copied
+
+
+SUBSET_README = """# A sample of StableHLO's conformance programs (for CI)
+
+Made by `python benchmarks/conformance.py --make-subset tests/data/conformance --every {every}`
+from the copy in `../shared/conformance/stablehlo` (github.com/openxla/stablehlo at commit
+3c9301c116f97fbaf696959a0ede32712aec587b, Apache-2.0: see LICENSE), unchanged: every
+`interpret/` file, and the `testdata/` files (`dynamic/` included) whose case id hashes to 0
+modulo {every} (CRC-32), up to 256 KiB each; {files} files.
+
+`ratchet.json` records how many of these cases pass; CI
+(`python benchmarks/conformance.py --root tests/data/conformance --ratchet`) fails on any
+CRASH, WRONG or TIMEOUT and on fewer passes. Raise it with `--update-ratchet` when more pass.
+"""
 
 
 # ---------------------------------------------------------------------------------------
@@ -405,7 +291,19 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     start = time.monotonic()
-    results = run_cases(cases, args.jobs, args.timeout, args.threads, not args.quiet)
+
+    def progress(done: int, counts: Counter) -> None:
+        summary = ", ".join(f"{k} {counts[k]}" for k in KINDS if counts[k])
+        print(f"  {done}/{len(cases)} cases: {summary}", file=sys.stderr, flush=True)
+
+    results = run_in_workers(
+        cases,
+        "conformance:run_case",
+        jobs=args.jobs,
+        timeout=args.timeout,
+        options={"threads": args.threads},
+        progress=None if args.quiet else progress,
+    )
     print(report(cases, results, args))
     print(f"\n{len(cases)} cases in {time.monotonic() - start:.0f} s")
     if args.json:
@@ -417,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
 
-def check_ratchet(results: list[Result], path: Path, update: bool) -> int:
+def check_ratchet(results: list[Outcome], path: Path, update: bool) -> int:
     counts = Counter(r.kind for r in results)
     recorded = json.loads(path.read_text()) if path.exists() else {"pass": 0}
     failures = []

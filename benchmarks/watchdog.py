@@ -1,0 +1,163 @@
+"""Long-lived worker processes that run items one at a time under a watchdog.
+
+    results = run_in_workers(items, "conformance:run_case", jobs=2, timeout=60, options={...})
+
+Each worker is a fresh (spawned) Python process that imports the function named by
+`target` ("module:function", the module importable from `sys.path`) once and then calls
+`function(item, options, report_stage)` for every item it is given; the function returns
+an `Outcome` and may call `report_stage("compile")` to say where it is. The parent gives
+each idle worker the next item and watches it: a worker that dies (a signal, an abort,
+an exit) yields a CRASH outcome naming the stage and the last lines the process printed
+(its C-level output goes to a log file, not to the terminal); one that runs past
+`timeout` seconds is killed and yields TIMEOUT. Either way a new worker takes its place.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KINDS = ("PASS", "WRONG", "REFUSED", "CRASH", "TIMEOUT")
+
+
+@dataclass
+class Outcome:
+    """What became of one item: `kind` (one of `KINDS`), a `detail` text, the `stage` it
+    ended in and the seconds it took."""
+
+    id: str
+    kind: str
+    detail: str = ""
+    stage: str = ""
+    seconds: float = 0.0
+
+
+def _serve(connection, target: str, options: dict[str, Any], log_path: str) -> None:
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    sys.stdout = sys.stderr = open(log, "w", buffering=1, closefd=False)  # noqa: SIM115
+    module, _, name = target.partition(":")
+    function = getattr(importlib.import_module(module), name)
+    while True:
+        try:
+            item = connection.recv()
+        except EOFError:
+            return
+        start = time.perf_counter()
+        outcome = function(item, options, lambda stage: connection.send(("stage", stage)))
+        outcome.seconds = time.perf_counter() - start
+        connection.send(("outcome", outcome))
+
+
+class _Worker:
+    def __init__(self, context, target: str, options: dict[str, Any], log: Path):
+        self.log = log
+        self.connection, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, target, options, str(log)), daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.item: Any = None
+        self.started = 0.0
+        self.stage = ""
+
+    def give(self, item: Any) -> None:
+        self.item, self.started, self.stage = item, time.monotonic(), "start"
+        self.connection.send(item)
+
+    def stop(self) -> None:
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join()
+
+    def last_output(self) -> str:
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(line.strip() for line in lines[-3:])
+
+    def poll(self, timeout: float) -> Outcome | None:
+        """The item's outcome if it has one now (its own, a CRASH or a TIMEOUT)."""
+        item_id = self.item.id
+        try:
+            while self.connection.poll():
+                kind, value = self.connection.recv()
+                if kind == "stage":
+                    self.stage = value
+                else:
+                    return value
+        except (EOFError, OSError):
+            self.process.join(timeout=5)
+            code = self.process.exitcode
+            how = f"signal {-code}" if code and code < 0 else f"exit status {code}"
+            detail = f"the process died ({how}) during {self.stage}: {self.last_output()}"
+            return Outcome(item_id, "CRASH", detail, self.stage)
+        elapsed = time.monotonic() - self.started
+        if elapsed > timeout:
+            return Outcome(item_id, "TIMEOUT", f"over {timeout:g} s in {self.stage}", self.stage)
+        return None
+
+
+def run_in_workers(
+    items: Sequence[Any],
+    target: str,
+    *,
+    jobs: int,
+    timeout: float,
+    options: dict[str, Any] | None = None,
+    progress: Callable[[int, Counter], None] | None = None,
+) -> list[Outcome]:
+    """Every item's outcome, in the order of `items` (each item has a unique `id`)."""
+    context = mp.get_context("spawn")
+    options = options or {}
+    outcomes: dict[str, Outcome] = {}
+    pending = list(reversed(items))
+    with tempfile.TemporaryDirectory(prefix="accy-workers-") as logs:
+        spawned = 0
+
+        def worker() -> _Worker:
+            nonlocal spawned
+            spawned += 1
+            return _Worker(context, target, options, Path(logs) / f"worker{spawned}.log")
+
+        workers = [worker() for _ in range(max(1, min(jobs, len(items))))]
+        last_report = time.monotonic()
+        try:
+            while len(outcomes) < len(items):
+                for w in workers:
+                    if w.item is None and pending:
+                        w.give(pending.pop())
+                busy = [w.connection for w in workers if w.item is not None]
+                mp.connection.wait(busy, timeout=0.2)
+                for i, w in enumerate(workers):
+                    if w.item is None or (outcome := w.poll(timeout)) is None:
+                        continue
+                    outcome.seconds = outcome.seconds or time.monotonic() - w.started
+                    outcomes[w.item.id] = outcome
+                    w.item = None
+                    if outcome.kind == "TIMEOUT" or not w.process.is_alive():
+                        w.stop()
+                        workers[i] = worker()
+                if progress and (
+                    time.monotonic() - last_report > 10 or len(outcomes) == len(items)
+                ):
+                    progress(len(outcomes), Counter(o.kind for o in outcomes.values()))
+                    last_report = time.monotonic()
+        finally:
+            for w in workers:
+                w.stop()
+    return [outcomes[item.id] for item in items]
