@@ -175,6 +175,9 @@ class _Importer:
         self.skipped: set[int] = set()
         """`id()` of upstream ops not to convert (a dropped loop counter's increment)."""
         self.inlining: list[str] = []
+        self.enclosing: LocationAttr = UnknownLoc()
+        """The location of the op being converted, or of the nearest op around it (a
+        call being inlined) that has one: where an op without a file location is."""
 
     # Locations and errors ---------------------------------------------------------
 
@@ -187,7 +190,7 @@ class _Importer:
         return _file_line_col(file, line, col)
 
     def error(self, op: UpstreamOp, message: str) -> AccyError:
-        return AccyError(f"'{op.name}' {message}", self.location(op))
+        return AccyError(f"'{op.name}' {message}", self.location(op, self.enclosing))
 
     # Types --------------------------------------------------------------------------
 
@@ -254,7 +257,7 @@ class _Importer:
         (only those at the indices `keep`, when given)."""
         fallback = bb.location
         for op in block.ops:
-            bb.location = self.location(op, fallback)
+            bb.location = self.enclosing = self.location(op, fallback)
             if op.name in ("func.return", "stablehlo.return"):
                 indices = range(len(op.operands)) if keep is None else keep
                 return [self.value(env, op.operands[i], op) for i in indices]
@@ -545,7 +548,7 @@ def _call(imp, op, operands, bb, env):
     imp.inlining.append(callee)
     location = bb.location
     values = imp.block(block, inner, bb)
-    bb.location = location
+    bb.location = imp.enclosing = location
     imp.inlining.pop()
     return values
 

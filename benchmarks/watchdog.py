@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,14 @@ KINDS = ("PASS", "WRONG", "REFUSED", "CRASH", "TIMEOUT")
 @dataclass
 class Outcome:
     """What became of one item: `kind` (one of `KINDS`), a `detail` text, the `stage` it
-    ended in and the seconds it took."""
+    ended in, the seconds it took and any `facts` (measurements) its function recorded."""
 
     id: str
     kind: str
     detail: str = ""
     stage: str = ""
     seconds: float = 0.0
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 def _serve(connection, target: str, options: dict[str, Any], log_path: str) -> None:
