@@ -7,6 +7,8 @@ reference interpreter (`accy.mlir_bridge.eval_stablehlo`), run on the same text.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import ml_dtypes
@@ -17,7 +19,7 @@ from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
 
 import accy
 from accy.diagnostics import AccyError, AccyParseError
-from accy.mlir_bridge import eval_stablehlo
+from accy.mlir_bridge import UpstreamMlirError, eval_stablehlo
 from accy.reference import run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stablehlo"
@@ -637,3 +639,96 @@ def test_cli_reports_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err.strip() == (
         f"{path}:2:8: error: 'stablehlo.cosine' is not supported by the StableHLO importer"
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Inputs that used to abort the process or raise from deep inside the bridge
+# ---------------------------------------------------------------------------------------
+
+UNREADABLE_CONSTANTS = [
+    ("dense<(3.0, 4.0)>", "complex<f64>", ""),
+    ("dense<[(1.0, 2.0), (3.0, 4.0)]>", "complex<f32>", "2x"),
+    ("dense<[1, -2, 3, 4]>", "i4", "4x"),
+    ("dense<[1, -1]>", "i2", "2x"),
+    ("dense<[1, 3]>", "ui2", "2x"),
+    ("dense<[1, 15]>", "ui4", "2x"),
+    ("dense<[1.0, 2.0]>", "f8E4M3FN", "2x"),
+    ("dense<[1.0, 2.0]>", "f8E5M2", "2x"),
+    ("dense<[1.0, 2.0]>", "f6E2M3FN", "2x"),
+    ("dense<[1.0, 2.0]>", "f4E2M1FN", "2x"),
+]
+"""Constants whose element type has no numpy dtype: a complex one aborted the process
+(SIGABRT, a Python error thrown through the bindings' attribute caster), sub-byte integers
+raised KeyError and f8/f6/f4 TypeError."""
+
+
+@pytest.mark.parametrize("literal,element,dims", UNREADABLE_CONSTANTS)
+def test_unreadable_constants_are_refused_where_they_are(
+    tmp_path: Path, literal: str, element: str, dims: str
+) -> None:
+    t = f"tensor<{dims}{element}>"
+    path = tmp_path / "c.mlir"
+    path.write_text(
+        f"func.func @main() -> {t} {{\n  %0 = stablehlo.constant {literal} : {t}\n"
+        f"  return %0 : {t}\n}}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "accy.cli.opt", "--import-stablehlo", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"{path}:") and f"has element type {element} (" in done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_an_unreadable_attribute_on_any_op_is_refused_not_an_abort(tmp_path: Path) -> None:
+    """Every op's attributes are read before conversion: a complex dense attribute on an op
+    the importer then refuses must not abort on the way."""
+    path = tmp_path / "a.mlir"
+    path.write_text(
+        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        "  %0 = stablehlo.add %a, %a {odd = dense<(1.0, 2.0)> : tensor<complex<f32>>} : tensor<2xf32>\n"
+        "  return %0 : tensor<2xf32>\n}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "accy.cli.opt", "--import-stablehlo", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "has attribute 'odd' that the importer does not support" in done.stderr
+
+
+def test_the_reference_interpreter_refuses_what_numpy_cannot_hold() -> None:
+    text = (
+        "func.func @main() -> tensor<complex<f32>> {\n"
+        "  %0 = stablehlo.constant dense<(1.0, 2.0)> : tensor<complex<f32>>\n"
+        "  return %0 : tensor<complex<f32>>\n}"
+    )
+    with pytest.raises(UpstreamMlirError, match="numpy cannot hold"):
+        eval_stablehlo(text)
+    dynamic = (
+        "func.func @main(%a: tensor<?xf32>, %n: tensor<1xi32>) -> tensor<?xf32> {\n"
+        "  %0 = stablehlo.dynamic_broadcast_in_dim %a, %n, dims = [0]"
+        " : (tensor<?xf32>, tensor<1xi32>) -> tensor<?xf32>\n"
+        "  return %0 : tensor<?xf32>\n}"
+    )
+    with pytest.raises(UpstreamMlirError, match="needs static shapes"):
+        eval_stablehlo(dynamic, np.ones(3, np.float32), np.array([3], np.int32))
+
+
+def test_an_op_of_an_unregistered_dialect_is_named() -> None:
+    text = (
+        "func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+        '  %0 = "interpreter.probe"(%a) {probe_id = "p"} : (tensor<2xf32>) -> tensor<2xf32>\n'
+        "  return %0 : tensor<2xf32>\n}"
+    )
+    with pytest.raises(AccyParseError) as info:
+        accy.import_stablehlo(text, filename="p.mlir")
+    assert info.value.diagnostic().startswith("p.mlir:2:")
+    assert "'interpreter.probe' is an op of the 'interpreter' dialect" in info.value.message
