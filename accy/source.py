@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
@@ -72,6 +72,15 @@ class LocatingParser(Parser):
         if isinstance(op.location, UnknownLoc):
             op.location = self.location_of(start)
         return op
+
+    def parse_optional_attribute(self) -> Attribute | None:
+        # xDSL builds attributes as it reads them; a value out of its type's range (an i1
+        # of 2, an i64 beyond 2**63) raises ValueError or OverflowError there.
+        start = self.pos
+        try:
+            return super().parse_optional_attribute()
+        except (ValueError, OverflowError) as error:
+            raise AccyParseError(f"invalid attribute: {error}", self.location_of(start)) from None
 
     def _op_name_at(self, position: int) -> str:
         """The op name in the text of the op that starts at `position`."""

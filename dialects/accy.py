@@ -28,6 +28,8 @@ from xdsl.dialects.builtin import (
     IntAttrConstraint,
     IntegerAttr,
     IntegerType,
+    MemRefType,
+    ModuleOp,
     Signedness,
     SignednessAttr,
     TensorType,
@@ -45,6 +47,7 @@ from xdsl.irdl import (
     IRDLOperation,
     ParamAttrConstraint,
     VarConstraint,
+    VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -1217,6 +1220,39 @@ def donated_parameters(function: FuncOp) -> tuple[bool, ...]:
     if function.arg_attrs is None:
         return (False,) * count
     return tuple(DONATED in entries.data for entries in function.arg_attrs.data)
+
+
+def verify_program_function(function: FuncOp) -> None:
+    """What makes a `func.func` an accy program the planner can take, beyond func's own
+    rules: it sits directly in the module, has a body, takes and returns ranked tensors of
+    accy element types (`AccyTensor`), and marks donated parameters with a unit attribute.
+    (Lowered modules hold upstream functions on memrefs: they verify, but are no program.)
+    Raises `VerifyException`."""
+    if not isinstance(function.parent_op(), ModuleOp):
+        raise VerifyException(
+            f"@{function.sym_name.data} is nested in '{function.parent_op().name}'; accy "
+            "functions sit directly in the module"
+        )
+    if not function.body.blocks:
+        raise VerifyException(
+            f"@{function.sym_name.data} is a declaration; accy compiles functions with a body"
+        )
+    signature = function.function_type
+    for what, types in (("argument", signature.inputs), ("result", signature.outputs)):
+        for index, t in enumerate(types):
+            if isinstance(t, MemRefType):
+                raise VerifyException(
+                    f"{what} #{index} has type {t}: a lowered function (accy-lower made it); "
+                    "accy plans programs on tensors, before lowering"
+                )
+            try:
+                AccyTensor.verify(t, VerificationContext())
+            except VerifyException:
+                raise VerifyException(
+                    f"{what} #{index} has type {t}; accy functions take and return ranked "
+                    "tensors of f32, f16, bf16, i1, i32 or i64"
+                ) from None
+    verify_parameter_attributes(function)
 
 
 def verify_parameter_attributes(function: FuncOp) -> None:

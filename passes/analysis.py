@@ -27,11 +27,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
+from accy.dialects.accy import verify_program_function
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 
-from accy.diagnostics import AccyError
+from accy.diagnostics import AccyError, AccyVerifyError
 
 U64_MAX = 2**64 - 1
 
@@ -194,6 +196,18 @@ class AnalysisRecord:
     meter: WorkMeter
 
 
+def check_program(root: Operation) -> None:
+    """Raise `AccyVerifyError` at the first function under `root` that is no accy program
+    (`verify_program_function`): every analysis starts from accy functions on tensors, so
+    a lowered module, a declaration or a function on memrefs is refused before any runs."""
+    for op in root.walk():
+        if isinstance(op, func.FuncOp):
+            try:
+                verify_program_function(op)
+            except VerifyException as error:
+                raise AccyVerifyError(f"'func.func' op {error}", op.location) from None
+
+
 class AnalysisManager:
     """Computes analyses on demand and caches them per (analysis, op)."""
 
@@ -202,6 +216,8 @@ class AnalysisManager:
         self.options = options if options is not None else PlanOptions()
         self._cache: dict[tuple[str, Operation], AnalysisRecord] = {}
         self._census: dict[Operation, Census] = {}
+        self._programs: set[Operation] = set()
+        """Roots checked to be accy programs (`check_program`)."""
 
     def census(self, op: Operation) -> Census:
         if op not in self._census:
@@ -212,6 +228,9 @@ class AnalysisManager:
         key = (descriptor.name, op)
         if (record := self._cache.get(key)) is not None:
             return record.result
+        if op not in self._programs:
+            check_program(op)
+            self._programs.add(op)
         bounds = descriptor.estimate(self.census(op), self.options)
         self.budget.admit(descriptor.name, bounds)
         meter = WorkMeter()
@@ -249,3 +268,4 @@ class AnalysisManager:
         """Drop cached results after the IR changed, keeping the preserved analyses."""
         self._cache = {k: v for k, v in self._cache.items() if k[0] in preserved}
         self._census.clear()
+        self._programs.clear()

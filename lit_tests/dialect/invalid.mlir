@@ -510,3 +510,4 @@ func.func @yield_outside_iterate(%a: tensor<4xf32>) {
 func.func @donated_with_a_value(%a: tensor<4xf32>, %b: tensor<4xf32> {accy.donated = 1 : i64}) {
   func.return
 }
+

@@ -154,3 +154,28 @@ func.func @extra_brace(%a: tensor<4xf32>) {
 }
 // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:1: error: Could not parse entire input!
 }
+
+// -----
+// Constants out of their type's range (they raised from inside xDSL's attribute builder).
+
+func.func @i1_of_two() -> tensor<2xi1> {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: Integer value 2 is out of range for type i1 which supports values in the range [-1, 2)
+  %0 = accy.constant dense<[1, 2]> : tensor<2xi1>
+  func.return %0 : tensor<2xi1>
+}
+
+// -----
+
+func.func @i64_too_large() -> tensor<i64> {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: Integer value 99999999999999999999 is out of range for type i64
+  %0 = accy.constant dense<99999999999999999999> : tensor<i64>
+  func.return %0 : tensor<i64>
+}
+
+// -----
+
+func.func @f32_overflow() -> tensor<f32> {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: float too large to pack with f format
+  %0 = accy.constant dense<1.0e39> : tensor<f32>
+  func.return %0 : tensor<f32>
+}
