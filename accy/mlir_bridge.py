@@ -37,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import importlib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -1156,6 +1157,11 @@ is ml_dtypes'). Dense attributes of other element types (complex, sub-byte integ
 f6, f4, ...) are described as `UpstreamOpaque` and never decoded."""
 
 
+MAX_DECODED_ELEMENTS = 1 << 28
+"""Dense attributes of more elements stay undecoded (a splat's text is short, its array
+need not be)."""
+
+
 def _numpy_dtype(element: str) -> np.dtype:
     np = _np()
     if element == "bf16":
@@ -1234,6 +1240,12 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
         if t.element not in _NUMPY_ELEMENTS or t.shape is None:
             return UpstreamOpaque(f"dense elements of type {t.text}")
         shape = tuple(int(d) for d in t.shape)
+        count = math.prod(shape)
+        if count > MAX_DECODED_ELEMENTS:
+            return UpstreamOpaque(
+                f"dense elements of type {t.text}: {count} elements, over the "
+                f"{MAX_DECODED_ELEMENTS} accy decodes"
+            )
         try:
             if t.element == "bf16":  # numpy has no bfloat16: the buffer protocol refuses it
                 raise TypeError("bf16")

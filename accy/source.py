@@ -8,6 +8,8 @@ text starts, so every later diagnostic (verifier, planner) can point at the sour
 from __future__ import annotations
 
 import bisect
+import re
+from math import prod
 from pathlib import Path
 
 from xdsl.context import Context
@@ -19,9 +21,13 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
+from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from accy.diagnostics import AccyParseError, AccyVerifyError
 from accy.dialects.accy import Accy, verify_parameter_attributes
@@ -47,11 +53,32 @@ def make_context() -> Context:
     return ctx
 
 
+MAX_SPLAT_ELEMENTS = 1 << 28
+"""The largest splat constant (`dense<1.0> : tensor<...>`) accy reads: xDSL stores every
+element, so a few characters of text could otherwise ask for any amount of memory."""
+
+_SPLAT = re.compile(
+    r'dense<\s*(?:[^\[\]<>"]{1,64}|"0x[0-9A-Fa-f]{1,32}")\s*>\s*:\s*tensor<((?:\d+x)+)'
+)
+
+
+class LinearLexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that runs in linear time: the pinned
+    one, `"(?:[^"...]+|\\...)*"`, nests quantifiers and backtracks exponentially over an
+    unclosed string (30 characters took over a minute). One character or one escape per
+    repetition matches the same strings."""
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+
+
 class LocatingParser(Parser):
-    """An xDSL parser that gives each op without `loc(...)` the file position of its text."""
+    """An xDSL parser that gives each op without `loc(...)` the file position of its text,
+    reads with `LinearLexer` and reports attribute values out of range as parse errors.
+    Constructing it lexes the first token (a `ParseError` for a bad one)."""
 
     def __init__(self, ctx: Context, text: str, filename: str, line_offset: int = 0):
-        super().__init__(ctx, text, filename)
+        super().__init__(ctx, "", filename)
+        self._parser_state = ParserState(LinearLexer(Input(text, filename)))
         self._filename = StringAttr(filename)
         self._line_offset = line_offset
         self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
@@ -77,6 +104,14 @@ class LocatingParser(Parser):
         # xDSL builds attributes as it reads them; a value out of its type's range (an i1
         # of 2, an i64 beyond 2**63) raises ValueError or OverflowError there.
         start = self.pos
+        if (splat := _SPLAT.match(self.lexer.input.content, start)) is not None:
+            count = prod(int(d) for d in splat.group(1).split("x")[:-1])
+            if count > MAX_SPLAT_ELEMENTS:
+                raise AccyParseError(
+                    f"a splat constant of {count} elements; accy holds constants in memory, "
+                    f"up to {MAX_SPLAT_ELEMENTS} elements (2**28)",
+                    self.location_of(start),
+                )
         try:
             return super().parse_optional_attribute()
         except (ValueError, OverflowError) as error:
@@ -92,8 +127,10 @@ class LocatingParser(Parser):
 def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
     """An xDSL parse error as a located accy error."""
     location = error.span.get_location()
+    # The pinned xDSL leaves one message's placeholder unfilled.
+    message = error.msg.replace("{first_char}", repr(error.span.text[:1]))
     return AccyParseError(
-        error.msg,
+        message,
         FileLineColLoc(
             StringAttr(location.file or "<input>"),
             IntAttr(location.line + line_offset),
@@ -120,8 +157,8 @@ def parse(
         text, filename = path.read_text(), filename or str(path)
     else:
         text = str(source)
-    parser = LocatingParser(ctx or make_context(), text, filename or "<input>", line_offset)
     try:
+        parser = LocatingParser(ctx or make_context(), text, filename or "<input>", line_offset)
         module = parser.parse_module()
     except ParseError as error:
         raise parse_error(error, line_offset) from None
@@ -142,7 +179,8 @@ def verify_message(error: Exception, op_name: str) -> str:
 
 
 def verify(module: Operation) -> None:
-    """Verify every op, innermost first, raising `AccyVerifyError` at the first failure."""
+    """Verify every op, innermost first, raising `AccyVerifyError` at the first failure;
+    then that every operand is defined before its use (`verify_dominance`)."""
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
@@ -150,3 +188,29 @@ def verify(module: Operation) -> None:
                 verify_parameter_attributes(op)
         except (VerifyException, DiagnosticException) as error:
             raise AccyVerifyError(verify_message(error, op.name), op.location) from None
+    verify_dominance(module)
+
+
+def verify_dominance(root: Operation) -> None:
+    """Raise `AccyVerifyError` at the first op that reads a value not defined before it
+    in its block or in a block around it (xDSL's parser accepts such forward uses, and its
+    verifier does not check them). Regions of an op isolated from above (`func.func`) see
+    nothing from outside. Iterative: nesting depth costs no Python stack."""
+    stack: list[tuple[Block, frozenset[SSAValue]]] = [
+        (block, frozenset()) for region in root.regions for block in region.blocks
+    ]
+    while stack:
+        block, outer = stack.pop()
+        visible = set(outer) | set(block.args)
+        for op in block.ops:
+            for index, operand in enumerate(op.operands):
+                if operand not in visible:
+                    raise AccyVerifyError(
+                        f"'{op.name}' op operand #{index} is used before it is defined "
+                        "(or outside the region that defines it)",
+                        op.location,
+                    )
+            if op.regions:
+                seen = frozenset() if op.has_trait(IsolatedFromAbove) else frozenset(visible)
+                stack.extend((b, seen) for region in op.regions for b in region.blocks)
+            visible.update(op.results)

@@ -373,7 +373,8 @@ def _default_accuracy(attr: Any) -> str | None:
 def _constant(imp, op, operands, bb, env):
     value = op.attributes.get("value")
     if not isinstance(value, np.ndarray):
-        raise imp.error(op, f"has a value accy cannot read: {value}")
+        what = value.text if isinstance(value, UpstreamOpaque) else value
+        raise imp.error(op, f"has a value accy cannot read: {what}")
     imp.constants[op.results[0].id] = value
     return [bb.constant(imp.tensor_type(op, op.results[0].type), value)]
 

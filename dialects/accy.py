@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.dialects.func import FuncOp
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
@@ -1236,6 +1236,10 @@ def verify_program_function(function: FuncOp) -> None:
     if not function.body.blocks:
         raise VerifyException(
             f"@{function.sym_name.data} is a declaration; accy compiles functions with a body"
+        )
+    if len(function.body.blocks) != 1 or not isinstance(function.body.block.last_op, ReturnOp):
+        raise VerifyException(
+            f"the body of @{function.sym_name.data} is not one block ending in func.return"
         )
     signature = function.function_type
     for what, types in (("argument", signature.inputs), ("result", signature.outputs)):

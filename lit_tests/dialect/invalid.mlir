@@ -511,3 +511,13 @@ func.func @donated_with_a_value(%a: tensor<4xf32>, %b: tensor<4xf32> {accy.donat
   func.return
 }
 
+
+// -----
+// Every operand is defined before its use.
+
+func.func @use_before_definition(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.negate' op operand #0 is used before it is defined (or outside the region that defines it)
+  %1 = accy.negate %0 : tensor<4xf32>
+  %0 = accy.abs %a : tensor<4xf32>
+  func.return %1 : tensor<4xf32>
+}

@@ -179,3 +179,18 @@ func.func @f32_overflow() -> tensor<f32> {
   %0 = accy.constant dense<1.0e39> : tensor<f32>
   func.return %0 : tensor<f32>
 }
+
+// -----
+
+// A splat constant is a few characters of text for any number of elements: large ones are
+// refused before xDSL materializes them.
+func.func @huge_splat() -> tensor<2147483648xf32> {
+  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: a splat constant of 2147483648 elements; accy holds constants in memory, up to 268435456 elements (2**28)
+  %0 = accy.constant dense<1.0> : tensor<2147483648xf32>
+  func.return %0 : tensor<2147483648xf32>
+}
+
+// -----
+
+// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:1: error: Unexpected character: $
+$
