@@ -176,8 +176,11 @@ def report(cases: list[cc.Case], results: list[Outcome], args) -> str:
             out += [table(f"{suite} family", rows, md), ""]
     out += [table("element type", by_element, md), ""]
     out.append(f"most common refusals (of {sum(refusals.values())}):")
-    for text, count in refusals.most_common(args.refusals):
-        out.append(f"{count:6}  {text}")
+    if md:
+        out += ["", "| cases | diagnostic |", "|---|---|"]
+        out += [f"| {n} | {t.replace('|', '/')} |" for t, n in refusals.most_common(args.refusals)]
+    else:
+        out += [f"{count:6}  {text}" for text, count in refusals.most_common(args.refusals)]
     shown = {k.strip().upper() for k in args.show.split(",") if k.strip()}
     listed = [r for r in results if r.kind in shown]
     if listed:
@@ -187,15 +190,19 @@ def report(cases: list[cc.Case], results: list[Outcome], args) -> str:
 
 
 def commit() -> str:
-    try:
+    """The checkout's commit, and whether files differ from it."""
+
+    def git(*args: str) -> str:
         return subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True
         ).stdout.strip()
+
+    try:
+        head = git("rev-parse", "--short", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+    return f"{head} (with uncommitted changes)" if changed else head
 
 
 # ---------------------------------------------------------------------------------------

@@ -26,8 +26,8 @@ bitwise equal otherwise; `almost_eq` an absolute difference of at most `toleranc
 finite values (1e-3 for the custom call, the op's `tolerance`, default 1e-4, otherwise);
 integers and booleans are always compared exactly.
 
-Everything here is text and numpy: the bindings are only used through `accy`'s bridge,
-by the runner's workers.
+Everything here is text and numpy (and `accy.reference.ulp_difference`): the upstream
+bindings are only used through accy's bridge, by the runner's workers.
 """
 
 from __future__ import annotations
