@@ -99,7 +99,7 @@ def test_testdata_case_takes_inputs_as_arguments_and_returns_the_checked_value(t
     assert "stablehlo.add %input0, %input1" in case.program
     assert "@check" not in case.program and "@inputs" not in case.program
     assert "return %2 : tensor<2xf32>" in case.program
-    assert case.checks == (cc.Check("close", 0, 0, tolerance=1e-3, max_ulp=3),)
+    assert case.checks == (cc.Check("close", 0, 0, tolerance=1e-4, max_ulp=3),)
     assert "func.func @main()" in case.inputs_program and "4.0, 6.0" in case.oracle_program
 
 
