@@ -1137,21 +1137,7 @@ def _file_location(loc: Any, source_name: str) -> tuple[str, int, int] | None:
     return (source_name if name == "-" else name, int(match.group(2)), int(match.group(3)))
 
 
-_NUMPY_ELEMENTS = {
-    "f64": "float64",
-    "f32": "float32",
-    "f16": "float16",
-    "bf16": "bfloat16",
-    "i1": "bool",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "ui8": "uint8",
-    "ui16": "uint16",
-    "ui32": "uint32",
-    "ui64": "uint64",
-}
+_NUMPY_ELEMENTS = {name: dtype for name, dtype in _ELEM_DTYPES.items() if name != "index"}
 """Element types whose dense attributes are decoded to numpy arrays (dtype names; bfloat16
 is ml_dtypes'). Dense attributes of other element types (complex, sub-byte integers, f8,
 f6, f4, ...) are described as `UpstreamOpaque` and never decoded."""

@@ -41,7 +41,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import conformance_cases as cc
-from watchdog import KINDS, Outcome, run_in_workers
+from watchdog import KINDS, Outcome, progress_printer, run_in_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SUITE = ROOT.parent / "shared" / "conformance" / "stablehlo"
@@ -299,17 +299,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     start = time.monotonic()
 
-    def progress(done: int, counts: Counter) -> None:
-        summary = ", ".join(f"{k} {counts[k]}" for k in KINDS if counts[k])
-        print(f"  {done}/{len(cases)} cases: {summary}", file=sys.stderr, flush=True)
-
     results = run_in_workers(
         cases,
         "conformance:run_case",
         jobs=args.jobs,
         timeout=args.timeout,
         options={"threads": args.threads},
-        progress=None if args.quiet else progress,
+        progress=None if args.quiet else progress_printer(len(cases), "cases"),
     )
     print(report(cases, results, args))
     print(f"\n{len(cases)} cases in {time.monotonic() - start:.0f} s")

@@ -145,18 +145,7 @@ def split_types(text: str) -> list[str]:
     text = text.strip()
     if text.startswith("(") and balanced_end(text, 0) == len(text):
         text = text[1:-1]
-    types, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c in _OPEN:
-            depth += 1
-        elif c in _CLOSE and not (c == ">" and text[i - 1] == "-"):
-            depth -= 1
-        elif c == "," and depth == 0:
-            types.append(text[start:i].strip())
-            start = i + 1
-    if text[start:].strip():
-        types.append(text[start:].strip())
-    return [_strip_attributes(t) for t in types]
+    return [_strip_attributes(t.strip()) for t in _split_top(text)]
 
 
 def _strip_attributes(t: str) -> str:

@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from watchdog import Outcome, run_in_workers
+from watchdog import Outcome, progress_printer, run_in_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = 1 << 16
@@ -262,16 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     made = mutants(args.mutants, args.seed)
     start = time.monotonic()
 
-    def progress(done: int, counts: Counter) -> None:
-        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        print(f"  {done}/{len(made)} mutants: {summary}", file=sys.stderr, flush=True)
-
     outcomes = run_in_workers(
         made,
         "fuzz:try_mutant",
         jobs=args.jobs,
         timeout=args.timeout,
-        progress=None if args.quiet else progress,
+        progress=None if args.quiet else progress_printer(len(made), "mutants"),
     )
     counts = Counter(o.kind for o in outcomes)
     stages = Counter((o.detail, o.stage) for o in outcomes if o.kind == "PASS")

@@ -113,6 +113,16 @@ class _Worker:
         return None
 
 
+def progress_printer(total: int, noun: str) -> Callable[[int, Counter], None]:
+    """A `progress` callback printing `done/total noun: KIND count, ...` to stderr."""
+
+    def progress(done: int, counts: Counter) -> None:
+        summary = ", ".join(f"{kind} {counts[kind]}" for kind in KINDS if counts[kind])
+        print(f"  {done}/{total} {noun}: {summary}", file=sys.stderr, flush=True)
+
+    return progress
+
+
 def run_in_workers(
     items: Sequence[Any],
     target: str,

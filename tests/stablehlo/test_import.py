@@ -662,6 +662,17 @@ UNREADABLE_CONSTANTS = [
 raised KeyError and f8/f6/f4 TypeError."""
 
 
+def import_in_a_process(path: Path) -> subprocess.CompletedProcess:
+    """`accy-opt --import-stablehlo PATH` as its own process (an abort must not end pytest)."""
+    return subprocess.run(
+        [sys.executable, "-m", "accy.cli.opt", "--import-stablehlo", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize("literal,element,dims", UNREADABLE_CONSTANTS)
 def test_unreadable_constants_are_refused_where_they_are(
     tmp_path: Path, literal: str, element: str, dims: str
@@ -672,13 +683,7 @@ def test_unreadable_constants_are_refused_where_they_are(
         f"func.func @main() -> {t} {{\n  %0 = stablehlo.constant {literal} : {t}\n"
         f"  return %0 : {t}\n}}\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "accy.cli.opt", "--import-stablehlo", str(path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = import_in_a_process(path)
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"{path}:") and f"has element type {element} (" in done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
@@ -693,13 +698,7 @@ def test_an_unreadable_attribute_on_any_op_is_refused_not_an_abort(tmp_path: Pat
         "  %0 = stablehlo.add %a, %a {odd = dense<(1.0, 2.0)> : tensor<complex<f32>>} : tensor<2xf32>\n"
         "  return %0 : tensor<2xf32>\n}\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "accy.cli.opt", "--import-stablehlo", str(path)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = import_in_a_process(path)
     assert done.returncode == 1, done.stderr
     assert "has attribute 'odd' that the importer does not support" in done.stderr
 
