@@ -7,7 +7,14 @@ the file position) or None.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, LocationAttr, NameLoc, UnknownLoc
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntAttr,
+    LocationAttr,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
 
 
 def format_location(location: LocationAttr | None) -> str | None:
@@ -47,3 +54,17 @@ class AccyVerifyError(AccyError):
 
 class AccyInputError(AccyError):
     """An argument passed to a function does not match its signature."""
+
+
+def decode_source(data: bytes, filename: str, line_offset: int = 0) -> str:
+    """`data` as UTF-8 text, or an AccyParseError located at the first byte that is not."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        start = error.start
+        line = data.count(b"\n", 0, start) + 1 + line_offset
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        location = FileLineColLoc(StringAttr(filename), IntAttr(line), IntAttr(column))
+        raise AccyParseError(
+            f"the input is not UTF-8 text (byte 0x{data[start]:02x})", location
+        ) from None

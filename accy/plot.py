@@ -6,6 +6,7 @@ matplotlib is an optional dependency (`pip install 'accy[plot]'`).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
@@ -17,16 +18,38 @@ from accy.passes.arena_plan import ARENA, planned_bytes
 from accy.passes.buffers import BUFFERS
 
 
-def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
-    """Draw every function's arena into the image file `path`."""
+def _pyplot():
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.patches import Rectangle
     except ImportError:
         raise AccyError("--accy-arena-plot needs matplotlib: pip install 'accy[plot]'") from None
+    return plt
+
+
+def check_plot_path(path: Path) -> None:
+    """Refuse an image file name whose format matplotlib cannot write (before any work)."""
+    plt = _pyplot()
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    suffix = path.suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise AccyError(
+            f"cannot draw the arena plot as '{path}': "
+            + (f"unknown image format '.{suffix}'" if suffix else "the name has no extension")
+            + f"; known formats: {', '.join(sorted(formats))}"
+        )
+
+
+def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
+    """Draw every function's arena into the image file `path` (written whole or not at
+    all)."""
+    check_plot_path(path)
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
     plan = manager.get(ARENA, module)
     buffers = manager.get(BUFFERS, module)
     alignment = manager.options.alignment
@@ -68,9 +91,12 @@ def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
         axis.set_xlabel("work item")
         axis.set_ylabel("byte offset")
     figure.tight_layout()
+    scratch = path.with_name(f".{path.name}.partial{path.suffix}")
     try:
-        figure.savefig(path)
+        figure.savefig(scratch)
+        os.replace(scratch, path)
     except OSError as error:
+        scratch.unlink(missing_ok=True)
         raise AccyError(f"cannot write arena plot '{path}': {error.strerror}") from None
     finally:
         plt.close(figure)

@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
-from accy.diagnostics import AccyParseError, AccyVerifyError
+from accy.diagnostics import AccyParseError, AccyVerifyError, decode_source
 from accy.dialects.accy import Accy, verify_parameter_attributes
 
 UPSTREAM_DIALECTS = (
@@ -154,7 +154,8 @@ def parse(
         "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
     ):
         path = Path(source)
-        text, filename = path.read_text(), filename or str(path)
+        filename = filename or str(path)
+        text = decode_source(path.read_bytes(), filename)
     else:
         text = str(source)
     try:

@@ -58,7 +58,7 @@ from xdsl.ir import SSAValue
 
 from accy import dtypes
 from accy.builder import BlockBuilder, Builder
-from accy.diagnostics import AccyError, AccyParseError
+from accy.diagnostics import AccyError, AccyParseError, decode_source
 from accy.dialects import accy as ops
 from accy.mlir_bridge import (
     MlirUnavailableError,
@@ -105,11 +105,12 @@ def import_stablehlo(
         and Path(source).is_file()
     ):
         path = Path(source)
+        filename = filename or str(path)
         try:
-            text = path.read_text()
+            data = path.read_bytes()
         except OSError as error:
             raise AccyError(f"cannot read '{path}': {error.strerror}") from None
-        filename = filename or str(path)
+        text = decode_source(data, filename)
     elif "\n" not in source and source.strip().endswith(".mlir"):
         raise AccyError(f"cannot read '{source}': no such file")
     else:

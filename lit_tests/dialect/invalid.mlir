@@ -1,4 +1,4 @@
-// RUN: accy-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: accy-opt %s --split-input-file --verify-diagnostics
 
 // One chunk per verifier rule of every accy op. Each diagnostic names the file, the line
 // and column where the op's text starts, and the op. Rules that IRDL constraints check
@@ -9,7 +9,7 @@
 // Elementwise binary: both operands and the result have one type.
 
 func.func @binary_operand_types(%a: tensor<4xf32>, %b: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.add' op operand 'rhs' at position 1 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<3xf32>
+  // expected-error @+1 {{'accy.add' op operand 'rhs' at position 1 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<3xf32>}}
   %0 = "accy.add"(%a, %b) : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
   func.return
 }
@@ -17,7 +17,7 @@ func.func @binary_operand_types(%a: tensor<4xf32>, %b: tensor<3xf32>) {
 // -----
 
 func.func @binary_result_type(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.subtract' op result 'result' at position 0 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xf16>
+  // expected-error @+1 {{'accy.subtract' op result 'result' at position 0 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xf16>}}
   %0 = "accy.subtract"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf16>
   func.return
 }
@@ -26,7 +26,7 @@ func.func @binary_result_type(%a: tensor<4xf32>) {
 // Element types are f32, f16, bf16, i1, i32 and i64.
 
 func.func @unsupported_element_type(%a: tensor<4xf64>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.multiply' op operand 'lhs' at position 0 does not verify: Unexpected attribute f64
+  // expected-error @+1 {{'accy.multiply' op operand 'lhs' at position 0 does not verify: Unexpected attribute f64}}
   %0 = "accy.multiply"(%a, %a) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
   func.return
 }
@@ -35,7 +35,7 @@ func.func @unsupported_element_type(%a: tensor<4xf64>) {
 // No arithmetic on i1.
 
 func.func @binary_on_i1(%a: tensor<4xi1>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.add' op does not compute on i1 tensors
+  // expected-error @+1 {{'accy.add' op does not compute on i1 tensors}}
   %0 = accy.add %a, %a : tensor<4xi1>
   func.return
 }
@@ -43,7 +43,7 @@ func.func @binary_on_i1(%a: tensor<4xi1>) {
 // -----
 
 func.func @power_on_i1(%a: tensor<2x2xi1>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.power' op does not compute on i1 tensors
+  // expected-error @+1 {{'accy.power' op does not compute on i1 tensors}}
   %0 = accy.power %a, %a : tensor<2x2xi1>
   func.return
 }
@@ -52,7 +52,7 @@ func.func @power_on_i1(%a: tensor<2x2xi1>) {
 // Elementwise unary: negate and abs take numbers, the others only floats.
 
 func.func @negate_on_i1(%a: tensor<4xi1>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.negate' op expects a numeric element type, got i1
+  // expected-error @+1 {{'accy.negate' op expects a numeric element type, got i1}}
   %0 = accy.negate %a : tensor<4xi1>
   func.return
 }
@@ -60,7 +60,7 @@ func.func @negate_on_i1(%a: tensor<4xi1>) {
 // -----
 
 func.func @abs_on_i1(%a: tensor<4xi1>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.abs' op expects a numeric element type, got i1
+  // expected-error @+1 {{'accy.abs' op expects a numeric element type, got i1}}
   %0 = accy.abs %a : tensor<4xi1>
   func.return
 }
@@ -68,7 +68,7 @@ func.func @abs_on_i1(%a: tensor<4xi1>) {
 // -----
 
 func.func @exponential_on_int(%a: tensor<4xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.exponential' op expects a floating-point element type, got i32
+  // expected-error @+1 {{'accy.exponential' op expects a floating-point element type, got i32}}
   %0 = accy.exponential %a : tensor<4xi32>
   func.return
 }
@@ -76,7 +76,7 @@ func.func @exponential_on_int(%a: tensor<4xi32>) {
 // -----
 
 func.func @log_on_int(%a: tensor<4xi64>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.log' op expects a floating-point element type, got i64
+  // expected-error @+1 {{'accy.log' op expects a floating-point element type, got i64}}
   %0 = accy.log %a : tensor<4xi64>
   func.return
 }
@@ -84,7 +84,7 @@ func.func @log_on_int(%a: tensor<4xi64>) {
 // -----
 
 func.func @tanh_on_i1(%a: tensor<4xi1>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.tanh' op expects a floating-point element type, got i1
+  // expected-error @+1 {{'accy.tanh' op expects a floating-point element type, got i1}}
   %0 = accy.tanh %a : tensor<4xi1>
   func.return
 }
@@ -92,7 +92,7 @@ func.func @tanh_on_i1(%a: tensor<4xi1>) {
 // -----
 
 func.func @sqrt_on_int(%a: tensor<?xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.sqrt' op expects a floating-point element type, got i32
+  // expected-error @+1 {{'accy.sqrt' op expects a floating-point element type, got i32}}
   %0 = accy.sqrt %a : tensor<?xi32>
   func.return
 }
@@ -100,7 +100,7 @@ func.func @sqrt_on_int(%a: tensor<?xi32>) {
 // -----
 
 func.func @rsqrt_on_int(%a: tensor<4xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.rsqrt' op expects a floating-point element type, got i32
+  // expected-error @+1 {{'accy.rsqrt' op expects a floating-point element type, got i32}}
   %0 = accy.rsqrt %a : tensor<4xi32>
   func.return
 }
@@ -108,7 +108,7 @@ func.func @rsqrt_on_int(%a: tensor<4xi32>) {
 // -----
 
 func.func @logistic_on_int(%a: tensor<4xi64>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.logistic' op expects a floating-point element type, got i64
+  // expected-error @+1 {{'accy.logistic' op expects a floating-point element type, got i64}}
   %0 = accy.logistic %a : tensor<4xi64>
   func.return
 }
@@ -116,7 +116,7 @@ func.func @logistic_on_int(%a: tensor<4xi64>) {
 // -----
 
 func.func @unary_result_type(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.negate' op result 'result' at position 0 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<2xf32>
+  // expected-error @+1 {{'accy.negate' op result 'result' at position 0 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<2xf32>}}
   %0 = "accy.negate"(%a) : (tensor<4xf32>) -> tensor<2xf32>
   func.return
 }
@@ -125,7 +125,7 @@ func.func @unary_result_type(%a: tensor<4xf32>) {
 // Compare: operands of one type, a result of i1 with their shape.
 
 func.func @compare_result_not_i1(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.compare' op result must have element type i1, got tensor<4xf32>
+  // expected-error @+1 {{'accy.compare' op result must have element type i1, got tensor<4xf32>}}
   %0 = accy.compare LT, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -133,7 +133,7 @@ func.func @compare_result_not_i1(%a: tensor<4xf32>) {
 // -----
 
 func.func @compare_result_shape(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.compare' op result shape [5] differs from operand shape [4]
+  // expected-error @+1 {{'accy.compare' op result shape [5] differs from operand shape [4]}}
   %0 = accy.compare EQ, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xi1>
   func.return
 }
@@ -141,7 +141,7 @@ func.func @compare_result_shape(%a: tensor<4xf32>) {
 // -----
 
 func.func @compare_operand_types(%a: tensor<4xf32>, %b: tensor<4xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.compare' op operand 'rhs' at position 1 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xi32>
+  // expected-error @+1 {{'accy.compare' op operand 'rhs' at position 1 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xi32>}}
   %0 = "accy.compare"(%a, %b) <{direction = #accy<comparison_direction LT>}> : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>
   func.return
 }
@@ -150,7 +150,7 @@ func.func @compare_operand_types(%a: tensor<4xf32>, %b: tensor<4xi32>) {
 // Select: an i1 predicate of the result's shape, both branches of the result's type.
 
 func.func @select_predicate_not_i1(%p: tensor<4xi32>, %a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.select' op predicate must have element type i1, got tensor<4xi32>
+  // expected-error @+1 {{'accy.select' op predicate must have element type i1, got tensor<4xi32>}}
   %0 = accy.select %p, %a, %a : tensor<4xi32>, tensor<4xf32>
   func.return
 }
@@ -158,7 +158,7 @@ func.func @select_predicate_not_i1(%p: tensor<4xi32>, %a: tensor<4xf32>) {
 // -----
 
 func.func @select_predicate_shape(%p: tensor<2xi1>, %a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.select' op predicate shape [2] differs from result shape [4]
+  // expected-error @+1 {{'accy.select' op predicate shape [2] differs from result shape [4]}}
   %0 = accy.select %p, %a, %a : tensor<2xi1>, tensor<4xf32>
   func.return
 }
@@ -166,7 +166,7 @@ func.func @select_predicate_shape(%p: tensor<2xi1>, %a: tensor<4xf32>) {
 // -----
 
 func.func @select_branch_types(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.select' op operand 'on_false' at position 2 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xi32>
+  // expected-error @+1 {{'accy.select' op operand 'on_false' at position 2 does not verify: attribute tensor<4xf32> expected from variable 'T', but got tensor<4xi32>}}
   %0 = "accy.select"(%p, %a, %b) : (tensor<4xi1>, tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
   func.return
 }
@@ -175,7 +175,7 @@ func.func @select_branch_types(%p: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4
 // Convert keeps the shape.
 
 func.func @convert_shape(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.convert' op result shape [2, 2] differs from operand shape [4]
+  // expected-error @+1 {{'accy.convert' op result shape [2, 2] differs from operand shape [4]}}
   %0 = accy.convert %a : (tensor<4xf32>) -> tensor<2x2xi32>
   func.return
 }
@@ -186,7 +186,7 @@ func.func @convert_shape(%a: tensor<4xf32>) {
 // of the token after the type (here `func.return`), not the constant.
 
 func.func @constant_dynamic_shape() {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 2]]:3: error: Dense literal attribute should have a static shape.
+  // expected-error @+2 {{Dense literal attribute should have a static shape.}}
   %0 = accy.constant dense<1.0> : tensor<?xf32>
   func.return
 }
@@ -194,7 +194,7 @@ func.func @constant_dynamic_shape() {
 // -----
 
 func.func @constant_dynamic_result() {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.constant' op attribute tensor<?xf32> expected from variable 'T', but got tensor<2xf32>
+  // expected-error @+1 {{'accy.constant' op attribute tensor<?xf32> expected from variable 'T', but got tensor<2xf32>}}
   %0 = "accy.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<?xf32>
   func.return
 }
@@ -202,7 +202,7 @@ func.func @constant_dynamic_result() {
 // -----
 
 func.func @constant_result_type() {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.constant' op attribute tensor<3xf32> expected from variable 'T', but got tensor<2xf32>
+  // expected-error @+1 {{'accy.constant' op attribute tensor<3xf32> expected from variable 'T', but got tensor<2xf32>}}
   %0 = "accy.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<3xf32>
   func.return
 }
@@ -211,7 +211,7 @@ func.func @constant_result_type() {
 // broadcast_in_dim: one dim per operand dim, distinct, in range, of a matching size (or 1).
 
 func.func @broadcast_element_type(%a: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op operand and result element types differ
+  // expected-error @+1 {{'accy.broadcast_in_dim' op operand and result element types differ}}
   %0 = accy.broadcast_in_dim %a, dims = [1] : (tensor<3xf32>) -> tensor<2x3xi32>
   func.return
 }
@@ -219,7 +219,7 @@ func.func @broadcast_element_type(%a: tensor<3xf32>) {
 // -----
 
 func.func @broadcast_dims_count(%a: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op has 2 broadcast dims for an operand of rank 1
+  // expected-error @+1 {{'accy.broadcast_in_dim' op has 2 broadcast dims for an operand of rank 1}}
   %0 = accy.broadcast_in_dim %a, dims = [0, 1] : (tensor<3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -227,7 +227,7 @@ func.func @broadcast_dims_count(%a: tensor<3xf32>) {
 // -----
 
 func.func @broadcast_dims_repeat(%a: tensor<3x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op broadcast dims [1, 1] repeat a dim
+  // expected-error @+1 {{'accy.broadcast_in_dim' op broadcast dims [1, 1] repeat a dim}}
   %0 = accy.broadcast_in_dim %a, dims = [1, 1] : (tensor<3x3xf32>) -> tensor<3x3xf32>
   func.return
 }
@@ -235,7 +235,7 @@ func.func @broadcast_dims_repeat(%a: tensor<3x3xf32>) {
 // -----
 
 func.func @broadcast_dim_range(%a: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op broadcast dim 2 is out of range for a result of rank 2
+  // expected-error @+1 {{'accy.broadcast_in_dim' op broadcast dim 2 is out of range for a result of rank 2}}
   %0 = accy.broadcast_in_dim %a, dims = [2] : (tensor<3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -243,7 +243,7 @@ func.func @broadcast_dim_range(%a: tensor<3xf32>) {
 // -----
 
 func.func @broadcast_dim_negative(%a: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op broadcast dim -1 is out of range for a result of rank 2
+  // expected-error @+1 {{'accy.broadcast_in_dim' op broadcast dim -1 is out of range for a result of rank 2}}
   %0 = accy.broadcast_in_dim %a, dims = [-1] : (tensor<3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -251,7 +251,7 @@ func.func @broadcast_dim_negative(%a: tensor<3xf32>) {
 // -----
 
 func.func @broadcast_dim_size(%a: tensor<3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.broadcast_in_dim' op operand dim 0 of size 3 cannot broadcast to result dim 0 of size 2
+  // expected-error @+1 {{'accy.broadcast_in_dim' op operand dim 0 of size 3 cannot broadcast to result dim 0 of size 2}}
   %0 = accy.broadcast_in_dim %a, dims = [0] : (tensor<3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -260,7 +260,7 @@ func.func @broadcast_dim_size(%a: tensor<3xf32>) {
 // reshape: same element type and element count.
 
 func.func @reshape_element_type(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reshape' op operand and result element types differ
+  // expected-error @+1 {{'accy.reshape' op operand and result element types differ}}
   %0 = accy.reshape %a : (tensor<2x3xf32>) -> tensor<6xi32>
   func.return
 }
@@ -268,7 +268,7 @@ func.func @reshape_element_type(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @reshape_element_count(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reshape' op cannot reshape 6 elements [2, 3] into 7 elements [7]
+  // expected-error @+1 {{'accy.reshape' op cannot reshape 6 elements [2, 3] into 7 elements [7]}}
   %0 = accy.reshape %a : (tensor<2x3xf32>) -> tensor<7xf32>
   func.return
 }
@@ -277,7 +277,7 @@ func.func @reshape_element_count(%a: tensor<2x3xf32>) {
 // transpose: a permutation of the operand dims, the permuted shape, the same element type.
 
 func.func @transpose_repeated_dim(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.transpose' op dims [0, 0] are not a permutation of the operand's 2 dims
+  // expected-error @+1 {{'accy.transpose' op dims [0, 0] are not a permutation of the operand's 2 dims}}
   %0 = accy.transpose %a, dims = [0, 0] : (tensor<2x3xf32>) -> tensor<2x2xf32>
   func.return
 }
@@ -285,7 +285,7 @@ func.func @transpose_repeated_dim(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @transpose_too_many_dims(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.transpose' op dims [1, 0, 2] are not a permutation of the operand's 2 dims
+  // expected-error @+1 {{'accy.transpose' op dims [1, 0, 2] are not a permutation of the operand's 2 dims}}
   %0 = accy.transpose %a, dims = [1, 0, 2] : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return
 }
@@ -293,7 +293,7 @@ func.func @transpose_too_many_dims(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @transpose_result_shape(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.transpose' op result shape [2, 3] differs from the permuted shape [3, 2]
+  // expected-error @+1 {{'accy.transpose' op result shape [2, 3] differs from the permuted shape [3, 2]}}
   %0 = accy.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -301,7 +301,7 @@ func.func @transpose_result_shape(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @transpose_element_type(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.transpose' op operand and result element types differ
+  // expected-error @+1 {{'accy.transpose' op operand and result element types differ}}
   %0 = accy.transpose %a, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf16>
   func.return
 }
@@ -310,7 +310,7 @@ func.func @transpose_element_type(%a: tensor<2x3xf32>) {
 // reduce: distinct dims in range, the kept shape, the same element type.
 
 func.func @reduce_dim_range(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reduce' op dims [2] must be distinct dims of the operand's 2 dims
+  // expected-error @+1 {{'accy.reduce' op dims [2] must be distinct dims of the operand's 2 dims}}
   %0 = accy.reduce add %a, dims = [2] : (tensor<2x3xf32>) -> tensor<2xf32>
   func.return
 }
@@ -318,7 +318,7 @@ func.func @reduce_dim_range(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @reduce_dim_repeat(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reduce' op dims [1, 1] must be distinct dims of the operand's 2 dims
+  // expected-error @+1 {{'accy.reduce' op dims [1, 1] must be distinct dims of the operand's 2 dims}}
   %0 = accy.reduce min %a, dims = [1, 1] : (tensor<2x3xf32>) -> tensor<2xf32>
   func.return
 }
@@ -326,7 +326,7 @@ func.func @reduce_dim_repeat(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @reduce_result_shape(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reduce' op result shape [3] differs from the kept shape [2]
+  // expected-error @+1 {{'accy.reduce' op result shape [3] differs from the kept shape [2]}}
   %0 = accy.reduce add %a, dims = [1] : (tensor<2x3xf32>) -> tensor<3xf32>
   func.return
 }
@@ -334,7 +334,7 @@ func.func @reduce_result_shape(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @reduce_element_type(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.reduce' op operand and result element types differ
+  // expected-error @+1 {{'accy.reduce' op operand and result element types differ}}
   %0 = accy.reduce max %a, dims = [1] : (tensor<2x3xf32>) -> tensor<2xi32>
   func.return
 }
@@ -344,7 +344,7 @@ func.func @reduce_element_type(%a: tensor<2x3xf32>) {
 // result is batch dims, lhs free dims, rhs free dims; one element type.
 
 func.func @dot_batching_count(%l: tensor<8x2x3xf32>, %r: tensor<8x3x4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op batching dims [0] x [] differ in length
+  // expected-error @+1 {{'accy.dot_general' op batching dims [0] x [] differ in length}}
   %0 = accy.dot_general %l, %r, batching_dims = [0] x [], contracting_dims = [2] x [1] : (tensor<8x2x3xf32>, tensor<8x3x4xf32>) -> tensor<8x2x4xf32>
   func.return
 }
@@ -352,7 +352,7 @@ func.func @dot_batching_count(%l: tensor<8x2x3xf32>, %r: tensor<8x3x4xf32>) {
 // -----
 
 func.func @dot_contracting_range(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op contracting dims [2] x [0] are out of range
+  // expected-error @+1 {{'accy.dot_general' op contracting dims [2] x [0] are out of range}}
   %0 = accy.dot_general %l, %r, batching_dims = [] x [], contracting_dims = [2] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   func.return
 }
@@ -360,7 +360,7 @@ func.func @dot_contracting_range(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
 // -----
 
 func.func @dot_contracting_sizes(%l: tensor<2x3xf32>, %r: tensor<5x4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op contracting dim sizes differ: lhs dim 1 is 3, rhs dim 0 is 5
+  // expected-error @+1 {{'accy.dot_general' op contracting dim sizes differ: lhs dim 1 is 3, rhs dim 0 is 5}}
   %0 = accy.dot_general %l, %r, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<5x4xf32>) -> tensor<2x4xf32>
   func.return
 }
@@ -368,7 +368,7 @@ func.func @dot_contracting_sizes(%l: tensor<2x3xf32>, %r: tensor<5x4xf32>) {
 // -----
 
 func.func @dot_batching_sizes(%l: tensor<8x2x3xf32>, %r: tensor<7x3x4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op batching dim sizes differ: lhs dim 0 is 8, rhs dim 0 is 7
+  // expected-error @+1 {{'accy.dot_general' op batching dim sizes differ: lhs dim 0 is 8, rhs dim 0 is 7}}
   %0 = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2x3xf32>, tensor<7x3x4xf32>) -> tensor<8x2x4xf32>
   func.return
 }
@@ -376,7 +376,7 @@ func.func @dot_batching_sizes(%l: tensor<8x2x3xf32>, %r: tensor<7x3x4xf32>) {
 // -----
 
 func.func @dot_dims_overlap(%l: tensor<3x3xf32>, %r: tensor<3x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op lhs batching and contracting dims overlap
+  // expected-error @+1 {{'accy.dot_general' op lhs batching and contracting dims overlap}}
   %0 = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [0] x [1] : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
   func.return
 }
@@ -384,7 +384,7 @@ func.func @dot_dims_overlap(%l: tensor<3x3xf32>, %r: tensor<3x3xf32>) {
 // -----
 
 func.func @dot_result_shape(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op result shape [4, 2] differs from the expected [2, 4]
+  // expected-error @+1 {{'accy.dot_general' op result shape [4, 2] differs from the expected [2, 4]}}
   %0 = accy.dot_general %l, %r, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<4x2xf32>
   func.return
 }
@@ -392,7 +392,7 @@ func.func @dot_result_shape(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
 // -----
 
 func.func @dot_element_types(%l: tensor<2x3xf32>, %r: tensor<3x4xf16>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.dot_general' op operand 'rhs' at position 1 does not verify: attribute f32 expected from variable 'T', but got f16
+  // expected-error @+1 {{'accy.dot_general' op operand 'rhs' at position 1 does not verify: attribute f32 expected from variable 'T', but got f16}}
   %0 = "accy.dot_general"(%l, %r) <{lhs_batching_dimensions = array<i64>, rhs_batching_dimensions = array<i64>, lhs_contracting_dimensions = array<i64: 1>, rhs_contracting_dimensions = array<i64: 0>}> : (tensor<2x3xf32>, tensor<3x4xf16>) -> tensor<2x4xf32>
   func.return
 }
@@ -401,7 +401,7 @@ func.func @dot_element_types(%l: tensor<2x3xf32>, %r: tensor<3x4xf16>) {
 // scan: a dim in range; operand, scratch and result of one type.
 
 func.func @scan_dim_range(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.scan' op dim 2 is out of range for rank 2
+  // expected-error @+1 {{'accy.scan' op dim 2 is out of range for rank 2}}
   %0 = accy.scan add %a, %a, dim = 2 : tensor<2x3xf32>
   func.return
 }
@@ -409,7 +409,7 @@ func.func @scan_dim_range(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @scan_dim_negative(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.scan' op dim -1 is out of range for rank 2
+  // expected-error @+1 {{'accy.scan' op dim -1 is out of range for rank 2}}
   %0 = accy.scan max %a, %a, dim = -1 : tensor<2x3xf32>
   func.return
 }
@@ -417,7 +417,7 @@ func.func @scan_dim_negative(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @scan_scratch_type(%a: tensor<2x3xf32>, %s: tensor<3x2xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.scan' op operand 'scratch' at position 1 does not verify: attribute tensor<2x3xf32> expected from variable 'T', but got tensor<3x2xf32>
+  // expected-error @+1 {{'accy.scan' op operand 'scratch' at position 1 does not verify: attribute tensor<2x3xf32> expected from variable 'T', but got tensor<3x2xf32>}}
   %0 = "accy.scan"(%a, %s) <{kind = #accy<combiner add>, dimension = 1 : i64}> : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x3xf32>
   func.return
 }
@@ -427,7 +427,7 @@ func.func @scan_scratch_type(%a: tensor<2x3xf32>, %s: tensor<3x2xf32>) {
 // agree in number and type; the body ends with accy.yield; accy.yield lives in iterate.
 
 func.func @iterate_negative_trip_count(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op trip count -1 is negative
+  // expected-error @+1 {{'accy.iterate' op trip count -1 is negative}}
   %r = "accy.iterate"(%a) <{trip_count = -1 : i64}> ({
   ^bb0(%p: tensor<4xf32>):
     "accy.yield"(%p) : (tensor<4xf32>) -> ()
@@ -438,7 +438,7 @@ func.func @iterate_negative_trip_count(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_block_argument_type(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op iter_args, block arguments and results must have the same types
+  // expected-error @+1 {{'accy.iterate' op iter_args, block arguments and results must have the same types}}
   %r = "accy.iterate"(%a) <{trip_count = 2 : i64}> ({
   ^bb0(%p: tensor<3xf32>):
     "accy.yield"(%a) : (tensor<4xf32>) -> ()
@@ -449,7 +449,7 @@ func.func @iterate_block_argument_type(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_result_type(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op iter_args, block arguments and results must have the same types
+  // expected-error @+1 {{'accy.iterate' op iter_args, block arguments and results must have the same types}}
   %r = "accy.iterate"(%a) <{trip_count = 2 : i64}> ({
   ^bb0(%p: tensor<4xf32>):
     "accy.yield"(%p) : (tensor<4xf32>) -> ()
@@ -460,7 +460,7 @@ func.func @iterate_result_type(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_yield_too_many(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op yields 2 values of types (tensor<4xf32>, tensor<4xf32>) but carries (tensor<4xf32>)
+  // expected-error @+1 {{'accy.iterate' op yields 2 values of types (tensor<4xf32>, tensor<4xf32>) but carries (tensor<4xf32>)}}
   %r = accy.iterate 2 iter_args(%p = %a) : tensor<4xf32> {
     accy.yield %p, %p : tensor<4xf32>, tensor<4xf32>
   }
@@ -470,7 +470,7 @@ func.func @iterate_yield_too_many(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_yield_none(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op yields 0 values of types () but carries (tensor<4xf32>)
+  // expected-error @+1 {{'accy.iterate' op yields 0 values of types () but carries (tensor<4xf32>)}}
   %r = accy.iterate 2 iter_args(%p = %a) : tensor<4xf32> {
     accy.yield
   }
@@ -480,7 +480,7 @@ func.func @iterate_yield_none(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_yield_type(%a: tensor<4xf32>, %b: tensor<4xi32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.iterate' op yields 1 values of types (tensor<4xi32>) but carries (tensor<4xf32>)
+  // expected-error @+1 {{'accy.iterate' op yields 1 values of types (tensor<4xi32>) but carries (tensor<4xf32>)}}
   %r = accy.iterate 2 iter_args(%p = %a) : tensor<4xf32> {
     accy.yield %b : tensor<4xi32>
   }
@@ -491,7 +491,7 @@ func.func @iterate_yield_type(%a: tensor<4xf32>, %b: tensor<4xi32>) {
 
 func.func @iterate_without_yield(%a: tensor<4xf32>) {
   %r = accy.iterate 2 iter_args(%p = %a) : tensor<4xf32> {
-    // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:5: error: 'accy.add' op terminates block in single-block region but is not a terminator
+    // expected-error @+1 {{'accy.add' op terminates block in single-block region but is not a terminator}}
     %x = accy.add %p, %p : tensor<4xf32>
   }
   func.return
@@ -500,13 +500,13 @@ func.func @iterate_without_yield(%a: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_iterate(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.yield' op expects parent op 'accy.iterate'
+  // expected-error @+1 {{'accy.yield' op expects parent op 'accy.iterate'}}
   accy.yield %a : tensor<4xf32>
 }
 
 // -----
 
-// CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:1: error: 'func.func' op argument #1 has accy.donated = 1 : i64; it is a unit attribute, written {accy.donated}
+// expected-error @+1 {{'func.func' op argument #1 has accy.donated = 1 : i64; it is a unit attribute, written {accy.donated}}}
 func.func @donated_with_a_value(%a: tensor<4xf32>, %b: tensor<4xf32> {accy.donated = 1 : i64}) {
   func.return
 }
@@ -516,7 +516,7 @@ func.func @donated_with_a_value(%a: tensor<4xf32>, %b: tensor<4xf32> {accy.donat
 // Every operand is defined before its use.
 
 func.func @use_before_definition(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: {{.*}}invalid.mlir:[[# @LINE + 1]]:3: error: 'accy.negate' op operand #0 is used before it is defined (or outside the region that defines it)
+  // expected-error @+1 {{'accy.negate' op operand #0 is used before it is defined (or outside the region that defines it)}}
   %1 = accy.negate %0 : tensor<4xf32>
   %0 = accy.abs %a : tensor<4xf32>
   func.return %1 : tensor<4xf32>

@@ -1,11 +1,11 @@
-// RUN: accy-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: accy-opt %s --split-input-file --verify-diagnostics
 
 // Syntax errors: each prints one `file:line:col: error: message` line. The positions are
 // where xDSL's parser stops, so some point past the mistake (noted below).
 
 func.func @unknown_op(%a: tensor<4xf32>) {
   // The position is the token after the op name.
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:18: error: Operation accy.frob is not registered
+  // expected-error @+1 {{Operation accy.frob is not registered}}
   %0 = accy.frob %a : tensor<4xf32>
   func.return
 }
@@ -13,7 +13,7 @@ func.func @unknown_op(%a: tensor<4xf32>) {
 // -----
 
 func.func @unknown_dialect(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:16: error: Operation foo.bar is not registered
+  // expected-error @+1 {{Operation foo.bar is not registered}}
   %0 = foo.bar %a : tensor<4xf32>
   func.return
 }
@@ -22,7 +22,7 @@ func.func @unknown_dialect(%a: tensor<4xf32>) {
 
 func.func @missing_type(%a: tensor<4xf32>) {
   %0 = accy.add %a, %a
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: Expected ':'
+  // expected-error @+1 {{Expected ':'}}
   func.return
 }
 
@@ -32,13 +32,13 @@ func.func @undefined_value(%a: tensor<4xf32>) {
   %0 = accy.add %a, %zz : tensor<4xf32>
   func.return
 // The position is the end of the input (here of the chunk, at the next separator).
-// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 3]]:1: error: values used but not defined: [%zz]
+// expected-error @+3 {{values used but not defined: [%zz]}}
 }
 
 // -----
 
 func.func @operand_type(%a: tensor<4xf32>, %b: tensor<4xf16>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: operand is used with type tensor<4xf32>, but has been previously used or defined with type tensor<4xf16>
+  // expected-error @+1 {{operand is used with type tensor<4xf32>, but has been previously used or defined with type tensor<4xf16>}}
   %0 = accy.add %a, %b : tensor<4xf32>
   func.return
 }
@@ -47,7 +47,7 @@ func.func @operand_type(%a: tensor<4xf32>, %b: tensor<4xf16>) {
 
 func.func @redefined_value(%a: tensor<4xf32>) {
   %0 = accy.add %a, %a : tensor<4xf32>
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: SSA value %0 is already defined
+  // expected-error @+1 {{SSA value %0 is already defined}}
   %0 = accy.add %a, %a : tensor<4xf32>
   func.return
 }
@@ -55,7 +55,7 @@ func.func @redefined_value(%a: tensor<4xf32>) {
 // -----
 
 func.func @comparison_direction(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: Expected `EQ`, `NE`, `LT`, `LE`, `GT`, or `GE`.
+  // expected-error @+1 {{Expected `EQ`, `NE`, `LT`, `LE`, `GT`, or `GE`.}}
   %0 = accy.compare XX, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   func.return
 }
@@ -63,7 +63,7 @@ func.func @comparison_direction(%a: tensor<4xf32>) {
 // -----
 
 func.func @combiner(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:20: error: Expected `add`, `max`, `min`, or `mul`.
+  // expected-error @+1 {{Expected `add`, `max`, `min`, or `mul`.}}
   %0 = accy.reduce sum %a, dims = [1] : (tensor<2x3xf32>) -> tensor<2xf32>
   func.return
 }
@@ -71,7 +71,7 @@ func.func @combiner(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @dim_list(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:35: error: Expected integer literal
+  // expected-error @+1 {{Expected integer literal}}
   %0 = accy.transpose %a, dims = [x, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return
 }
@@ -79,7 +79,7 @@ func.func @dim_list(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @dims_keyword(%a: tensor<2x3xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:27: error: Expected 'dims'
+  // expected-error @+1 {{Expected 'dims'}}
   %0 = accy.transpose %a, perm = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return
 }
@@ -87,7 +87,7 @@ func.func @dims_keyword(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @dim_pair(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:52: error: Expected 'x'
+  // expected-error @+1 {{Expected 'x'}}
   %0 = accy.dot_general %l, %r, batching_dims = [] [], contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   func.return
 }
@@ -95,7 +95,7 @@ func.func @dim_pair(%l: tensor<2x3xf32>, %r: tensor<3x4xf32>) {
 // -----
 
 func.func @scan_dim(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:36: error: Expected integer literal
+  // expected-error @+1 {{Expected integer literal}}
   %0 = accy.scan add %a, %a, dim = x : tensor<4xf32>
   func.return
 }
@@ -103,7 +103,7 @@ func.func @scan_dim(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_negative_trip_count(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:21: error: Expected integer literal
+  // expected-error @+1 {{Expected integer literal}}
   %r = accy.iterate -1 iter_args(%p = %a) : tensor<4xf32> {
     accy.yield %p : tensor<4xf32>
   }
@@ -113,7 +113,7 @@ func.func @iterate_negative_trip_count(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_keyword(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:23: error: Expected 'iter_args'
+  // expected-error @+1 {{Expected 'iter_args'}}
   %r = accy.iterate 2 (%p = %a) : tensor<4xf32> {
     accy.yield %p : tensor<4xf32>
   }
@@ -123,7 +123,7 @@ func.func @iterate_keyword(%a: tensor<4xf32>) {
 // -----
 
 func.func @iterate_type_count(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:32: error: expected 2 types for the iter_args, got 1
+  // expected-error @+1 {{expected 2 types for the iter_args, got 1}}
   %r = accy.iterate 2 iter_args(%p = %a, %q = %a) : tensor<4xf32> {
     accy.yield %p : tensor<4xf32>
   }
@@ -135,14 +135,14 @@ func.func @iterate_type_count(%a: tensor<4xf32>) {
 func.func @dense_shape(%a: tensor<4xf32>) {
   %0 = accy.constant dense<[1.0, 2.0]> : tensor<3xf32>
   // The position is the token after the type.
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:3: error: Shape mismatch in dense literal. Expected [3] shape from the type, but got [2] shape.
+  // expected-error @+1 {{Shape mismatch in dense literal. Expected [3] shape from the type, but got [2] shape.}}
   func.return
 }
 
 // -----
 
 func.func @stray_token(%a: tensor<4xf32>) {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:40: error: @ identifier expected to start with letter, '_', or '"'.
+  // expected-error @+1 {{@ identifier expected to start with letter, '_', or '"'.}}
   %0 = accy.add %a, %a : tensor<4xf32> @
   func.return
 }
@@ -152,14 +152,14 @@ func.func @stray_token(%a: tensor<4xf32>) {
 func.func @extra_brace(%a: tensor<4xf32>) {
   func.return
 }
-// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:1: error: Could not parse entire input!
+// expected-error @+1 {{Could not parse entire input!}}
 }
 
 // -----
 // Constants out of their type's range (they raised from inside xDSL's attribute builder).
 
 func.func @i1_of_two() -> tensor<2xi1> {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: Integer value 2 is out of range for type i1 which supports values in the range [-1, 2)
+  // expected-error @+1 {{invalid attribute: Integer value 2 is out of range for type i1 which supports values in the range [-1, 2)}}
   %0 = accy.constant dense<[1, 2]> : tensor<2xi1>
   func.return %0 : tensor<2xi1>
 }
@@ -167,7 +167,7 @@ func.func @i1_of_two() -> tensor<2xi1> {
 // -----
 
 func.func @i64_too_large() -> tensor<i64> {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: Integer value 99999999999999999999 is out of range for type i64
+  // expected-error @+1 {{invalid attribute: Integer value 99999999999999999999 is out of range for type i64}}
   %0 = accy.constant dense<99999999999999999999> : tensor<i64>
   func.return %0 : tensor<i64>
 }
@@ -175,7 +175,7 @@ func.func @i64_too_large() -> tensor<i64> {
 // -----
 
 func.func @f32_overflow() -> tensor<f32> {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: invalid attribute: float too large to pack with f format
+  // expected-error @+1 {{invalid attribute: float too large to pack with f format}}
   %0 = accy.constant dense<1.0e39> : tensor<f32>
   func.return %0 : tensor<f32>
 }
@@ -185,12 +185,12 @@ func.func @f32_overflow() -> tensor<f32> {
 // A splat constant is a few characters of text for any number of elements: large ones are
 // refused before xDSL materializes them.
 func.func @huge_splat() -> tensor<2147483648xf32> {
-  // CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:22: error: a splat constant of 2147483648 elements; accy holds constants in memory, up to 268435456 elements (2**28)
+  // expected-error @+1 {{a splat constant of 2147483648 elements; accy holds constants in memory, up to 268435456 elements (2**28)}}
   %0 = accy.constant dense<1.0> : tensor<2147483648xf32>
   func.return %0 : tensor<2147483648xf32>
 }
 
 // -----
 
-// CHECK: {{.*}}parse_errors.mlir:[[# @LINE + 1]]:1: error: Unexpected character: $
+// expected-error @+1 {{Unexpected character: $}}
 $

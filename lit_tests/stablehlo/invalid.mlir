@@ -1,6 +1,6 @@
-// RUN: accy-opt --import-stablehlo --split-input-file --verify-diagnostics %s | filecheck %s
+// RUN: accy-opt --import-stablehlo --split-input-file --verify-diagnostics %s
 
-// CHECK: invalid.mlir:[[# @LINE + 3]]:8: error: 'stablehlo.cosine' is not supported by the StableHLO importer
+// expected-error @+3 {{'stablehlo.cosine' is not supported by the StableHLO importer}}
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.add %a, %a : tensor<4xf32>
   %1 = stablehlo.cosine %0 : tensor<4xf32>
@@ -10,7 +10,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // The location of JAX's debug info wins over the text position.
-// CHECK: model.py:42:7: error: 'stablehlo.sort' is not supported by the StableHLO importer
+// expected-error @unknown {{'stablehlo.sort' is not supported by the StableHLO importer}}
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "stablehlo.sort"(%a) ({
   ^bb0(%p: tensor<f32>, %q: tensor<f32>):
@@ -23,7 +23,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 2]]:{{[0-9]+}}: error: use of undeclared SSA value name
+// expected-error @+2 {{use of undeclared SSA value name}}
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.add %a, %b : tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -31,7 +31,7 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 4]]:{{[0-9]+}}: error: 'stablehlo.while' is not a counted loop {{.*}}: the cond compares GT, not LT
+// expected-error @+4 {{'stablehlo.while' is not a counted loop}}
 func.func @main(%arg0: tensor<f32>) -> tensor<f32> {
   %c = stablehlo.constant dense<0> : tensor<i32>
   %n = stablehlo.constant dense<3> : tensor<i32>
@@ -49,7 +49,7 @@ func.func @main(%arg0: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 3]]:{{[0-9]+}}: error: 'stablehlo.reduce' is not a supported reduction: {{.*}} (found stablehlo.and, stablehlo.return)
+// expected-error @+3 {{'stablehlo.reduce' is not a supported reduction:}}
 func.func @main(%a: tensor<4xi32>) -> tensor<i32> {
   %z = stablehlo.constant dense<-1> : tensor<i32>
   %0 = stablehlo.reduce(%a init: %z) applies stablehlo.and across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>

@@ -233,12 +233,47 @@ def test_output_file_gets_the_output(results, work):
     assert (work / "out.mlir").read_text() == EXPECTED_GOOD
 
 
-def test_verify_diagnostics_prints_the_diagnostic_and_succeeds(work, capsys):
-    result = run_in_process([str(work / "bad_verify.mlir"), "--verify-diagnostics"], capsys)
+def test_verify_diagnostics_succeeds_when_the_expected_error_is_produced(work, capsys):
+    path = work / "expected.mlir"
+    path.write_text("// expected-error @+2 {{does not compute on i1 tensors}}\n" + BAD_VERIFY)
+    result = run_in_process([str(path), "--verify-diagnostics"], capsys)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (
-        f"{work / 'bad_verify.mlir'}:2:3: error: 'accy.add' op does not compute on i1 tensors\n"
+    assert result.stderr == ""
+
+
+def test_verify_diagnostics_fails_on_an_unexpected_error(work, capsys):
+    result = run_in_process([str(work / "bad_verify.mlir"), "--verify-diagnostics"], capsys)
+    line = assert_one_line_error(result)
+    assert line == (
+        f"{work / 'bad_verify.mlir'}:2:3: error: unexpected error: "
+        "'accy.add' op does not compute on i1 tensors"
     )
+
+
+def test_verify_diagnostics_fails_when_an_expected_error_is_not_produced(work, capsys):
+    path = work / "never.mlir"
+    path.write_text(
+        "// expected-error @+1 {{is never emitted}}\n"
+        "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  func.return %a : tensor<4xf32>\n}\n// -----\n"
+        "func.func @g(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  // expected-error {{nor this}}\n"
+        "  func.return %a : tensor<4xf32>\n}\n"
+    )
+    result = run_in_process([str(path), "--split-input-file", "--verify-diagnostics"], capsys)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == [
+        f'{path}:1:4: error: expected error "is never emitted" was not produced',
+        f'{path}:7:6: error: expected error "nor this" was not produced',
+    ]
+
+
+def test_verify_diagnostics_matches_the_line(work, capsys):
+    path = work / "wrong_line.mlir"
+    path.write_text(BAD_VERIFY.replace("  %", "  // expected-error @+2 {{i1 tensors}}\n  %", 1))
+    result = run_in_process([str(path), "--verify-diagnostics"], capsys)
+    assert result.returncode == 1
+    assert "unexpected error" in result.stderr and "was not produced" in result.stderr
 
 
 def test_error_with_output_file_reports_the_error(results, work):
