@@ -11,7 +11,7 @@ parameters needs no `--inputs`.
 
 Output: one line per result (`result #N: shape (..) dtype D`), then a summary line
 (`@f on cpu: arena B bytes, W work items, N threads, T ms`). `-o` writes the results to an
-`.npz` with keys `result0`, `result1`, ...
+`.npz` with keys `result0`, `result1`, ... (at exactly that path).
 
 Errors are `file:line:col: error: ...` (or `error: ...`) lines on stderr with exit
 status 1, never a traceback. The CLI is a thin face over `accy.compile`.
@@ -20,7 +20,9 @@ status 1, never a traceback. The CLI is a thin face over `accy.compile`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,8 +37,10 @@ def load_inputs(path: str) -> list[np.ndarray]:
     """The arrays of an `.npz`, by `argN` keys when present, else in stored order."""
     try:
         archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
         raise AccyError(f"cannot read inputs '{path}': {error}") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise AccyError(f"cannot read inputs '{path}': a single array (.npy), not an .npz")
     with archive:
         keys = list(archive.keys())
         numbered = sorted((int(k[3:]), k) for k in keys if k.startswith("arg") and k[3:].isdigit())
@@ -46,8 +50,33 @@ def load_inputs(path: str) -> list[np.ndarray]:
                     f"inputs '{path}': keys {', '.join(k for _, k in numbered)} must be "
                     "arg0, arg1, ... without gaps"
                 )
-            return [archive[k] for _, k in numbered]
-        return [archive[k] for k in keys]
+            keys = [k for _, k in numbered]
+        arrays = []
+        for key in keys:
+            try:
+                arrays.append(archive[key])
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+                # Object arrays (pickles) are refused; a damaged member fails here.
+                raise AccyError(f"cannot read input '{key}' of '{path}': {error}") from None
+            if not isinstance(arrays[-1], np.ndarray):
+                raise AccyError(f"cannot read input '{key}' of '{path}': not a .npy array")
+        return arrays
+
+
+def save_results(path: str, results: tuple[np.ndarray, ...]) -> None:
+    """The results as `result0`, `result1`, ... in the `.npz` file `path` (the name as
+    given), written whole or not at all."""
+    target = Path(path)
+    if target.is_dir():
+        raise AccyError(f"cannot write results to '{path}': it is a directory")
+    scratch = target.with_name(f".{target.name}.partial")
+    try:
+        with open(scratch, "wb") as stream:
+            np.savez(stream, **{f"result{i}": r for i, r in enumerate(results)})
+        os.replace(scratch, target)
+    except OSError as error:
+        scratch.unlink(missing_ok=True)
+        raise AccyError(f"cannot write results to '{path}': {error.strerror}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -105,7 +134,9 @@ def _run(args: argparse.Namespace) -> None:
         raise AccyError(f"cannot open input file '{args.file}'")
     from accy.source import parse
 
-    module = parse(path.read_text(), filename=args.file)
+    if args.output and not Path(args.output).resolve().parent.is_dir():
+        raise AccyError(f"cannot write results to '{args.output}': no such directory")
+    module = parse(path)
     options: dict = {"rows": args.rows} if args.rows else {}
     if args.threads is not None:
         options["threads"] = args.threads
@@ -139,7 +170,7 @@ def _run(args: argparse.Namespace) -> None:
         f"{items} work item{'' if items == 1 else 's'}{threads}, {elapsed * 1e3:.3f} ms"
     )
     if args.output:
-        np.savez(args.output, **{f"result{i}": r for i, r in enumerate(results)})
+        save_results(args.output, results)
 
 
 if __name__ == "__main__":
