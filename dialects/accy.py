@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from math import prod
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -1208,6 +1209,10 @@ Accy = Dialect(
 
 
 DONATED = "accy.donated"
+
+ADDRESSABLE_BYTES = 2**48
+"""The most bytes one tensor or one arena may take: the virtual address space of x86-64
+and of CUDA devices (sizes beyond it would also overflow the i64 byte offsets of lowering)."""
 """The argument attribute (a unit attribute, `%a: tensor<4xf32> {accy.donated}`) of a
 parameter whose buffer the caller donates: the planner may then let an elementwise output
 take the parameter's buffer over in place (see `passes/arena_plan.py`), as JAX's
@@ -1257,6 +1262,20 @@ def verify_program_function(function: FuncOp) -> None:
                     "tensors of f32, f16, bf16, i1, i32 or i64"
                 ) from None
     verify_parameter_attributes(function)
+    for what, types in (("argument", signature.inputs), ("result", signature.outputs)):
+        for index, t in enumerate(types):
+            if (size := static_bytes(t)) > ADDRESSABLE_BYTES:
+                raise VerifyException(
+                    f"{what} #{index} of type {t} takes {size} bytes; accy addresses at most "
+                    f"{ADDRESSABLE_BYTES} bytes (2**48)"
+                )
+
+
+def static_bytes(t: TensorType) -> int:
+    """The bytes of a tensor's static dims (a dynamic dim counts as 1)."""
+    bits = t.get_element_type().bitwidth
+    count = prod(max(d, 1) for d in t.get_shape())
+    return count * max(1, (bits + 7) // 8)
 
 
 def verify_parameter_attributes(function: FuncOp) -> None:

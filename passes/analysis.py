@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from accy.dialects.accy import verify_program_function
+from accy.dialects.accy import ADDRESSABLE_BYTES, static_bytes, verify_program_function
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -206,6 +207,15 @@ def check_program(root: Operation) -> None:
                 verify_program_function(op)
             except VerifyException as error:
                 raise AccyVerifyError(f"'func.func' op {error}", op.location) from None
+            for inner in op.body.walk():
+                for result in inner.results:
+                    t = result.type
+                    if isinstance(t, TensorType) and (size := static_bytes(t)) > ADDRESSABLE_BYTES:
+                        raise AccyVerifyError(
+                            f"'{inner.name}' op result of type {t} takes {size} bytes; accy "
+                            f"addresses at most {ADDRESSABLE_BYTES} bytes (2**48)",
+                            inner.location,
+                        )
 
 
 class AnalysisManager:

@@ -50,6 +50,7 @@ from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan, WorkspaceTer
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
+from accy.diagnostics import AccyError
 from accy.dtypes import byte_width
 
 
@@ -258,6 +259,13 @@ def plan_arena(
         placement = result.placement
         if options.check_arena:
             check_placement(problem, placement, alignment)
+        if placement.size > ops.ADDRESSABLE_BYTES:
+            location = owned[0].function.location if owned else None
+            raise AccyError(
+                f"the arena of @{name} needs {placement.size} bytes; accy addresses at most "
+                f"{ops.ADDRESSABLE_BYTES} bytes (2**48) per arena",
+                location,
+            )
         arena.size, arena.lower_bound = placement.size, placement.lower_bound
         arena.packer_sizes = dict(result.packer_sizes)
         arena.offsets = {s: placement.offsets[b] for s, b in buffer_of.items()}
