@@ -18,10 +18,20 @@ The directory holds:
 - `libaccy_async_runtime.so` (CPU with `threads` > 1): a copy of accy's async runtime (the
   thread pool the parallel loops run on), linked the same way.
 - `<kernel module>.ptx` (CUDA): each kernel module's PTX, for inspection and `ptxas`.
-- `manifest.json`: format, target, chip, file names, and per function its C symbol, the
-  shapes (`?` for dynamic dims) and numpy dtypes of its arguments and results, and a plan
-  summary: arena bytes, work items (kind, family, launches with grid and block), planned
-  transfers and output sources.
+- `manifest.json`: format, target, chip, file names, each library's size and sha256
+  (`libraries`), and per function its C symbol, the shapes (`?` for dynamic dims) and
+  numpy dtypes of its arguments and results, and a plan summary: arena bytes, work items
+  (kind, family, launches with grid and block), planned transfers and output sources.
+
+The program library also holds `accy_export_signature` (a small generated C file linked
+in): the canonical JSON of the functions' names, symbols, shapes and dtypes
+(`accy.runtime.loader.export_signature`), which the loader compares with the manifest.
+
+An export never removes what it did not write. The target must be absent, empty, or an
+earlier export: a manifest accy can read and only the files that manifest names. The
+new export is built in a scratch directory beside the target, then moved in file by file
+(the old manifest removed first, the old export's other files replaced or removed, the
+new manifest moved in last), so the target directory itself stays in place (`.` works).
 
 The object code is not position-independent: the link warns about text relocations
 (`DT_TEXTREL`); the library loads on x86-64 Linux.
@@ -29,8 +39,12 @@ The object code is not position-independent: the link warns about text relocatio
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
+import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -42,11 +56,23 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from accy.diagnostics import AccyError
 from accy.dtypes import numpy_dtype
 from accy.preparation import Preparation, prepare
-from accy.runtime.loader import MANIFEST_FORMAT, MANIFEST_NAME
+from accy.runtime.loader import (
+    MANIFEST_FORMAT,
+    MANIFEST_NAME,
+    PROGRAM_LIBRARY_NAME,
+    SIGNATURE_SYMBOL,
+    InvalidExportError,
+    export_files,
+    export_libraries,
+    export_signature,
+    read_manifest,
+)
 from accy.source import parse, verify
 
-PROGRAM_LIBRARY = "libaccy_program.so"
+PROGRAM_LIBRARY = PROGRAM_LIBRARY_NAME
 TARGETS = ("cpu", "cuda")
+REPLACEABLE_FORMATS = (1, MANIFEST_FORMAT)
+"""Manifest formats of earlier exports that an export may replace."""
 
 
 class ExportError(AccyError):
@@ -70,7 +96,8 @@ def export(
 
     The export is built in a scratch directory beside `path` and moved into place only
     when it is complete, so a failure leaves nothing half-written. An existing `path` must
-    be empty or an earlier export (it has a manifest); it is then replaced."""
+    be empty or an earlier export (a manifest accy reads and only the files it names); only
+    that export's files are then replaced or removed (see the module docstring)."""
     if target not in TARGETS:
         raise AccyError(f"unknown export target '{target}'; known targets: {', '.join(TARGETS)}")
     if isinstance(module_or_text, ModuleOp):
@@ -80,30 +107,143 @@ def export(
         module = parse(module_or_text)
     if threads is not None and target != "cpu":
         raise AccyError(f"threads applies to the cpu target, not to {target}")
-    preparation = prepare(module, **plan_options)
     directory = Path(path)
-    if directory.exists() and not (
-        directory.is_dir()
-        and (not any(directory.iterdir()) or (directory / MANIFEST_NAME).is_file())
-    ):
-        raise ExportError(
-            f"cannot export to '{directory}': it exists and is not an earlier accy export"
-        )
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}-", dir=directory.parent))
+    resolved = directory.resolve()
+    _earlier_export(directory, resolved)  # refuse before compiling
+    preparation = prepare(module, **plan_options)
+    try:
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{resolved.name}-", dir=resolved.parent))
+    except OSError as error:
+        raise ExportError(f"cannot export to '{directory}': {error}") from None
     try:
         if target == "cuda":
             manifest = _export_cuda(module, preparation, staging, chip, opt_level, cc)
         else:
             manifest = _export_cpu(module, preparation, staging, opt_level, cc, threads)
+        manifest["libraries"] = {
+            name: _file_record(staging / name) for name in export_libraries(manifest)
+        }
         (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
-        if directory.exists():
-            shutil.rmtree(directory)
-        staging.rename(directory)
-    except BaseException:
+        _move_into_place(staging, directory, resolved)
+    finally:
         shutil.rmtree(staging, ignore_errors=True)
-        raise
     return directory
+
+
+def _file_record(path: Path) -> dict:
+    data = path.read_bytes()
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _earlier_export(directory: Path, resolved: Path, ignore: frozenset[str] = frozenset()):
+    """The names of the files in `resolved` (the target `directory`) that an export may
+    replace: none when it is absent or empty, an earlier export's own files otherwise.
+    Anything else is an `ExportError`: an export never removes what it did not write."""
+    try:
+        status = os.stat(resolved)
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise ExportError(f"cannot export to '{directory}': {error}") from None
+    if not stat.S_ISDIR(status.st_mode):
+        raise ExportError(f"cannot export to '{directory}': it exists and is not a directory")
+    try:
+        entries = sorted(set(os.listdir(resolved)) - ignore)
+    except OSError as error:
+        raise ExportError(f"cannot export to '{directory}': {error}") from None
+    if not entries:
+        return []
+    if MANIFEST_NAME not in entries:
+        raise ExportError(
+            f"cannot export to '{directory}': it holds files that are not an accy export "
+            f"({_listing(entries)})"
+        )
+    try:
+        manifest = read_manifest(resolved, formats=REPLACEABLE_FORMATS)
+    except (InvalidExportError, OSError) as error:
+        reason = error.reason if isinstance(error, InvalidExportError) else str(error)
+        raise ExportError(
+            f"cannot export to '{directory}': it holds files that are not an accy export "
+            f"({_listing(entries)}); its {MANIFEST_NAME} is not accy's: {reason}"
+        ) from None
+    owned = set(export_files(manifest))
+    strangers = [
+        name
+        for name in entries
+        if name not in owned or not stat.S_ISREG(os.lstat(resolved / name).st_mode)
+    ]
+    if strangers:
+        raise ExportError(
+            f"cannot export to '{directory}': it holds files that are not an accy export "
+            f"({_listing(strangers)})"
+        )
+    return entries
+
+
+def _listing(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _move_into_place(staging: Path, directory: Path, resolved: Path) -> None:
+    """Move the complete export in `staging` to `resolved` (see `_earlier_export`)."""
+    ignore = frozenset([staging.name]) if staging.parent == resolved else frozenset()
+    old = _earlier_export(directory, resolved, ignore)  # again: it may have changed
+    try:
+        if not resolved.exists():
+            umask = os.umask(0o022)
+            os.umask(umask)
+            os.chmod(staging, 0o777 & ~umask)  # mkdtemp made it private
+            staging.rename(resolved)
+            return
+        new = sorted(os.listdir(staging))
+        if MANIFEST_NAME in old:  # first: the directory stops being a loadable export
+            os.unlink(resolved / MANIFEST_NAME)
+        for name in old:
+            if name != MANIFEST_NAME and name not in new:
+                os.unlink(resolved / name)
+        for name in new:
+            if name != MANIFEST_NAME:
+                _replace(staging / name, resolved / name)
+        _replace(staging / MANIFEST_NAME, resolved / MANIFEST_NAME)  # last
+    except OSError as error:
+        raise ExportError(f"cannot export to '{directory}': {error}") from None
+
+
+def _replace(source: Path, target: Path) -> None:
+    """Rename `source` onto `target` (a process that has the old file open or mapped
+    keeps it); across file systems, copy beside `target` first."""
+    try:
+        os.replace(source, target)
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        scratch = target.with_name(f".{target.name}.accy-{os.getpid()}")
+        try:
+            shutil.copy2(source, scratch)
+            os.replace(scratch, target)
+        finally:
+            scratch.unlink(missing_ok=True)
+
+
+def _signature_source(manifest: dict) -> str:
+    """C source defining the exported `accy_export_signature`: `export_signature` of the
+    manifest as a string literal (the JSON is ASCII; `\\`, `"` and `?` are escaped, the
+    last against trigraphs), in lines of at most 96 characters."""
+    tokens = ["\\" + c if c in '\\"?' else c for c in export_signature(manifest)]
+    lines, line = [], ""
+    for token in tokens:
+        if len(line) + len(token) > 96:
+            lines.append(line)
+            line = ""
+        line += token
+    lines.append(line)
+    body = "\n".join(f'    "{text}"' for text in lines)
+    return (
+        '__attribute__((visibility("default"), used))\n'
+        f"const char {SIGNATURE_SYMBOL}[] =\n{body};\n"
+    )
 
 
 def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> dict:
@@ -117,6 +257,8 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
         (directory / f"{name}.ptx").write_text(ptx)
         kernels[name] = f"{name}.ptx"
     shutil.copyfile(runtime_library_path(), directory / RUNTIME_LIBRARY_NAME)
+    manifest = _manifest(module, preparation, "cuda", code.programs)
+    manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
             code.binary_text, Path(scratch) / "program.o", target="cuda", opt_level=opt_level
@@ -129,13 +271,12 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
             [
                 str(obj),
                 str(stub),
+                str(_write_signature(Path(scratch), manifest)),
                 f"-L{directory}",
                 "-l:" + RUNTIME_LIBRARY_NAME,
                 "-Wl,-rpath,$ORIGIN",
             ],
         )
-    manifest = _manifest(module, preparation, "cuda", code.programs)
-    manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
     return manifest
 
 
@@ -156,6 +297,13 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
             "-Wl,-rpath,$ORIGIN",
             "-lm",
         ]
+    manifest = _manifest(module, preparation, "cpu", None)
+    manifest.update(
+        runtime=None,
+        kernels={},
+        threads=threads,
+        async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
+    )
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
             text,
@@ -164,20 +312,19 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
             opt_level=opt_level,
             pipeline=cpu_pipeline(threads),
         )
-        sources = [str(obj)]
+        sources = [str(obj), str(_write_signature(Path(scratch), manifest))]
         if _defines(obj, "__orc_init_func.LLVMDialectModule"):
             stub = Path(scratch) / "orc_init.c"
             stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
             sources.append(str(stub))
         _link(cc, directory / PROGRAM_LIBRARY, [*sources, *libraries])
-    manifest = _manifest(module, preparation, "cpu", None)
-    manifest.update(
-        runtime=None,
-        kernels={},
-        threads=threads,
-        async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
-    )
     return manifest
+
+
+def _write_signature(scratch: Path, manifest: dict) -> Path:
+    source = scratch / "accy_export_signature.c"
+    source.write_text(_signature_source(manifest))
+    return source
 
 
 def _defines(obj: Path, symbol: str) -> bool:

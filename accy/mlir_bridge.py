@@ -991,25 +991,33 @@ def dump_object(
     """Lower ``text`` and write ahead-of-time machine code to the object file ``path``.
 
     For ``target="cuda"`` placeholders are registered for every ``mgpu*`` symbol
-    (``MGPU_RUNTIME_SYMBOLS`` plus any named in the module) so the engine resolves
+    (``MGPU_RUNTIME_SYMBOLS`` plus any named in the module), and for any target for
+    every ``mlirAsyncRuntime*`` symbol the module names, so the engine resolves
     everything; the object then keeps them undefined, to be linked against the
-    runtime library. The object has no ``.init_array``: link ``ORC_INIT_STUB_C`` into
-    the same shared library so ``__orc_init_func.LLVMDialectModule`` (which loads
-    the embedded kernels) runs at load time. The code is not position-independent
+    runtime library (or the async runtime library). The object has no ``.init_array``:
+    link ``ORC_INIT_STUB_C`` into the same shared library so
+    ``__orc_init_func.LLVMDialectModule`` (which loads the embedded kernels) runs at
+    load time. The code is not position-independent
     (the link warns about DT_TEXTREL; it loads on x86-64 Linux).
     """
     b = _host()
     s = _Session(b)
     module = s.parse(text)
     _lower(s, module, target, pipeline, True)
-    syms: dict[str, Any] = {}
+    with s.ctx:
+        lowered = str(module)
+    # The async runtime ABI (parallel CPU loops) stays undefined in the object too, to
+    # be linked against libaccy_async_runtime.so: without placeholders the engine
+    # would resolve it only if an earlier JIT had loaded that library into the process.
+    syms: dict[str, Any] = {
+        n: _PLACEHOLDER for n in sorted(set(re.findall(r"@(mlirAsyncRuntime\w+)", lowered)))
+    }
     if target == "cuda":
-        with s.ctx:
-            named = set(re.findall(r"@(mgpu\w+)", str(module)))
+        named = set(re.findall(r"@(mgpu\w+)", lowered))
         # Placeholders only satisfy symbol resolution: the engine is never
         # initialized (no constructor runs), but its destructor runs the global
         # destructors, which call mgpuModuleUnload(null): the placeholders return 0.
-        syms = {n: _PLACEHOLDER for n in sorted(set(MGPU_RUNTIME_SYMBOLS) | named)}
+        syms.update({n: _PLACEHOLDER for n in sorted(set(MGPU_RUNTIME_SYMBOLS) | named)})
     try:
         engine = b.execution_engine.ExecutionEngine(module, opt_level=int(opt_level))
     except Exception as e:  # noqa: BLE001 - binding errors become diagnostics

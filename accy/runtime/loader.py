@@ -17,6 +17,16 @@ size, the row count; results' `?` dims take it too). Calls into the CUDA runtime
 checked with `accy_runtime_last_error()`; a failure raises `CudaRuntimeError` with the
 runtime's message (no driver, no device, out of memory, a failed launch...).
 
+The loader trusts nothing in the directory that it has not checked (`InvalidExportError`,
+a `ValueError`, names the file and what is wrong): the manifest must follow accy's schema
+(`validate_manifest`); it may name only the files accy writes, by their plain names
+(`libaccy_program.so`, `libaccy_runtime.so`, `libaccy_async_runtime.so`, `<kernel>.ptx`),
+as regular files inside the directory (no symbolic links); every library must have the
+size and sha256 the manifest records and a sound ELF header before it is opened; and the
+functions the manifest describes (names, symbols, argument and result shapes and dtypes)
+must be those compiled into the program library, which `accy.export` records there as
+the canonical JSON `accy_export_signature` (`export_signature`).
+
 This module imports only the standard library, numpy and ctypes: it runs where no
 compiler package (xdsl, MLIR bindings) is installed.
 """
@@ -24,30 +34,66 @@ compiler package (xdsl, MLIR bindings) is installed.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
+import re
+import stat
+import struct
 import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, RUNTIME_LIBRARY_NAME
+
 __all__ = [
+    "MANIFEST_FORMAT",
     "MANIFEST_NAME",
+    "PROGRAM_LIBRARY_NAME",
+    "SIGNATURE_SYMBOL",
     "CudaRuntimeError",
     "ExportedFunction",
     "ExportedModule",
+    "InvalidExportError",
     "MemRefDescriptor",
     "device_sm_count",
+    "export_files",
+    "export_signature",
     "load",
+    "read_manifest",
+    "validate_manifest",
 ]
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
+"""2: `libraries` records each library's size and sha256, and the program library holds
+`accy_export_signature`. 1: neither (read only to let `accy.export` replace such an
+export)."""
+PROGRAM_LIBRARY_NAME = "libaccy_program.so"
+SIGNATURE_SYMBOL = "accy_export_signature"
+"""The program library's `const char[]`: `export_signature` of its manifest, as JSON."""
+TARGETS = ("cpu", "cuda")
+DTYPES = ("float32", "float16", "bfloat16", "bool", "int32", "int64")
+"""The numpy names of accy's element types (`accy.dtypes.NUMPY_DTYPES`)."""
+MANIFEST_MAX_BYTES = 64 << 20
 
 
 class CudaRuntimeError(RuntimeError):
     """The CUDA runtime reported a failure (its first message since the call began)."""
+
+
+class InvalidExportError(ValueError):
+    """A directory is not a sound accy export: its manifest is malformed or not accy's
+    format, names files accy does not write, or does not match its files (sizes, sha256,
+    ELF headers, the signature compiled into the program library). `reason` is the
+    message without the file name."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------
@@ -167,6 +213,320 @@ def check_arguments(
 
 
 # ---------------------------------------------------------------------------------------
+# The manifest and the export's files
+# ---------------------------------------------------------------------------------------
+
+_KERNEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
+def _validate_tensors(path: Path, where: str, specs: Any) -> None:
+    if not isinstance(specs, list):
+        raise InvalidExportError(path, f"{where} must be a list, got {_kind(specs)}")
+    for index, spec in enumerate(specs):
+        what = f"{where}[{index}]"
+        if not isinstance(spec, dict) or set(spec) != {"shape", "dtype"}:
+            raise InvalidExportError(
+                path, f"{what} must be an object with exactly 'shape' and 'dtype'"
+            )
+        shape = spec["shape"]
+        if not isinstance(shape, list) or not all(
+            d == "?" or (_is_int(d) and 0 <= d < 1 << 62) for d in shape
+        ):
+            raise InvalidExportError(
+                path, f"{what}.shape must be a list of sizes (integers >= 0) or '?', got {shape!r}"
+            )
+        if spec["dtype"] not in DTYPES:
+            raise InvalidExportError(
+                path, f"{what}.dtype must be one of {', '.join(DTYPES)}, got {spec['dtype']!r}"
+            )
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def validate_manifest(
+    manifest: Any, path: str | os.PathLike[str], formats: tuple[int, ...] = (MANIFEST_FORMAT,)
+) -> dict:
+    """`manifest` (parsed JSON) if it follows accy's schema in one of `formats`, else an
+    `InvalidExportError` naming `path` and the first thing wrong. Only the names accy
+    writes are accepted for files, and each function's symbol is `_mlir_ciface_<name>`."""
+    path = Path(path)
+    if not isinstance(manifest, dict):
+        raise InvalidExportError(path, f"the manifest must be a JSON object, got {_kind(manifest)}")
+    for key in ("format", "target", "library", "functions"):
+        if key not in manifest:
+            raise InvalidExportError(path, f"the manifest has no '{key}'")
+    fmt = manifest["format"]
+    if not _is_int(fmt) or fmt not in formats:
+        raise InvalidExportError(
+            path,
+            f"manifest format {fmt!r}, this loader reads format "
+            + " or ".join(str(f) for f in formats),
+        )
+    target = manifest["target"]
+    if target not in TARGETS:
+        raise InvalidExportError(
+            path, f"target must be one of {', '.join(TARGETS)}, got {target!r}"
+        )
+
+    def expect(key: str, allowed: tuple, wanted: str) -> None:
+        value = manifest.get(key)
+        if value not in allowed:
+            raise InvalidExportError(
+                path, f"'{key}' must be {wanted} (the name accy writes), got {value!r}"
+            )
+
+    expect("library", (PROGRAM_LIBRARY_NAME,), repr(PROGRAM_LIBRARY_NAME))
+    if target == "cuda":
+        expect("runtime", (RUNTIME_LIBRARY_NAME,), f"{RUNTIME_LIBRARY_NAME!r} for cuda")
+        expect("async_runtime", (None,), "null for cuda")
+        if not isinstance(manifest.get("chip", ""), str):
+            raise InvalidExportError(path, "'chip' must be a string")
+    else:
+        expect("runtime", (None,), "null for cpu")
+        expect(
+            "async_runtime",
+            (None, ASYNC_RUNTIME_LIBRARY_NAME),
+            f"null or {ASYNC_RUNTIME_LIBRARY_NAME!r}",
+        )
+        threads = manifest.get("threads", 1)
+        if not _is_int(threads) or threads < 1:
+            raise InvalidExportError(path, f"'threads' must be an integer >= 1, got {threads!r}")
+    kernels = manifest.get("kernels", {})
+    if not isinstance(kernels, dict):
+        raise InvalidExportError(path, f"'kernels' must be an object, got {_kind(kernels)}")
+    if target == "cpu" and kernels:
+        raise InvalidExportError(path, "'kernels' must be empty for cpu")
+    for name, file in kernels.items():
+        if not _KERNEL_NAME.fullmatch(name) or file != f"{name}.ptx":
+            raise InvalidExportError(
+                path,
+                f"kernel {name!r}: its file must be '<name>.ptx' with a plain name "
+                f"(letters, digits, '_', '.', '-'), got {file!r}",
+            )
+    constant_bytes = manifest.get("constant_bytes", 0)
+    if not _is_int(constant_bytes) or constant_bytes < 0:
+        raise InvalidExportError(
+            path, f"'constant_bytes' must be an integer >= 0, got {constant_bytes!r}"
+        )
+    functions = manifest["functions"]
+    if not isinstance(functions, dict):
+        raise InvalidExportError(path, f"'functions' must be an object, got {_kind(functions)}")
+    for name, entry in functions.items():
+        where = f"function {name!r}"
+        if not name or "\0" in name:
+            raise InvalidExportError(path, f"{where}: a function name must be non-empty")
+        if not isinstance(entry, dict):
+            raise InvalidExportError(path, f"{where} must be an object, got {_kind(entry)}")
+        for key in ("symbol", "args", "results"):
+            if key not in entry:
+                raise InvalidExportError(path, f"{where} has no '{key}'")
+        if entry["symbol"] != f"_mlir_ciface_{name}":
+            raise InvalidExportError(
+                path, f"{where}: symbol must be '_mlir_ciface_{name}', got {entry['symbol']!r}"
+            )
+        _validate_tensors(path, f"{where} args", entry["args"])
+        _validate_tensors(path, f"{where} results", entry["results"])
+        if not isinstance(entry.get("plan", {}), dict):
+            raise InvalidExportError(path, f"{where}: 'plan' must be an object")
+    if fmt >= 2:
+        records = manifest.get("libraries")
+        names = export_libraries(manifest)
+        if not isinstance(records, dict) or sorted(records) != sorted(names):
+            raise InvalidExportError(
+                path,
+                "'libraries' must record exactly the export's libraries "
+                f"({', '.join(names)}), got {records!r}",
+            )
+        for name, record in records.items():
+            if (
+                not isinstance(record, dict)
+                or set(record) != {"bytes", "sha256"}
+                or not _is_int(record["bytes"])
+                or record["bytes"] < 0
+                or not isinstance(record["sha256"], str)
+                or not _SHA256.fullmatch(record["sha256"])
+            ):
+                raise InvalidExportError(
+                    path,
+                    f"libraries[{name!r}] must be {{'bytes': size, 'sha256': 64 hex digits}}, "
+                    f"got {record!r}",
+                )
+    return manifest
+
+
+def export_libraries(manifest: dict) -> list[str]:
+    """The shared libraries of a (validated) manifest's export, the program's first."""
+    names = [manifest["library"]]
+    for key in ("runtime", "async_runtime"):
+        if manifest.get(key) is not None:
+            names.append(manifest[key])
+    return names
+
+
+def export_files(manifest: dict) -> list[str]:
+    """Every file of a (validated) manifest's export: its libraries, its kernels' PTX
+    and the manifest."""
+    return [*export_libraries(manifest), *manifest.get("kernels", {}).values(), MANIFEST_NAME]
+
+
+def export_signature(manifest: dict) -> str:
+    """The canonical JSON of what the program library's functions take and return:
+    target, and per function its symbol and its arguments' and results' shapes and
+    dtypes. `accy.export` compiles it into the library as `accy_export_signature`."""
+    signature = {
+        "target": manifest["target"],
+        "functions": {
+            name: {
+                "symbol": entry["symbol"],
+                "args": [{"shape": a["shape"], "dtype": a["dtype"]} for a in entry["args"]],
+                "results": [{"shape": r["shape"], "dtype": r["dtype"]} for r in entry["results"]],
+            }
+            for name, entry in manifest["functions"].items()
+        },
+    }
+    return json.dumps(signature, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def _regular_file(path: Path) -> os.stat_result:
+    """`path`'s status if it is a regular file (not a symbolic link), else an error."""
+    try:
+        status = os.lstat(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing (the export's manifest names it)") from None
+    if stat.S_ISLNK(status.st_mode):
+        raise InvalidExportError(
+            path, "is a symbolic link; an export's files must be regular files in its directory"
+        )
+    if not stat.S_ISREG(status.st_mode):
+        raise InvalidExportError(path, "is not a regular file")
+    return status
+
+
+def read_manifest(
+    directory: str | os.PathLike[str], formats: tuple[int, ...] = (MANIFEST_FORMAT,)
+) -> dict:
+    """The validated manifest of the export in `directory` (see `validate_manifest`);
+    `FileNotFoundError` when there is none, `InvalidExportError` when it is unsound."""
+    path = Path(directory) / MANIFEST_NAME
+    try:
+        status = _regular_file(path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{directory} is not an accy export: no {MANIFEST_NAME}") from None
+    if status.st_size > MANIFEST_MAX_BYTES:
+        raise InvalidExportError(path, f"is {status.st_size} bytes; a manifest is far smaller")
+    try:
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InvalidExportError(path, f"is not UTF-8 text ({error.reason})") from None
+    except json.JSONDecodeError as error:
+        raise InvalidExportError(
+            path, f"is not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        ) from None
+    except RecursionError:
+        raise InvalidExportError(path, "is not valid JSON (nested too deeply)") from None
+    return validate_manifest(manifest, path, formats)
+
+
+_ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_ELF_PROGRAM_HEADER = struct.Struct("<IIQQQQQQ")
+
+
+def check_elf(path: Path, data: bytes) -> None:
+    """Refuse `data` (the file `path`) unless it is a 64-bit little-endian ELF shared
+    object whose program headers, segments and section headers lie inside the file (a
+    truncated library would fault in the dynamic loader)."""
+    size = len(data)
+    if size < _ELF_HEADER.size or data[:4] != b"\x7fELF":
+        raise InvalidExportError(path, "is not an ELF shared library")
+    (ident, e_type, _machine, _version, _entry, phoff, shoff, _flags, _ehsize, phentsize,
+     phnum, shentsize, shnum, _shstrndx) = _ELF_HEADER.unpack_from(data)  # fmt: skip
+    if ident[4] != 2 or ident[5] != 1:
+        raise InvalidExportError(path, "is not a 64-bit little-endian ELF file")
+    if e_type != 3:
+        raise InvalidExportError(path, f"is not an ELF shared library (e_type {e_type})")
+    if phnum == 0 or phentsize != _ELF_PROGRAM_HEADER.size or phoff + phnum * phentsize > size:
+        raise InvalidExportError(path, "its ELF program headers do not fit in the file")
+    if shoff and shoff + shnum * shentsize > size:
+        raise InvalidExportError(
+            path, "its ELF section headers lie past the end of the file (truncated?)"
+        )
+    for index in range(phnum):
+        _type, _pflags, offset, _vaddr, _paddr, filesz, _memsz, _align = (
+            _ELF_PROGRAM_HEADER.unpack_from(data, phoff + index * phentsize)
+        )
+        if offset + filesz > size:
+            raise InvalidExportError(
+                path,
+                f"its ELF segment #{index} ends at byte {offset + filesz}, past the end of "
+                f"the file ({size} bytes; truncated?)",
+            )
+
+
+def check_library(path: Path, record: dict) -> None:
+    """Refuse the library `path` unless it is a regular file of the size and sha256 in
+    `record` (its manifest entry) with a sound ELF header; run before it is opened."""
+    _regular_file(path)
+    data = path.read_bytes()
+    if len(data) != record["bytes"]:
+        raise InvalidExportError(
+            path,
+            f"is {len(data)} bytes, but the manifest records {record['bytes']} "
+            "(truncated or replaced)",
+        )
+    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        raise InvalidExportError(
+            path, "its sha256 differs from the one the manifest records (the file was altered)"
+        )
+    check_elf(path, data)
+
+
+def _spec_text(spec: Any) -> str:
+    if isinstance(spec, dict) and isinstance(spec.get("shape"), list):
+        return f"{spec.get('dtype')}{format_shape(spec['shape'])}"
+    return repr(spec)
+
+
+def _signature_mismatch(expected: dict, found: Any) -> str:
+    """What differs between the manifest's signature and the library's (first found)."""
+    if not isinstance(found, dict) or not isinstance(found.get("functions"), dict):
+        return "the library's signature is not accy's"
+    if found.get("target") != expected["target"]:
+        return (
+            f"the library is for {found.get('target')!r}, the manifest says {expected['target']!r}"
+        )
+    mine, theirs = expected["functions"], found["functions"]
+    if sorted(mine) != sorted(theirs):
+        return (
+            f"the manifest lists functions {', '.join('@' + n for n in sorted(mine)) or 'none'}, "
+            f"the library has {', '.join('@' + n for n in sorted(theirs)) or 'none'}"
+        )
+    for name in sorted(mine):
+        a, b = mine[name], theirs[name]
+        if a.get("symbol") != b.get("symbol"):
+            return f"@{name}: symbol {a['symbol']!r} in the manifest, {b.get('symbol')!r} compiled"
+        for side, label in (("args", "argument"), ("results", "result")):
+            if len(a[side]) != len(b.get(side, [])):
+                return (
+                    f"@{name}: {len(a[side])} {label}s in the manifest, "
+                    f"{len(b.get(side, []))} compiled"
+                )
+            for index, (x, y) in enumerate(zip(a[side], b[side])):
+                if x != y:
+                    return (
+                        f"@{name} {label} #{index}: {_spec_text(x)} in the manifest, "
+                        f"{_spec_text(y)} compiled"
+                    )
+    return "the signatures differ"
+
+
+# ---------------------------------------------------------------------------------------
 # Loaded programs
 # ---------------------------------------------------------------------------------------
 
@@ -180,7 +540,12 @@ class ExportedFunction:
         self.params: list[dict] = entry["args"]
         self.results: list[dict] = entry["results"]
         self.plan: dict = entry.get("plan", {})
-        self._symbol = getattr(module.library, entry["symbol"])
+        try:
+            self._symbol = getattr(module.library, entry["symbol"])
+        except AttributeError:
+            raise InvalidExportError(
+                module.path / module.manifest["library"], f"does not define {entry['symbol']}"
+            ) from None
         self._symbol.restype = None
 
     def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
@@ -211,24 +576,61 @@ class ExportedModule:
 
     def __init__(self, path: Path, manifest: dict):
         self.path = path
-        self.manifest = manifest
+        self.manifest = validate_manifest(manifest, path / MANIFEST_NAME)
         self.target: str = manifest["target"]
         self.lock = threading.Lock()
         self.errors: RuntimeErrors | None = None
+        # Every library is checked (regular file, size, sha256, ELF headers) before any
+        # is opened: the program library's dependencies resolve to these copies.
+        for name in export_libraries(manifest):
+            check_library(path / name, manifest["libraries"][name])
         runtime = manifest.get("runtime")
         if runtime is not None:
             # Loaded first, by path: the program library's dependency resolves to it.
-            self.runtime_library = ctypes.CDLL(str(path / runtime), mode=os.RTLD_GLOBAL)
+            self.runtime_library = _open(path / runtime, os.RTLD_GLOBAL)
             self.errors = RuntimeErrors(self.runtime_library)
             self.errors.clear()
         # For CUDA the library's constructor loads the kernels (mgpuModuleLoadJIT).
-        self.library = ctypes.CDLL(str(path / manifest["library"]))
+        library_path = path / manifest["library"]
+        self.library = _open(library_path, os.RTLD_LOCAL)
         if self.errors is not None:
             self.errors.check(f"loading the kernels of {path}")
+        self.functions = {}
+        self._check_signature(library_path)
         self.functions = {
             name: ExportedFunction(self, name, entry)
             for name, entry in manifest["functions"].items()
         }
+
+    def _check_signature(self, library_path: Path) -> None:
+        """Refuse a manifest whose functions are not those compiled into the library."""
+        try:
+            cell = ctypes.c_char.in_dll(self.library, SIGNATURE_SYMBOL)
+            text = ctypes.string_at(ctypes.addressof(cell))
+        except ValueError:
+            self._unload_after_refusal()
+            raise InvalidExportError(
+                library_path, f"has no {SIGNATURE_SYMBOL} (it was not linked by accy.export)"
+            ) from None
+        expected = export_signature(self.manifest)
+        if text == expected.encode():
+            return
+        self._unload_after_refusal()
+        try:
+            found = json.loads(text)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            found = None
+        raise InvalidExportError(
+            self.path / MANIFEST_NAME,
+            f"does not describe the functions compiled into {library_path.name}: "
+            + _signature_mismatch(json.loads(expected), found),
+        )
+
+    def _unload_after_refusal(self) -> None:
+        try:
+            self.close()
+        except CudaRuntimeError:
+            pass  # the refusal is the error to report
 
     @property
     def function_names(self) -> list[str]:
@@ -271,19 +673,22 @@ class ExportedModule:
         return f"<accy exported module {self.path} [{self.target}]: {', '.join(self.functions)}>"
 
 
+def _open(path: Path, mode: int) -> ctypes.CDLL:
+    try:
+        return ctypes.CDLL(str(path), mode=mode)
+    except OSError as error:
+        raise OSError(f"cannot load {path}: {error}") from None
+
+
 def load(path: str | os.PathLike[str]) -> ExportedModule:
-    """Load a directory written by `accy.export` (see the module docstring)."""
+    """Load a directory written by `accy.export` (see the module docstring): a
+    `FileNotFoundError` when it or one of its files is missing, an `InvalidExportError`
+    (a `ValueError`) when its manifest or files are not sound."""
     directory = Path(path)
-    manifest_path = directory / MANIFEST_NAME
-    if not manifest_path.is_file():
-        raise FileNotFoundError(f"{directory} is not an accy export: no {MANIFEST_NAME}")
-    manifest = json.loads(manifest_path.read_text())
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise ValueError(
-            f"{manifest_path}: manifest format {manifest.get('format')!r}, this loader "
-            f"reads format {MANIFEST_FORMAT}"
-        )
-    return ExportedModule(directory.resolve(), manifest)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"{directory} is not an accy export: no such directory")
+    directory = directory.resolve()
+    return ExportedModule(directory, read_manifest(directory))
 
 
 def device_sm_count() -> int | None:

@@ -170,8 +170,87 @@ def test_export_replaces_only_an_earlier_export(program: Path, tmp_path: Path, c
     (other / "keep.txt").write_text("mine")
     code, _, err = run([program, "--export", other], capsys)
     assert code == 1
-    assert (
-        err == f"error: cannot export to '{other}': it exists and is not an earlier accy export\n"
+    assert err == (
+        f"error: cannot export to '{other}': it holds files that are not an accy export "
+        "(keep.txt)\n"
     )
     assert [p.name for p in other.iterdir()] == ["keep.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["art", "notes", "prog.mlir"]
+
+
+def test_export_keeps_files_beside_an_empty_manifest(program: Path, tmp_path: Path, capsys) -> None:
+    target = tmp_path / "w"
+    target.mkdir()
+    (target / "manifest.json").write_text("{}\n")
+    (target / "keep.txt").write_text("x\n")
+    code, out, err = run([program, "--target", "cpu", "--export", target], capsys)
+    assert (code, out) == (1, "")
+    assert err.startswith(
+        f"error: cannot export to '{target}': it holds files that are not an accy export "
+        "(keep.txt, manifest.json); its manifest.json is not accy's"
+    )
+    assert (target / "keep.txt").read_text() == "x\n"
+    assert (target / "manifest.json").read_text() == "{}\n"
+
+
+def test_export_to_the_working_directory(
+    program: Path, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from accy.runtime import load
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "manifest.json").write_text("{}\n")
+    (work / "keep.txt").write_text("x\n")
+    monkeypatch.chdir(work)
+    code, _, err = run([program, "--export", "."], capsys)
+    assert code == 1 and "Traceback" not in err
+    assert err.startswith("error: cannot export to '.': it holds files that are not an accy export")
+    assert sorted(p.name for p in work.iterdir()) == ["keep.txt", "manifest.json"]
+    (work / "keep.txt").unlink()
+    (work / "manifest.json").unlink()
+    for _ in range(2):  # into the empty working directory, then over that export
+        code, out, err = run([program, "--export", ".", "--threads", "1"], capsys)
+        assert code == 0, err
+        assert out.strip() == f"exported {program} for cpu to ."
+        assert Path.cwd() == work and work.is_dir()
+    assert sorted(p.name for p in work.iterdir()) == ["libaccy_program.so", "manifest.json"]
+    (squared, _sums) = load(".").f(np.ones((2, 3), np.float32), np.ones(3, np.float32))
+    np.testing.assert_array_equal(squared, np.ones((2, 3), np.float32))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prog.mlir", "work"]
+
+
+def test_parallel_cpu_export_loads_in_a_fresh_process(tmp_path: Path) -> None:
+    """Exporting a parallel program must not depend on the async runtime being already
+    in the process (an earlier JIT with threads > 1 used to hide that): both the export
+    and the load run in fresh interpreters."""
+    t = "tensor<512x256xf32>"
+    source = tmp_path / "big.mlir"
+    source.write_text(
+        f"func.func @g(%x: {t}) -> {t} {{\n  %e = accy.exponential %x : {t}\n"
+        f"  return %e : {t}\n}}\n"
+    )
+    script = Path(sys.executable).with_name("accy-run")
+    done = subprocess.run(
+        [str(script), str(source), "--export", str(tmp_path / "art"), "--threads", "2"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    check = (
+        "import sys, numpy as np; from accy.runtime import load; "
+        "x = np.linspace(-2, 2, 512 * 256, dtype=np.float32).reshape(512, 256); "
+        "(y,) = load(sys.argv[1]).g(x); "
+        "print(float(np.abs(y - np.exp(x)).max() / np.exp(2)), "
+        "sorted(m for m in sys.modules if m.startswith(('xdsl', 'accy.mlir_bridge'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", check, str(tmp_path / "art")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    error, modules = done.stdout.split(" ", 1)
+    assert float(error) < 1e-6 and modules.strip() == "[]"
