@@ -42,7 +42,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -292,25 +292,22 @@ def _any_parser() -> SimpleNamespace:
 
 
 class _Session:
-    """A fresh MLIR context that collects diagnostics instead of printing them."""
+    """A fresh MLIR context that collects diagnostics instead of printing them.
+
+    The diagnostic handler must not refer to the session (or anything holding the
+    context): the context owns the handler in C++, where Python's collector cannot see
+    the cycle, and every context (with its modules and JIT) would stay alive."""
 
     def __init__(self, b: SimpleNamespace):
         self.b = b
         self.ctx = b.ir.Context()
         self.diags: list[str] = []
-        self._handler = self.ctx.attach_diagnostic_handler(self._on_diag)
+        self._handler = self.ctx.attach_diagnostic_handler(_collector(self.diags))
         _install_safe_casters(b, self.ctx)
 
-    def _on_diag(self, d: Any) -> bool:
-        # Called from C++: a Python exception must not cross it (it would abort).
-        try:
-            self.diags.append(_format_diag(d))
-        except Exception as e:  # noqa: BLE001
-            self.diags.append(f"error: (a diagnostic that could not be read: {e})")
-        return True
-
     def take(self) -> str:
-        out, self.diags = "\n".join(self.diags), []
+        out = "\n".join(self.diags)
+        self.diags.clear()
         return out
 
     def error(self, stage: str, exc: BaseException | None = None) -> UpstreamMlirError:
@@ -334,6 +331,20 @@ class _Session:
                 pm.run(module.operation)
         except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise self.error(stage, e) from None
+
+
+def _collector(diags: list[str]) -> Callable[[Any], bool]:
+    """A diagnostic handler appending to `diags` (and holding nothing else)."""
+
+    def collect(d: Any) -> bool:
+        # Called from C++: a Python exception must not cross it (it would abort).
+        try:
+            diags.append(_format_diag(d))
+        except Exception as e:  # noqa: BLE001
+            diags.append(f"error: (a diagnostic that could not be read: {e})")
+        return True
+
+    return collect
 
 
 def _install_safe_casters(b: SimpleNamespace, ctx: Any) -> None:
