@@ -4,7 +4,7 @@ traceback, a dead process or a hang.
     python benchmarks/fuzz.py [--mutants 2000] [--seed 0] [--jobs N] [--timeout 60]
                               [--keep DIR] [--show]
 
-Seeds: every `// -----` chunk of `lit_tests/` (the accy dialect and StableHLO), the
+Seeds: the `.mlir` programs of `examples/`, every `// -----` chunk of `lit_tests/` (the accy dialect and StableHLO), the
 StableHLO programs of `tests/data/stablehlo`, the zoo (`benchmarks/zoo/data`) and the
 conformance cases of `tests/data/conformance` (as the runner turns them into programs);
 `ACCEPTED_SHARE` of the mutants come from seeds accy accepts. A mutant is a seed with one to three edits drawn from `MUTATIONS`: lines deleted,
@@ -12,7 +12,9 @@ duplicated or swapped, tokens deleted or duplicated, numbers, element types and 
 replaced by others of their kind, characters flipped, the text truncated. Each runs in a
 watchdog worker (`benchmarks/watchdog.py`) through `accy.import_stablehlo` (text with
 `stablehlo.` ops) or `accy.parse`, `accy.prepare`, the CUDA lowering, `accy.compile` for
-the CPU and, when every argument is small and static, one call on random arguments.
+the CPU and, when every argument is small and static, one call on random arguments;
+then through `accy-opt` (`OPT_PIPELINES`: the default pipeline, `accy-plan-arena`,
+`accy-lower` for both targets), which must exit 0, or 1 with a diagnostic.
 
 Outcomes: PASS (ran, or refused with an `AccyError`), CRASH (any other exception, or the
 process died), TIMEOUT. `--keep DIR` writes each CRASH and TIMEOUT mutant there, with what
@@ -63,6 +65,8 @@ def seeds() -> list[tuple[str, str]]:
     import conformance_cases
 
     found = []
+    for path in sorted((ROOT / "examples").glob("*.mlir")):
+        found.append((str(path.relative_to(ROOT)), path.read_text()))
     for path in sorted((ROOT / "lit_tests").rglob("*.mlir")):
         for i, chunk in enumerate(split_chunks(path.read_text())):
             found.append((f"{path.relative_to(ROOT)}#{i}", chunk))
@@ -217,12 +221,64 @@ def try_mutant(mutant: Mutant, options: dict, report_stage) -> Outcome:
             if arguments is not None:
                 executable[name](*arguments)
     except accy.AccyError:
-        return Outcome(mutant.id, "PASS", "refused", stage)
+        answer = "refused"
     except Exception as error:  # noqa: BLE001 - anything but a diagnostic is a finding
-        frames = traceback.extract_tb(error.__traceback__)[-3:]
-        where = "; ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
-        return Outcome(mutant.id, "CRASH", f"{type(error).__name__}: {error} (at {where})", stage)
-    return Outcome(mutant.id, "PASS", "ran", stage)
+        return _crash(mutant, error, stage)
+    else:
+        answer = "ran"
+    api_stage = stage
+    for pipeline in OPT_PIPELINES:
+        stage = f"accy-opt {pipeline or '(parse and print)'}"
+        report_stage(stage)
+        try:
+            problem = _try_opt(mutant.text, pipeline)
+        except Exception as error:  # noqa: BLE001
+            return _crash(mutant, error, stage)
+        if problem is not None:
+            return Outcome(mutant.id, "CRASH", problem, stage)
+    return Outcome(mutant.id, "PASS", answer, api_stage)
+
+
+OPT_PIPELINES = ("", "accy-plan-arena", "accy-lower{target=cpu}", "accy-lower{target=cuda}")
+"""The `accy-opt` runs of every mutant (in the worker, through `accy.cli.opt.main`)."""
+
+
+def _try_opt(text: str, pipeline: str) -> str | None:
+    """Run `accy-opt` on `text` with `-p pipeline`; what went wrong, or None when it
+    answered with output (status 0) or one diagnostic (status 1)."""
+    import contextlib
+    import io
+    import tempfile
+
+    from accy.cli.opt import main as accy_opt
+
+    with tempfile.TemporaryDirectory(prefix="accy-fuzz-") as scratch:
+        path = Path(scratch) / "mutant.mlir"
+        path.write_text(text)
+        argv = [str(path), "-o", str(Path(scratch) / "out.mlir")]
+        if pipeline:
+            argv += ["-p", pipeline]
+        if "stablehlo." in text:
+            argv.append("--import-stablehlo")
+        stderr = io.StringIO()
+        status = 0
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                accy_opt(argv)
+            except SystemExit as exit_:
+                status = exit_.code if isinstance(exit_.code, int) else 1
+    message = stderr.getvalue()
+    if "Traceback" in message or status not in (0, 1):
+        return f"accy-opt exited {status}: {message[-300:]}"
+    if status == 1 and "error: " not in message:
+        return f"accy-opt exited 1 without a diagnostic: {message[-300:]}"
+    return None
+
+
+def _crash(mutant: Mutant, error: Exception, stage: str) -> Outcome:
+    frames = traceback.extract_tb(error.__traceback__)[-3:]
+    where = "; ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
+    return Outcome(mutant.id, "CRASH", f"{type(error).__name__}: {error} (at {where})", stage)
 
 
 def _arguments(function, rng) -> list | None:
@@ -278,7 +334,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['PASS'] - refused} ran), {counts['CRASH']} crashed, {counts['TIMEOUT']} hung"
     )
     reached = Counter(stage for (detail, stage), v in stages.items() for _ in range(v))
-    print("refused or finished at: " + ", ".join(f"{s} {n}" for s, n in reached.most_common()))
+    print(
+        "the Python API refused or finished at: "
+        + ", ".join(f"{s} {n}" for s, n in reached.most_common())
+    )
     bad = [(m, o) for m, o in zip(made, outcomes, strict=True) if o.kind != "PASS"]
     for mutant, outcome in bad:
         print(f"{outcome.kind} {mutant.id} (from {mutant.seed_name}, {', '.join(mutant.edits)}) "
