@@ -1,20 +1,41 @@
 """``accy-pack``: pack a MiniMalloc CSV problem and report the arena against its lower bound.
 
 Alignment defaults to 1 byte: MiniMalloc problems give exact byte sizes and expect unaligned
-offsets. Every user error (missing or malformed file, unmet capacity) is one ``error:`` line
-on stderr and exit status 1.
+offsets. Every user error (missing or malformed file, unmet capacity, a solution or report
+that cannot be written) is one ``error:`` line on stderr and exit status 1. When the reader
+of the report goes away (``accy-pack ... | head``), it stops quietly with status 141, as a
+program stopped by SIGPIPE does.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from accy.passes.arena import lower_bound, pack, read_minimalloc, write_solution
-from accy.passes.arena.pack import DEFAULT_BUDGET_MS, PackResult
+from accy.passes.arena.pack import (
+    DEFAULT_BUDGET_MS,
+    IMPROVED,
+    SEARCHED,
+    SEARCHES,
+    WINDOWS,
+    PackResult,
+)
 from accy.passes.arena.race import MAX_WORKERS, available_workers
+
+CLOSED_PIPE_STATUS = 141
+"""The exit status when the report's reader has gone: 128 + SIGPIPE, as a shell reports a
+program stopped by the signal."""
+
+
+class _WriteError(Exception):
+    """An output that could not be written: names it and says why."""
+
+    def __init__(self, name: str, error: OSError) -> None:
+        super().__init__(f"cannot write {name}: {error.strerror or error}")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,7 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
     parser.add_argument(
-        "--budget-ms", type=float, default=DEFAULT_BUDGET_MS, help="search time (milliseconds)"
+        "--budget-ms",
+        type=float,
+        default=DEFAULT_BUDGET_MS,
+        help="time for the packers and the searches, in milliseconds (default "
+        f"{DEFAULT_BUDGET_MS:g}); when it runs out the best placement so far is kept",
     )
     parser.add_argument(
         "--workers",
@@ -49,9 +74,44 @@ def _report(result: PackResult) -> str:
         f"lower bound: {placement.lower_bound} bytes (max live bytes)",
         f"ratio:       {placement.ratio:.4f}",
     ]
+    stages = (SEARCHED, WINDOWS, IMPROVED)
+    if result.budget_ran_out:
+        skipped = [name for name in result.skipped if name != SEARCHES]
+        lines.append(
+            f"budget:      ran out: {', '.join([*skipped, 'the searches'])} skipped "
+            f"({result.conflicts} conflicting pairs; --budget-ms {result.greedy_ms:.0f} "
+            "runs every packer)"
+        )
     lines.append("per packer:")
-    lines += [f"  {name:<18} {size}" for name, size in result.packer_sizes.items()]
+    for name, size in result.packer_sizes.items():
+        if name in stages and result.budget_ran_out:
+            continue
+        lines.append(f"  {name:<18} {size}")
+    if result.budget_ran_out:
+        lines += [f"  {name:<18} skipped" for name in (*skipped, *stages)]
     return "\n".join(lines)
+
+
+def _print(text: str) -> None:
+    """Write ``text`` and a newline to stdout now; ``_WriteError`` when it cannot be written
+    (``BrokenPipeError`` when its reader has gone)."""
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _WriteError("standard output", error) from None
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit has nowhere to fail."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no stdout file descriptor: nothing to flush into either
+        pass
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -84,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
         capacity=args.capacity,
         workers=args.workers,
     )
-    print(_report(result))
+    _print(_report(result))
     size = result.placement.size
     if args.capacity is not None and size > args.capacity:
         raise ValueError(
@@ -92,23 +152,34 @@ def _run(args: argparse.Namespace) -> int:
             f"{args.budget_ms:g} ms; --budget-ms gives the search more time)"
         )
     if args.output:
-        write_solution(
-            args.output,
-            intervals,
-            result.placement,
-            names=problem.names,
-            columns=problem.columns,
-        )
+        try:
+            write_solution(
+                args.output,
+                intervals,
+                result.placement,
+                names=problem.names,
+                columns=problem.columns,
+            )
+        except OSError as error:  # also on closing: a full disk shows when the data is flushed
+            raise _WriteError(args.output, error) from None
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of ``accy-pack``; exits 1 with an ``error:`` line on a user error."""
-    args = _parser().parse_args(argv)
+    """Entry point of ``accy-pack``; exits 1 with an ``error:`` line on a user error, and
+    ``CLOSED_PIPE_STATUS`` without one when stdout's reader has gone."""
     try:
+        args = _parser().parse_args(argv)  # --help writes to stdout too
         status = _run(args)
-    except OSError as error:
-        print(f"error: {error.filename}: {error.strerror}", file=sys.stderr)
+    except BrokenPipeError:  # stdout's reader has gone (`| head`): nobody to tell
+        _drop_stdout()
+        status = CLOSED_PIPE_STATUS
+    except _WriteError as error:
+        _drop_stdout()
+        print(f"error: {error}", file=sys.stderr)
+        status = 1
+    except OSError as error:  # reading the problem
+        print(f"error: {error.filename or 'input'}: {error.strerror or error}", file=sys.stderr)
         status = 1
     except ValueError as error:  # includes MiniMallocFormatError (FILE:LINE: message)
         print(f"error: {error}", file=sys.stderr)

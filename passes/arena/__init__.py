@@ -1,9 +1,10 @@
 """Arena packing: place buffers with lifetimes into one arena (no IR involved).
 
-``pack`` runs every packer, the exact searches (``sweep``: a time sweep over PQ-trees
-(``pq_tree``), at the lower bound of arenas full at every section, several sweeps racing in
-one process or several (``race``) and joined where none gets through (``stitch``); ``tiling``:
-exact cover over offset domains, at the lower bound; ``search``: skyline branch-and-bound),
+``pack`` runs every packer its budget covers (with the O(n log n) ``sweep_first_fit`` as the
+fallback), the exact searches (``sweep``: a time sweep over PQ-trees (``pq_tree``), at the
+lower bound of arenas full at every section, several sweeps racing in one process or several
+(``race``) and joined where none gets through (``stitch``); ``tiling``: exact cover over
+offset domains, at the lower bound; ``search``: skyline branch-and-bound),
 window repacking above the bound (``windows``) and an improvement search; ``check_placement``
 verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems and solutions;
 ``generated`` builds problems whose optimum is known (full at every item), for benchmarks and
@@ -33,6 +34,7 @@ from accy.passes.arena.problem import (
     lower_bound,
     overlaps_in_time,
 )
+from accy.passes.arena.sweep_first_fit import pack_sweep_first_fit
 
 __all__ = [
     "DEFAULT_ALIGNMENT",
@@ -52,6 +54,7 @@ __all__ = [
     "pack_best_fit",
     "pack_greedy_by_breadth",
     "pack_greedy_by_size",
+    "pack_sweep_first_fit",
     "read_minimalloc",
     "read_problem",
     "read_solution",

@@ -19,9 +19,15 @@ NAME = "best_fit"
 
 
 def pack_best_fit(
-    intervals: Sequence[BufferInterval], alignment: int = DEFAULT_ALIGNMENT
+    intervals: Sequence[BufferInterval],
+    alignment: int = DEFAULT_ALIGNMENT,
+    *,
+    deadline: float | None = None,
 ) -> Placement:
-    """Place buffers in decreasing size (then lifetime), each in the smallest gap that fits."""
+    """Place buffers in decreasing size (then lifetime), each in the smallest gap that fits.
+
+    ``placer.OutOfTime`` when ``deadline`` (a ``time.perf_counter`` value) passes first.
+    """
 
     def key(i: int) -> tuple[int, int, int, int]:
         interval = intervals[i]
@@ -29,4 +35,4 @@ def pack_best_fit(
         return (-align_up(interval.size, alignment), -length, interval.start, interval.id)
 
     order = sorted(range(len(intervals)), key=key)
-    return place_intervals(intervals, order, alignment, Fit.BEST, NAME)
+    return place_intervals(intervals, order, alignment, Fit.BEST, NAME, deadline)

@@ -48,8 +48,14 @@ def breadth_order(intervals: Sequence[BufferInterval], alignment: int) -> list[i
 
 
 def pack_greedy_by_breadth(
-    intervals: Sequence[BufferInterval], alignment: int = DEFAULT_ALIGNMENT
+    intervals: Sequence[BufferInterval],
+    alignment: int = DEFAULT_ALIGNMENT,
+    *,
+    deadline: float | None = None,
 ) -> Placement:
-    """Place the buffers of the widest work items first, each in the smallest gap that fits."""
+    """Place the buffers of the widest work items first, each in the smallest gap that fits.
+
+    ``placer.OutOfTime`` when ``deadline`` (a ``time.perf_counter`` value) passes first.
+    """
     order = breadth_order(intervals, alignment)
-    return place_intervals(intervals, order, alignment, Fit.BEST, NAME)
+    return place_intervals(intervals, order, alignment, Fit.BEST, NAME, deadline)

@@ -18,11 +18,17 @@ NAME = "greedy_by_size"
 
 
 def pack_greedy_by_size(
-    intervals: Sequence[BufferInterval], alignment: int = DEFAULT_ALIGNMENT
+    intervals: Sequence[BufferInterval],
+    alignment: int = DEFAULT_ALIGNMENT,
+    *,
+    deadline: float | None = None,
 ) -> Placement:
-    """Place buffers in decreasing aligned size, each at the lowest gap that fits."""
+    """Place buffers in decreasing aligned size, each at the lowest gap that fits.
+
+    ``placer.OutOfTime`` when ``deadline`` (a ``time.perf_counter`` value) passes first.
+    """
     order = sorted(
         range(len(intervals)),
         key=lambda i: (-align_up(intervals[i].size, alignment), intervals[i].id),
     )
-    return place_intervals(intervals, order, alignment, Fit.FIRST, NAME)
+    return place_intervals(intervals, order, alignment, Fit.FIRST, NAME, deadline)

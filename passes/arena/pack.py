@@ -10,8 +10,10 @@ placement there is kept while the sweeps at the bound go on), then, when none fo
 placement, the skyline ``search`` bisecting the capacities above the bound; then ``windows``,
 which lowers a placement a section at a time by repacking windows of time around it: the best
 one, or the stitched sweeps' at the bound when no sweep got through there (higher, mostly, but
-full wherever the sweeps' tilings are kept); then the ``improve`` local search from the best. A
-search result only replaces the best so far when it is strictly smaller.
+full wherever the sweeps' tilings are kept), where that placement is at most
+``tiling.MAX_ROWS`` units high (its tiling searches would outrun any budget above); then the
+``improve`` local search from the best. A search result only replaces the best so far when it
+is strictly smaller.
 
 Invariants: the result is a valid placement (see ``checker``) no larger than any single
 packer's; packers are tried in the fixed order of ``PACKERS`` and the first smallest wins, and
@@ -21,6 +23,19 @@ Capacity: when a ``capacity`` is given and the best greedy arena exceeds it, fit
 first: the skyline ``search.fit`` at the capacity gets ``CAPACITY_SHARE`` of the budget (the
 way MiniMalloc is used: any placement within a capacity), and the stages above run in the rest
 of the budget from the placement it found, if any.
+
+Greedy work: a greedy packer visits, for each buffer, every buffer conflicting with it
+(``placer.placement_work``: ``n`` plus twice the conflicting pairs, counted in O(n log n)
+before anything is placed), which no budget bounds: 20000 buffers all live at once make 200
+million pairs. So the packers of ``PACKERS`` run, in order, only while their work together
+stays within ``GREEDY_WORK_PER_MS`` visits per millisecond of the budget (of at least
+``MIN_GREEDY_MS``, so that every small problem gets all three, whatever the budget), and stop
+at the end of that time as a safety stop (a machine far slower than the rate assumes). When
+one does not run, the budget ran out: the result is the best of the packers that ran and of
+``sweep_first_fit`` (first fit by a sweep over time, O(n log n), listing no conflicts), and
+nothing else runs (the searches and ``improve`` need the conflicts, or structures as large);
+``PackResult.skipped`` names what did not run. Like the node caps, the work cap, not the
+clock, decides, so the result stays reproducible.
 
 Time: ``budget_ms`` bounds the searches together. Each search stage gets a share of it
 (``FULL_SHARES`` when ``sweep.suits`` the problem at its lower bound, else ``TILED_SHARES``
@@ -53,10 +68,12 @@ from accy.passes.arena import (
     search,
     stitch,
     sweep,
+    sweep_first_fit,
     tiling,
     windows,
 )
 from accy.passes.arena.improve import improve
+from accy.passes.arena.placer import OutOfTime, conflict_pairs
 from accy.passes.arena.problem import (
     DEFAULT_ALIGNMENT,
     BufferInterval,
@@ -66,7 +83,8 @@ from accy.passes.arena.problem import (
 )
 from accy.passes.arena.sections import build_sections
 
-Packer = Callable[[Sequence[BufferInterval], int], Placement]
+Packer = Callable[..., Placement]
+"""``packer(intervals, alignment, deadline=None)``: a placement, or ``placer.OutOfTime``."""
 
 # Tie order: the first packer reaching the smallest size wins.
 PACKERS: tuple[tuple[str, Packer], ...] = (
@@ -99,6 +117,17 @@ PARALLEL_MS = 500.0
 them takes about 50 ms a race (a third of a second for a program's first)."""
 DEFAULT_BUDGET_MS = 100.0
 DEFAULT_MAX_ITERATIONS = 2000
+GREEDY_WORK_PER_MS = 1000
+"""Greedy packers' visits (``placer.placement_work``) per millisecond of budget, all packers
+together: under half the rate measured on a shared 2-core machine (1800-3700 a millisecond on
+churn sets, random lifetimes and buffers all live at once, 2026-12-02), so the cap, not the
+clock, decides which run."""
+MIN_GREEDY_MS = 100.0
+"""The greedy packers' work cap is that of at least this budget (three packers of 33000
+visits each: a thousand buffers of up to 32 conflicts each, or 180 all live at once)."""
+FALLBACK = sweep_first_fit.NAME
+SEARCHES = "searches"
+"""In ``PackResult.skipped``: the searches and ``improve`` did not run."""
 
 
 @dataclass(frozen=True)
@@ -109,10 +138,50 @@ class PackResult:
     size after the searches (``placement.packer`` names the one that found it), then
     ``WINDOWS``, the size after window repacking, then ``IMPROVED``, the size after the
     improvement search (each equal to the size before it when it found nothing smaller).
+
+    When the budget ran out (see the module doc), ``skipped`` names the packers that did not
+    run, then ``SEARCHES``; ``packer_sizes`` leaves those packers out and has ``FALLBACK``
+    after the others that ran (and ``SEARCHED``, ``WINDOWS`` and ``IMPROVED`` at its size);
+    ``conflicts`` is the number of conflicting pairs and ``greedy_ms`` the budget that runs
+    all of ``PACKERS``.
     """
 
     placement: Placement
     packer_sizes: Mapping[str, int]
+    skipped: tuple[str, ...] = ()
+    conflicts: int = 0
+    greedy_ms: float = 0.0
+
+    @property
+    def budget_ran_out(self) -> bool:
+        """Whether a stage did not run for want of budget."""
+        return bool(self.skipped)
+
+
+def greedy_budget_ms(work: int, packers: int = len(PACKERS)) -> float:
+    """The budget (milliseconds) whose greedy work cap covers ``packers`` packers of
+    ``work`` visits each (at least ``MIN_GREEDY_MS``)."""
+    return max(packers * work / GREEDY_WORK_PER_MS, MIN_GREEDY_MS)
+
+
+def _greedy(
+    intervals: Sequence[BufferInterval], alignment: int, budget_ms: float, started: float
+) -> tuple[list[tuple[str, Placement]], int]:
+    """The ``(name, placement)`` of each packer of ``PACKERS`` that ran within the greedy
+    work cap and deadline (see the module doc), in order, and the conflicting pairs."""
+    pairs = conflict_pairs(intervals)
+    work = len(intervals) + 2 * pairs  # placer.placement_work
+    greedy_ms = max(budget_ms, MIN_GREEDY_MS)
+    allowed, deadline = greedy_ms * GREEDY_WORK_PER_MS, started + greedy_ms / 1000.0
+    results: list[tuple[str, Placement]] = []
+    for name, packer in PACKERS:
+        if (len(results) + 1) * work > allowed:
+            break
+        try:
+            results.append((name, packer(intervals, alignment, deadline=deadline)))
+        except OutOfTime:
+            break
+    return results, pairs
 
 
 def _searched(
@@ -213,14 +282,18 @@ def _searched(
         if candidate is not None and candidate.size < best.size:
             best = candidate
     lowered = None
-    if best.size > lower and windows_nodes > 0:
-        # From the stitched sweeps when there are some: higher than the best, mostly, but
-        # exactly full wherever their tilings are kept, which window repacking gets further
-        # from.
+    # From the stitched sweeps when there are some: higher than the best, mostly, but exactly
+    # full wherever their tilings are kept, which window repacking gets further from.
+    start = best if stitched is None else stitched.placement
+    # Window repacking runs the tiling search on windows of the placement's height in rows:
+    # beyond ``tiling.MAX_ROWS`` (units of a byte, say) its bitmasks get so slow that one
+    # move of a few hundred nodes overruns any budget (300 buffers of random byte sizes spent
+    # 52 s of a 1 s budget there).
+    if best.size > lower and windows_nodes > 0 and start.size // sections.unit <= tiling.MAX_ROWS:
         lowered = windows.lower(
             intervals,
             alignment,
-            best if stitched is None else stitched.placement,
+            start,
             max_nodes=windows_nodes,
             deadline=share_end(spent, search_share, windows_share),
             seed=seed,
@@ -245,18 +318,27 @@ def pack(
     workers: int = 1,
 ) -> PackResult:
     """Place every buffer, first within ``capacity`` bytes when given (see the module doc);
-    ``budget_ms``, ``search_nodes`` (both skyline stages, and the capacity fit as many),
-    ``tiling_nodes``, ``sweep_nodes``, ``windows_nodes`` and ``max_iterations`` bound the
-    searches; ``workers`` processes run the sweeps."""
+    ``budget_ms`` bounds the greedy packers' work and, with ``search_nodes`` (both skyline
+    stages, and the capacity fit as many), ``tiling_nodes``, ``sweep_nodes``,
+    ``windows_nodes`` and ``max_iterations``, the searches; ``workers`` processes run the
+    sweeps."""
     if workers < 1:
         raise ValueError(f"pack: workers must be at least 1, got {workers}")
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
     intervals = sorted(intervals, key=lambda interval: interval.id)
-    results = [packer(intervals, alignment) for _, packer in PACKERS]
-    sizes = {name: result.size for (name, _), result in zip(PACKERS, results)}
-    best = min(results, key=lambda result: result.size)  # min keeps the first on ties
+    ran, pairs = _greedy(intervals, alignment, budget_ms, started)
+    greedy_ms = greedy_budget_ms(len(intervals) + 2 * pairs)
+    if len(ran) < len(PACKERS):  # the budget ran out: the best so far, or the fallback
+        ran.append((FALLBACK, sweep_first_fit.pack_sweep_first_fit(intervals, alignment)))
+        best = min((result for _, result in ran), key=lambda result: result.size)
+        sizes = {name: result.size for name, result in ran}
+        sizes.update({SEARCHED: best.size, WINDOWS: best.size, IMPROVED: best.size})
+        skipped = tuple(name for name, _ in PACKERS[len(ran) - 1 :]) + (SEARCHES,)
+        return PackResult(best, sizes, skipped, pairs, greedy_ms)
+    sizes = {name: result.size for name, result in ran}
+    best = min((result for _, result in ran), key=lambda result: result.size)  # the first on ties
     searches_start, searches_ms, missed = started, budget_ms, None
     if capacity is not None and best.lower_bound <= capacity < best.size:
         share_ms = budget_ms * CAPACITY_SHARE
@@ -301,4 +383,4 @@ def pack(
         seed=seed,
     )
     sizes[IMPROVED] = placement.size
-    return PackResult(placement, sizes)
+    return PackResult(placement, sizes, conflicts=pairs, greedy_ms=greedy_ms)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from accy.passes.arena import Placement, check_placement, read_solution
+
+from accy.cli.pack import CLOSED_PIPE_STATUS
 
 ACCY_PACK = str(Path(sys.executable).with_name("accy-pack"))
 
@@ -133,3 +137,79 @@ def test_workers_search_a_full_problem_in_processes(tmp_path: Path, churn) -> No
     result = _run(path, "--alignment", "256", "--budget-ms", "1500", "--workers", "2")
     assert result.returncode == 0, result.stderr
     assert "bytes (sweep)" in result.stdout and "ratio:       1.0000" in result.stdout
+
+
+def test_many_identical_buffers_finish_within_the_budget_and_say_it_ran_out(
+    tmp_path: Path,
+) -> None:
+    # 20000 buffers all live together (200 million conflicting pairs): more than 5 minutes
+    # before the greedy packers were held to the budget; now the fallback, about a second.
+    rows = "".join(f"{i},0,10,100\n" for i in range(20_000))
+    path = _problem(tmp_path, "id,lower,upper,size\n" + rows)
+    solution = tmp_path / "solution.csv"
+    result = subprocess.run(
+        [ACCY_PACK, path, "--budget-ms", "100", "-o", str(solution)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,  # coarse: a hang, not a slow machine
+    )
+    assert result.returncode == 0, result.stderr
+    assert "arena size:  2000000 bytes (sweep_first_fit)" in result.stdout
+    assert "ratio:       1.0000" in result.stdout
+    assert (
+        "budget:      ran out: best_fit, greedy_by_size, greedy_by_breadth, the searches "
+        "skipped (199990000 conflicting pairs; --budget-ms 1200000 runs every packer)"
+    ) in result.stdout
+    assert "  best_fit           skipped\n" in result.stdout
+    intervals, offsets = read_solution(solution)
+    assert offsets is not None
+    check_placement(intervals, Placement(offsets, 2_000_000, 2_000_000, "file"), 1)
+
+
+def test_help_states_the_budget_default() -> None:
+    result = _run("--help")
+    assert result.returncode == 0
+    assert "(default 100)" in " ".join(result.stdout.split())
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_a_full_disk_is_one_error_line_naming_the_output(tmp_path: Path) -> None:
+    result = _run(_problem(tmp_path), "-o", "/dev/full")
+    assert result.returncode == 1
+    assert result.stderr == "error: cannot write /dev/full: No space left on device\n"
+    with open("/dev/full", "w") as full:  # the report itself on a full disk
+        report = subprocess.run(
+            [ACCY_PACK, _problem(tmp_path)],
+            check=False,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert report.returncode == 1
+    assert report.stderr == "error: cannot write standard output: No space left on device\n"
+
+
+def test_a_closed_stdout_pipe_stops_quietly_with_status_141(tmp_path: Path) -> None:
+    # As `accy-pack ... | head -c 10` once head has gone: the pipe's read end is closed
+    # before the program starts, so its first write fails (Python ignores SIGPIPE).
+    def run_into_closed_pipe(*args: str) -> subprocess.CompletedProcess[str]:
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            return subprocess.run(
+                [ACCY_PACK, *args],
+                check=False,
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            os.close(write)
+
+    result = run_into_closed_pipe(_problem(tmp_path))
+    assert result.returncode == CLOSED_PIPE_STATUS == 141
+    assert result.stderr == ""
+    assert run_into_closed_pipe("--help").stderr == ""  # argparse drops what it cannot write
