@@ -48,6 +48,7 @@ from pathlib import Path
 
 from accy.passes.arena import PACKERS, BufferInterval, check_placement, pack, read_problem
 from accy.passes.arena.generated import churn, cut_rectangle
+from accy.passes.arena.pack import FALLBACK
 
 ALIGNMENT = 256
 GOAL = 1.02
@@ -154,7 +155,7 @@ def run_case(
     peer = ""
     if cpsat:
         # The greedy arena bounds CP-SAT's search, as accy's searches start from it too.
-        greedy = min(size for packer, size in sizes if packer in dict(PACKERS))
+        greedy = min(size for packer, size in sizes if packer in {*dict(PACKERS), FALLBACK})
         found = cpsat_size(intervals, budget_ms / 1000, greedy)
         peer = f"  cpsat={found / bound:.3f}" if found else "  cpsat=none"
     print(f"{name:<16} n={len(intervals):<5} {ratios}  {chosen}{peer}  ({elapsed_ms:.0f} ms)")
