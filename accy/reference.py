@@ -8,7 +8,9 @@ numpy and returns its results as fresh arrays. Semantics are StableHLO's:
 - f16 and bf16 math is computed in float32 and rounded back to the element type after each
   op (float32 holds more than twice the bits of either, so for add, subtract, multiply,
   divide and sqrt this is exactly the correctly rounded result). Reductions, scans and
-  dot_general on f16/bf16 accumulate in float32 and round once at the end.
+  dot_general on f16/bf16 accumulate in float32 and round once at the end. Float sums of a
+  reduce are pairwise (`_reduce`), so their error does not grow with the number of
+  elements (StableHLO leaves a reduce's order unspecified).
 - Integer arithmetic wraps (two's complement). Integer divide truncates toward zero; as in
   XLA, `x / 0` is -1 and `MIN / -1` is MIN. Integer power is repeated multiplication
   (wrapping); a negative exponent gives 0, except for bases 1 (-> 1) and -1 (-> +-1).
@@ -339,11 +341,21 @@ def _identity(kind: accy.CombinerKind, dtype: np.dtype) -> Any:
 
 
 def _reduce(op: accy.ReduceOp, operand: np.ndarray) -> np.ndarray:
-    axes = tuple(int(d) for d in op.dimensions.get_values())
+    """A sum moves the reduced dims last and flattens them into one contiguous axis, so
+    numpy adds each row pairwise (its float sums are pairwise only along a contiguous
+    axis: over a leading axis they are one sequential chain, whose error grows with its
+    length). A product's rounding error is, to first order, the sum of every multiply's
+    relative error whatever the order, so numpy's order serves."""
+    axes = tuple(sorted(int(d) for d in op.dimensions.get_values()))
     kind = op.kind.data
     wide = _wide(operand)
     dtype = wide.dtype
-    if kind == accy.CombinerKind.ADD:
+    if kind == accy.CombinerKind.ADD and axes:
+        kept = [d for d in range(wide.ndim) if d not in axes]
+        width = int(np.prod([wide.shape[d] for d in axes], dtype=np.int64))
+        rows = np.transpose(wide, [*kept, *axes]).reshape([wide.shape[d] for d in kept] + [width])
+        result = np.add.reduce(np.ascontiguousarray(rows), axis=-1, dtype=dtype)
+    elif kind == accy.CombinerKind.ADD:
         result = np.sum(wide, axis=axes, dtype=dtype)
     elif kind == accy.CombinerKind.MUL:
         result = np.prod(wide, axis=axes, dtype=dtype)

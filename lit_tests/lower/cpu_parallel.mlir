@@ -11,7 +11,10 @@
 //   @flat:   add over 65536              =  65536 steps  -> the only dim is parallel
 //   @rowsum: reduce 128 rows of 512      = 128 x 512 = 65536 steps -> parallel rows, each
 //            row summed by a sequential `scf.for` carrying the accumulator
-//   @total:  reduce all 65536 elements   -> no kept dim: one sequential loop
+//   @total:  reduce all 65536 elements   -> no kept dim and one chunk (REDUCE_CHUNK =
+//            65536 elements): sequential blocked loops (16 x 16 partials of 256 elements)
+//   @split:  reduce 4 rows of 1048576    -> fewer than 256 rows, 16 chunks per row: the
+//            chunks in parallel into a partials buffer, then each row's 16 partials
 //   @mm:     64x128 @ 128x256 in f32 register tiles (`_dot_tiles`): 64 x 128 x 256 =
 //            2097152 steps -> every tile in parallel
 
@@ -62,10 +65,43 @@ func.func @total(%x: tensor<65536xf32>) -> tensor<f32> {
   return %r : tensor<f32>
 }
 // CHECK-LABEL: func.func @total
+// CHECK-DAG:   %[[C4096:.*]] = arith.constant 4096 : index
+// CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:   %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NOT:   scf.parallel
-// CHECK:       scf.for {{.*}} iter_args
+// Each loop carries its own accumulator from zero: 16 partials of 16 partials of sums of
+// 256 consecutive elements (the innermost vectorizable, `reassoc`), combined in order.
+// CHECK:       scf.for {{.*}} step %[[C4096]] iter_args(%{{.*}} = %[[ZERO]])
+// CHECK:         scf.for {{.*}} step %[[C256]] iter_args(%{{.*}} = %[[ZERO]])
+// CHECK:           scf.for {{.*}} step %[[C1]] iter_args(%{{.*}} = %[[ZERO]])
+// CHECK:             arith.addf {{.*}} fastmath<reassoc>
+// CHECK:           arith.addf %{{[^ ]*}}, %{{[^ ]*}} : f32
+// CHECK:         arith.addf %{{[^ ]*}}, %{{[^ ]*}} : f32
 // CHECK-NOT:   scf.parallel
 // CHECK:       func.return
+
+func.func @split(%x: tensor<4x1048576xf32>) -> tensor<4xf32> {
+  %r = accy.reduce add %x, dims = [1] : (tensor<4x1048576xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+// CHECK-LABEL: func.func @split
+// CHECK:       %partials = memref.alloc() {alignment = 64 : i64} : memref<16x4xf32>
+// Phase 1: (chunk, row) in parallel, each chunk 65536 elements in blocked loops.
+// CHECK:       "scf.parallel"
+// CHECK-NEXT:  ^{{.*}}(%[[CHUNK:.*]]: index, %[[ROW:.*]]: index):
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             scf.for
+// CHECK:               memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<4x1048576xf32>
+// CHECK:         memref.store %{{.*}}, %partials[%[[CHUNK]], %[[ROW]]]
+// CHECK:         scf.reduce
+// Phase 2: each row folds its partials in order.
+// CHECK:       scf.for %[[R:.*]] = {{.*}} {
+// CHECK:         scf.for %[[P:.*]] = {{.*}} iter_args
+// CHECK:           memref.load %partials[%[[P]], %[[R]]] : memref<16x4xf32>
+// CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]]] : memref<4xf32>
+// CHECK:       memref.dealloc %partials
 
 func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
   %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x256xf32>) -> tensor<64x256xf32>

@@ -30,9 +30,9 @@ per result; the caller owns every argument buffer) whose body
    - fused elementwise/broadcast/reshape groups: one loop nest over the root's shape,
      the members through `scalar` + `indexing` (splat constants become `arith.constant`);
    - transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
-   - reduce: loops over the kept dims, then an `scf.for` per reduced dim carrying the
-     accumulator (f32 for f16/bf16; float add/mul with `fastmath<reassoc>`), with the
-     fused prologue evaluated in the innermost loop;
+   - reduce: loops over the kept dims, then blocked loops per reduced dim (see
+     *Reductions*) accumulating in f32 for f16/bf16, with the fused prologue evaluated
+     in the innermost loop;
    - dot_general: output zeroed, then loops batch, lhs free (i), contracting (k), rhs free
      (j) accumulating into the output, so the innermost loop is contiguous; f16/bf16
      accumulate in f32 in loops batch, i, j, k and round once;
@@ -46,12 +46,35 @@ per result; the caller owns every argument buffer) whose body
 4. deallocates the separate allocations and the arena, and returns.
 
 Parallel loops: a nest whose iterations write disjoint elements (every item's loops over
-its result's dims; a reduce's kept dims; a dot's batch and lhs-free dims; a scan's other
-dims) takes its outer dims, all but the contiguous last one (the only one of a rank-1
-nest), as one `scf.parallel`, and the rest as `scf.for`s inside it, when it does at
-least `PARALLEL_MIN_WORK` scalar steps (or has a dynamic size). How `scf.parallel` runs is
-the pipeline's choice: the CPU target splits it into tasks on a thread pool
-(`async-parallel-for`) or, for one thread, lowers it to plain loops (`convert-scf-to-cf`).
+its result's dims; a reduce's kept dims, or a split reduce's chunks and kept dims; a
+dot's batch and lhs-free dims; a scan's other dims) takes its outer dims, all but the
+contiguous last one (the only one of a rank-1 nest), as one `scf.parallel`, and the rest
+as `scf.for`s inside it, when it does at least `PARALLEL_MIN_WORK` scalar steps (or has
+a dynamic size). How `scf.parallel` runs is the pipeline's choice: the CPU target splits
+it into tasks on a thread pool (`async-parallel-for`) or, for one thread, lowers it to
+plain loops (`convert-scf-to-cf`).
+
+Reductions: in a float sum no sequential chain of adds is long, so its rounding error
+grows with the logarithm of the width, not with the width. The reduced dims are folded
+outermost first; each dim's fold is the loops of `blocked_steps` (outermost first), each
+carrying its own accumulator from zero: the innermost loop of the innermost reduced dim
+adds up to `REDUCE_LEAF` consecutive elements (`fastmath<reassoc>`, so LLVM vectorizes
+it), every other loop up to `REDUCE_FAN` partials, in order. Each level loops over its
+whole blocks (so the loops inside have static trip counts, which LLVM unrolls), then
+folds the last, partial block, if any, the same way. Other kinds keep one loop per
+reduced dim carrying the accumulator through the nest (the innermost `reassoc`): max, min
+and integer results do not depend on the order, and a float product's rounding errors
+add up alike in any order (to first order), while accumulators restarting from 1 make
+products of factors near 1 worse (the sub-ulp parts of a product near 1 are lost one
+way), so float products are never blocked nor split.
+
+A reduction with fewer than `REDUCE_SPLIT_ROWS` rows (all dims static) whose outermost
+reduced dim holds more than one chunk (a power of two of its positions, at least
+`REDUCE_CHUNK` elements) is split: one `scf.parallel` over (chunk, kept dims) folds each
+chunk from the identity into `partials[chunk, kept...]` (a buffer of its own,
+`memref.alloc`ed before the reduction and freed after it), then each row folds its
+partials (a sum in blocked loops). Every order is fixed at lowering, so the thread count
+never changes a result.
 
 Dynamic dims: every `?` dim of a function is bound to one row count, read with
 `memref.dim` from the first argument that has a `?` (its first `?` dim). A function with
@@ -64,7 +87,7 @@ planned (`accy.compile` checks this before running).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -81,11 +104,13 @@ from accy.passes.lower.indexing import (
 )
 from accy.passes.lower.plan import LoweringPlan
 from accy.passes.lower.scalar import (
+    blocked_steps,
     combine,
     combiner_identity,
     compute_type,
     constant,
     emit,
+    is_float,
     is_low_precision,
     narrow,
     widen,
@@ -137,6 +162,25 @@ DOT_TILE_VECTORS = 2
 
 VECTOR_WIDTH = 8
 """f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
+
+REDUCE_LEAF = 256
+"""Reductions: consecutive positions of the innermost reduced dim one accumulator folds
+from the identity (the loop LLVM vectorizes) before the partial joins the level above."""
+
+REDUCE_FAN = 16
+"""Reductions: partials each loop above the innermost folds (see `blocked_steps`)."""
+
+REDUCE_SPLIT_ROWS = 256
+"""Reductions with fewer (static) rows than this are split into chunks folded in
+parallel when their outermost reduced dim holds more than one chunk (`_reduce_chunk`)."""
+
+REDUCE_CHUNK = 1 << 16
+"""Reductions: the fewest elements one chunk of a split reduction folds (a power of two
+of positions of the outermost reduced dim, times the reduced dims inside it)."""
+
+DYNAMIC_EXTENT = 1 << 32
+"""The extent a dynamic reduced dim's blocked loops are built for (past it, the chain of
+the outermost loop grows beyond `REDUCE_FAN`)."""
 
 PARALLEL_MIN_WORK = 1 << 15
 """Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
@@ -340,6 +384,119 @@ def _global_of(slot: BufferSlot) -> memref.GlobalOp:
         UnitAttr(),
         alignment=64,
     )
+
+
+FoldBody = Callable[[Builder, SSAValue, SSAValue], SSAValue]
+"""`body(builder, iv, acc)`: `acc` with position `iv` folded in."""
+
+
+@dataclass
+class ReduceFold:
+    """How a reduction's loops fold (see *Reductions* in the module docstring)."""
+
+    lowering: FunctionLowering
+    kind: ops.CombinerKind
+    acc_type: Attribute
+    blocked: bool
+    """Float sums: every dim's fold is blocked loops (`blocked_steps`) from the identity,
+    combined into the enclosing accumulator. Other kinds: one loop per dim, carrying the
+    accumulator through the nest (as a split's chunks do; see *Reductions*)."""
+
+    def over(
+        self,
+        b: Builder,
+        acc: SSAValue,
+        lower: SSAValue,
+        upper: SSAValue,
+        end: int | None,
+        *,
+        leaf: int,
+        body: FoldBody,
+        extent: int | None = None,
+    ) -> SSAValue:
+        """`acc` with `body` folded over `lower <= iv < upper` (`extent` positions at most;
+        default `end`, the static end of the outermost range, or `DYNAMIC_EXTENT`)."""
+        if not self.blocked:
+            return self._loops(b, acc, lower, upper, [], end, body)
+        steps = blocked_steps(extent or end or DYNAMIC_EXTENT, leaf, REDUCE_FAN)
+        identity = self.lowering.identity(self.kind, self.acc_type)
+        folded = self._loops(b, identity, lower, upper, steps, end, body)
+        return folded if acc is identity else combine(b, self.kind, acc, folded)
+
+    def _loops(
+        self,
+        b: Builder,
+        init: SSAValue,
+        lower: SSAValue,
+        upper: SSAValue,
+        steps: Sequence[int],
+        end: int | None,
+        body: FoldBody,
+    ) -> SSAValue:
+        """The loops of `steps` (outermost first) over `lower <= iv < upper`, carrying
+        `init`; every block is folded from the identity and combined in order. `lower`
+        is a multiple of `steps[0]`, `upper` too where `steps[0]` divides `end`."""
+        if not steps:
+            return self._loop(b, init, lower, upper, 1, body)
+        return self._blocks(
+            b, init, lower, upper, steps, end is not None and end % steps[0] == 0, body
+        )
+
+    def _blocks(
+        self,
+        b: Builder,
+        init: SSAValue,
+        lower: SSAValue,
+        upper: SSAValue,
+        steps: Sequence[int],
+        whole: bool,
+        body: FoldBody,
+    ) -> SSAValue:
+        """`_loops` for at least one step: a loop over the whole blocks of `steps[0]`
+        (each folded by the loops of the steps below, with static trip counts), then,
+        unless `whole` says the range holds whole blocks only, the last partial block."""
+        lowering = self.lowering
+        step = steps[0]
+        identity = lowering.identity(self.kind, self.acc_type)
+        stop = upper
+        if not whole:
+            length = emit(b, arith.SubiOp(upper, lower))
+            rest = emit(b, arith.RemUIOp(length, lowering.index(step)))
+            stop = emit(b, arith.SubiOp(upper, rest))
+
+        def block(inner: Builder, iv: SSAValue, acc: SSAValue) -> SSAValue:
+            block_end = emit(inner, arith.AddiOp(iv, lowering.index(step)))
+            if len(steps) == 1:
+                partial = self._loop(inner, identity, iv, block_end, 1, body)
+            else:
+                partial = self._blocks(inner, identity, iv, block_end, steps[1:], True, body)
+            return combine(inner, self.kind, acc, partial)
+
+        result = self._loop(b, init, lower, stop, step, block)
+        if whole:
+            return result
+        if len(steps) == 1:
+            last = self._loop(b, identity, stop, upper, 1, body)
+        else:
+            last = self._blocks(b, identity, stop, upper, steps[1:], False, body)
+        return combine(b, self.kind, result, last)
+
+    def _loop(
+        self,
+        b: Builder,
+        init: SSAValue,
+        lower: SSAValue,
+        upper: SSAValue,
+        step: int,
+        body: FoldBody,
+    ) -> SSAValue:
+        """`scf.for %iv = lower to upper step step` carrying `init` through `body`."""
+        block = Block(arg_types=[INDEX, self.acc_type])
+        inner = Builder(InsertPoint.at_end(block))
+        inner.insert(scf.YieldOp(body(inner, *block.args)))
+        loop = scf.ForOp(lower, upper, self.lowering.index(step), [init], block)
+        b.insert(loop)
+        return loop.results[0]
 
 
 @dataclass
@@ -674,36 +831,165 @@ class FunctionLowering:
             offset += shape_of(value)[root.dim]
 
     def _reduce(self, b: Builder, item: WorkItem) -> None:
+        """Loops over the kept dims, then the reduced dims' folds (see *Reductions* in the
+        module docstring); a reduction with few rows and a wide static outermost reduced
+        dim is split into chunks folded in parallel (`_split_reduce`)."""
         root = item.root
         assert isinstance(root, ops.ReduceOp)
         kind = root.kind.data
-        reduced = [int(d) for d in root.dimensions.get_values()]
+        reduced = sorted(int(d) for d in root.dimensions.get_values())
         operand = root.operand
+        shape = shape_of(operand)
         sizes = self.sizes(operand)
         kept = [d for d in range(len(sizes)) if d not in reduced]
-        inner, kept_ivs = self.parallel_nest(
-            b,
-            [sizes[d] for d in kept],
-            parallel=len(kept),
-            per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
-        )
+        kept_sizes = [sizes[d] for d in kept]
         element_type = root.result.type.get_element_type()
         acc_type = compute_type(element_type)
         group = self._group(item)
-        identity = combiner_identity(inner, kind, acc_type)
+        blocked = kind == ops.CombinerKind.ADD and is_float(acc_type)
+        fold = ReduceFold(self, kind, acc_type, blocked)
 
-        def build(builder: Builder, position: int, acc: SSAValue, ivs: dict[int, SSAValue]):
-            if position == len(reduced):
-                indices = [ivs[d] for d in range(len(sizes))]
-                x = widen(builder, group.evaluate(builder, operand, indices))
-                return combine(builder, kind, acc, x, reassociate=True)
+        def element(builder: Builder, ivs: dict[int, SSAValue], acc: SSAValue) -> SSAValue:
+            indices = [ivs[d] for d in range(len(sizes))]
+            x = widen(builder, group.evaluate(builder, operand, indices))
+            return combine(builder, kind, acc, x, reassociate=True)
+
+        def body(position: int, ivs: dict[int, SSAValue]) -> FoldBody:
+            """Folds reduced dim `position` at `iv` into `acc`: its element (innermost
+            dim) or the fold of the reduced dims inside it."""
             dim = reduced[position]
-            loop, body, iv, (carried,) = self.loop(builder, sizes[dim], [acc])
-            body.insert(scf.YieldOp(build(body, position + 1, carried, {**ivs, dim: iv})))
-            return loop.results[0]
+            if position == len(reduced) - 1:
+                return lambda builder, iv, acc: element(builder, {**ivs, dim: iv}, acc)
+            inner = reduced[position + 1]
+            return lambda builder, iv, acc: fold.over(
+                builder,
+                acc,
+                self.index(0),
+                sizes[inner],
+                None if shape[inner] == DYNAMIC_INDEX else shape[inner],
+                leaf=REDUCE_LEAF if position + 1 == len(reduced) - 1 else REDUCE_FAN,
+                body=body(position + 1, {**ivs, dim: iv}),
+            )
 
-        total = build(inner, 0, identity, dict(zip(kept, kept_ivs)))
+        float_product = kind == ops.CombinerKind.MUL and is_float(acc_type)
+        chunk = None if float_product else self._reduce_chunk(shape, kept, reduced)
+        if chunk is not None:
+            self._split_reduce(b, root, fold, kept_sizes, reduced, chunk, body)
+            return
+
+        inner, kept_ivs = self.parallel_nest(
+            b,
+            kept_sizes,
+            parallel=len(kept),
+            per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
+        )
+        identity = self.identity(kind, acc_type)
+        ivs = dict(zip(kept, kept_ivs))
+        if not reduced:
+            total = element(inner, ivs, identity)
+        else:
+            total = fold.over(
+                inner,
+                identity,
+                self.index(0),
+                sizes[reduced[0]],
+                None if shape[reduced[0]] == DYNAMIC_INDEX else shape[reduced[0]],
+                leaf=REDUCE_LEAF if len(reduced) == 1 else REDUCE_FAN,
+                body=body(0, ivs),
+            )
         self.store(inner, narrow(inner, total, element_type), self.memref_of(root.result), kept_ivs)
+
+    @staticmethod
+    def _reduce_chunk(shape: Sequence[int], kept: list[int], reduced: list[int]) -> int | None:
+        """Positions of the outermost reduced dim per chunk of a split reduction, or None
+        when it is not split: fewer than `REDUCE_SPLIT_ROWS` rows, static dims, and more
+        than one chunk (the fewest positions, a power of two, of at least `REDUCE_CHUNK`
+        elements)."""
+        if not reduced or DYNAMIC_INDEX in shape:
+            return None
+        rows = int(np.prod([shape[d] for d in kept], dtype=np.int64))
+        inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
+        if rows >= REDUCE_SPLIT_ROWS or inside == 0:
+            return None
+        chunk = 1
+        while chunk * inside < REDUCE_CHUNK:
+            chunk *= 2
+        return chunk if chunk < shape[reduced[0]] else None
+
+    def _split_reduce(
+        self,
+        b: Builder,
+        root: ops.ReduceOp,
+        fold: ReduceFold,
+        kept_sizes: list[SSAValue],
+        reduced: list[int],
+        chunk: int,
+        body: Callable[[int, dict[int, SSAValue]], FoldBody],
+    ) -> None:
+        """Phase 1: one `scf.parallel` over (chunk, kept dims) folds `chunk` positions
+        of the outermost reduced dim into `partials[chunk, kept...]` (a buffer of its
+        own, allocated and freed here); phase 2 folds each row's partials in order."""
+        shape = shape_of(root.operand)
+        element_type = root.result.type.get_element_type()
+        kept = [d for d in range(len(shape)) if d not in reduced]
+        width = shape[reduced[0]]
+        chunks = -(-width // chunk)
+        partials_type = MemRefType(fold.acc_type, [chunks, *[shape[d] for d in kept]])
+        partials = emit(b, memref.AllocOp([], [], partials_type, IntegerAttr(64, 64)))
+        partials.name_hint = "partials"
+        inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
+        identity = self.identity(fold.kind, fold.acc_type)
+
+        inner, ivs = self.parallel_nest(
+            b,
+            [self.index(chunks), *kept_sizes],
+            parallel=1 + len(kept),
+            per_iteration=chunk * inside,
+        )
+        position, kept_ivs = ivs[0], ivs[1:]
+        lower = emit(inner, arith.MuliOp(position, self.index(chunk)))
+        upper = emit(inner, arith.AddiOp(lower, self.index(chunk)))
+        if width % chunk:
+            upper = emit(inner, arith.MinUIOp(upper, self.index(width)))
+        partial = fold.over(
+            inner,
+            identity,
+            lower,
+            upper,
+            width,
+            leaf=REDUCE_LEAF if len(reduced) == 1 else REDUCE_FAN,
+            body=body(0, dict(zip(kept, kept_ivs))),
+            extent=chunk,
+        )
+        self.store(inner, partial, partials, ivs)
+
+        inner, kept_ivs = self.parallel_nest(
+            b, kept_sizes, parallel=len(kept), per_iteration=chunks
+        )
+
+        def partial_of(builder: Builder, iv: SSAValue, acc: SSAValue) -> SSAValue:
+            value = emit(builder, memref.LoadOp.get(partials, [iv, *kept_ivs]))
+            return combine(builder, fold.kind, acc, value)
+
+        total = fold.over(
+            inner,
+            identity,
+            self.index(0),
+            self.index(chunks),
+            chunks,
+            leaf=REDUCE_FAN,
+            body=partial_of,
+        )
+        target = self.memref_of(root.result)
+        self.store(inner, narrow(inner, total, element_type), target, kept_ivs)
+        b.insert(memref.DeallocOp.get(partials))
+
+    def identity(self, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
+        """The neutral element of `kind` in `t`, built once at the function's start."""
+        key = (("identity", kind), t)
+        if key not in self.constants:
+            self.constants[key] = combiner_identity(self.start, kind, t)
+        return self.constants[key]
 
     def _dot(self, b: Builder, item: WorkItem) -> None:
         root = item.root

@@ -16,6 +16,12 @@ other dims. Accumulation happens in the compute type (`f32` for `f16`/`bf16`).
   which stores the tile's total in the `carries` workspace; the carries of each row are
   scanned in place; each tile then adds the carry of the tiles before it.
 
+In both reduction families a float sum's threads add their strided elements in blocks
+(`fold_row_range`: at most `THREAD_LEAF` elements per accumulator, then at most
+`THREAD_FAN` partials per level), a block's values through a tree and the split's
+partials in short strided chains, so its rounding error grows with the logarithm of the
+row's width, not with the width.
+
 Workspaces hold 4-byte accumulators (`f32` for floats, `i32` for integers and `i1`), as
 the families size them; an `i64` reduction or scan in a multi-phase family is refused.
 """
@@ -37,6 +43,7 @@ from accy.passes.lower.cuda_kernels import (
     static_shape,
 )
 from accy.passes.lower.scalar import (
+    blocked_steps,
     combine,
     combiner_identity,
     compute_type,
@@ -56,6 +63,13 @@ from xdsl.ir import Attribute, SSAValue
 
 SPLIT_BLOCKS_PER_SM = 8
 """Phase-1 blocks per SM of `reduce.split` (its workspace expression's `sm_count * 8`)."""
+
+THREAD_LEAF = 64
+"""A thread's innermost reduction loop folds at most this many of its elements (every
+`REDUCE_BLOCK`-th of the row) into a fresh accumulator (see `fold_row_range`)."""
+
+THREAD_FAN = 16
+"""Each loop above a thread's innermost one folds at most this many partials."""
 
 
 # ---------------------------------------------------------------------------------------
@@ -184,18 +198,37 @@ def fold_row_range(
     row: list[SSAValue],
     begin: SSAValue,
     end: SSAValue | int,
+    extent: int,
 ) -> SSAValue:
-    """This thread's fold of the row's elements `begin, begin + REDUCE_BLOCK, ... < end`,
-    each computed through the item's fused prologue."""
+    """This thread's fold of the row's elements `begin, begin + REDUCE_BLOCK, ... < end`
+    (at most `extent` of them), each computed through the item's fused prologue. A float
+    sum folds them in the blocked loops of `blocked_steps(extent, THREAD_LEAF,
+    THREAD_FAN)` (in units of `REDUCE_BLOCK` positions), so no chain of adds is longer
+    than `THREAD_LEAF`, however long the row; other kinds in one loop, as on the CPU
+    (their results do not depend on the order; a product's rounding error barely does)."""
     group = kernel.fused(item)
 
-    def body(inner: Builder, position: SSAValue, carried) -> list[SSAValue]:
+    def element(inner: Builder, position: SSAValue, carried) -> list[SSAValue]:
         indices = shape.operand_indices(inner, row, position)
-        element = widen(inner, kernel.evaluate(inner, group, shape.op.operand, indices))
-        return [combine(inner, shape.kind, carried[0], element)]
+        value = widen(inner, kernel.evaluate(inner, group, shape.op.operand, indices))
+        return [combine(inner, shape.kind, carried[0], value)]
 
-    identity = combiner_identity(b, shape.kind, shape.compute)
-    return ir.for_range(b, begin, end, REDUCE_BLOCK, body, [identity])[0]
+    def fold(inner: Builder, lower: SSAValue, upper: SSAValue | int, steps: list[int]):
+        identity = combiner_identity(inner, shape.kind, shape.compute)
+        if not steps:
+            return ir.for_range(inner, lower, upper, REDUCE_BLOCK, element, [identity])[0]
+
+        def block(body: Builder, start: SSAValue, carried) -> list[SSAValue]:
+            stop = ir.minimum(body, ir.add(body, start, steps[0]), upper)
+            partial = fold(body, start, stop, steps[1:])
+            return [combine(body, shape.kind, carried[0], partial)]
+
+        return ir.for_range(inner, lower, upper, steps[0], block, [identity])[0]
+
+    steps = []
+    if shape.kind == ops.CombinerKind.ADD and is_float(shape.compute):
+        steps = [s * REDUCE_BLOCK for s in blocked_steps(extent, THREAD_LEAF, THREAD_FAN)]
+    return fold(b, begin, end, steps)
 
 
 # ---------------------------------------------------------------------------------------
@@ -214,7 +247,8 @@ def row_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     shared = kernel.shared(shape.compute, REDUCE_BLOCK)
     row_id, thread = ir.block_id(b), ir.thread_id(b)
     row = static_indices(b, row_id, shape.kept_shape)
-    mine = fold_row_range(b, kernel, item, shape, row, thread, shape.width)
+    extent = ir.ceil_div(shape.width, REDUCE_BLOCK)
+    mine = fold_row_range(b, kernel, item, shape, row, thread, shape.width, extent)
     total = tree_fold(b, shared, thread, REDUCE_BLOCK, shape.kind, mine)
     ir.if_then(
         b,
@@ -236,6 +270,7 @@ def split_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram
     stored = partial_type(item, shape.element)
     term = context.workspace_of(item, "partials", shape.rows * blocks * 4)
     slice_width = ir.ceil_div(shape.width, blocks)
+    extent = ir.ceil_div(slice_width, REDUCE_BLOCK)
 
     # Phase 1: slices of every row.
     first = context.kernel(item, "reduce_split_partials", reads=item.inputs, workspaces=[term])
@@ -248,7 +283,8 @@ def split_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram
 
     def fold_row(inner: Builder, row_id: SSAValue, _carried) -> list[SSAValue]:
         row = static_indices(inner, row_id, shape.kept_shape)
-        mine = fold_row_range(inner, first, item, shape, row, ir.add(inner, begin, thread), end)
+        start = ir.add(inner, begin, thread)
+        mine = fold_row_range(inner, first, item, shape, row, start, end, extent)
         total = tree_fold(inner, shared, thread, REDUCE_BLOCK, shape.kind, mine)
         slot = ir.add(inner, ir.mul(inner, row_id, blocks), block)
         ir.if_then(

@@ -597,6 +597,25 @@ def lower_scalar(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
 # ---------------------------------------------------------------------------------------
 
 
+def blocked_steps(extent: int, leaf: int, fan: int) -> list[int]:
+    """The loop steps, outermost first, of a blocked fold of `extent` positions (both
+    targets fold reductions this way, so no sequential chain of combines is long): the
+    innermost loop folds at most `leaf` consecutive positions into a fresh accumulator,
+    each loop above folds at most `fan` partials of the loop below into its own, and the
+    outermost at most `fan` (at most `leaf` when the list is empty: one loop does).
+    The rounding error of a sum then grows with `leaf + fan * levels`, not with `extent`.
+
+    >>> blocked_steps(10**8, 1024, 16)
+    [67108864, 4194304, 262144, 16384, 1024]
+    """
+    steps = []
+    span = leaf
+    while span < extent:
+        steps.append(span)
+        span *= fan
+    return steps[::-1]
+
+
 def combiner_identity(b: Builder, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
     """The neutral element of `kind` in compute type `t` (i1: add/max = false,
     mul/min = true; max of floats = -inf, of ints = the minimum)."""

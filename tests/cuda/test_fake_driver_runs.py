@@ -21,6 +21,7 @@ loader's independence from the compiler packages (CPU target, real values).
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import shutil
@@ -427,3 +428,113 @@ def test_export_is_callable_from_the_package(tmp_path):
             check=False,
         ).stdout
         assert "[$ORIGIN]" in dynamic and "libaccy_runtime.so" in dynamic
+
+
+# ---------------------------------------------------------------------------------------
+# Reduction order: bounded per-thread chains (passes/lower/cuda_reductions.py)
+# ---------------------------------------------------------------------------------------
+
+
+def _reduction(name: str, shape: tuple[int, ...], dims: list[int], element: str) -> str:
+    source = "tensor<" + "x".join(map(str, shape)) + f"x{element}>"
+    kept = [size for d, size in enumerate(shape) if d not in dims]
+    result = "tensor<" + "".join(f"{size}x" for size in kept) + f"{element}>"
+    return f"""
+func.func @{name}(%x: {source}) -> {result} {{
+  %r = accy.reduce add %x, dims = {dims} : ({source}) -> {result}
+  func.return %r : {result}
+}}"""
+
+
+# name: (shape, dims, element, family). Wide rows: the split; a wide reduced leading dim
+# with a narrow last dim (the families look at the last dim): one block per row.
+REDUCTIONS = {
+    "sum_flat": ((2**22 + 7,), [0], "f32", "reduce.split"),
+    "sum_rows": ((4, 2**20), [1], "f32", "reduce.split"),
+    "sum_rows_f16": ((4, 2**20), [1], "f16", "reduce.split"),
+    "sum_columns": ((2**20, 4), [0], "f32", "reduce.row"),
+}
+
+
+@pytest.fixture(scope="module")
+def reduction_exports(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("reductions")
+    return {
+        name: export(_reduction(name, shape, dims, element), root / name, target="cuda")
+        for name, (shape, dims, element, _) in REDUCTIONS.items()
+    }
+
+
+@pytest.mark.parametrize("name", sorted(REDUCTIONS))
+def test_blocked_reductions_run_their_plan(reduction_exports, name):
+    shape, _, element, family = REDUCTIONS[name]
+    directory = reduction_exports[name]
+    plan = json.loads((directory / "manifest.json").read_text())["functions"][name]["plan"]
+    assert [i["family"] for i in plan["work_items"]] == [family]
+    dtype = np.float32 if element == "f32" else np.float16
+    result = run_export(directory, [np.full(shape, 1.1, dtype)])
+    assert result["error"] is None, result["error"]
+    assert result["misuse"] == [] and result["leaks"] == 0
+    launches = [
+        (
+            field(c, "name"),
+            [int(v) for v in field(c, "grid").split(",")],
+            [int(v) for v in field(c, "block").split(",")],
+        )
+        for c in result["calls"]
+        if c.startswith("launch ")
+    ]
+    assert launches == expected_launches(plan)
+    if os.access(PTXAS, os.X_OK):
+        for ptx in directory.glob("*.ptx"):
+            process = subprocess.run(
+                [PTXAS, "-arch=sm_90", "--warning-as-error", str(ptx), "-o", os.devnull],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert process.returncode == 0 and process.stderr == "", process.stderr
+
+
+def _carried_loop_steps(module) -> dict[str, list[int]]:
+    """Kernel name → the steps of its `scf.for`s carrying values, in nesting order."""
+    from xdsl.dialects import arith, gpu, scf
+
+    steps: dict[str, list[int]] = {}
+    for op in module.walk():
+        if isinstance(op, gpu.FuncOp):
+            loops = [l for l in op.walk() if isinstance(l, scf.ForOp) and l.iter_args]
+            assert all(isinstance(l.step.owner, arith.ConstantOp) for l in loops)
+            steps[op.sym_name.data] = [l.step.owner.value.value.data for l in loops]
+    return steps
+
+
+@pytest.mark.parametrize(
+    ("shape", "dims", "expected"),
+    [
+        # 10**8 elements over sm_count * 8 = 1056 blocks of 256 threads: 370 elements per
+        # thread, in blocks of at most THREAD_LEAF = 64 (step 256), <= 6 blocks (16384).
+        ((10**8,), [0], {"reduce_split_partials": [16384, 256], "reduce_split_fold": [256]}),
+        # 4096 elements per thread: 4 x 16 blocks of 64.
+        ((2**20, 4), [0], {"reduce_row": [262144, 16384, 256]}),
+        # 16 elements per thread: one loop, as before.
+        ((4, 4096), [1], {"reduce_row": [256]}),
+    ],
+)
+def test_reduction_threads_fold_in_bounded_blocks(shape, dims, expected):
+    from accy.passes.lower.cuda_reductions import THREAD_FAN, THREAD_LEAF
+    from accy.passes.lower.lower_pass import lower_module
+    from accy.passes.plan_passes import analysis_manager
+    from accy.passes.shared_memory import REDUCE_BLOCK
+
+    module = accy.parse(_reduction("f", shape, dims, "f32"))
+    lowered = lower_module(module, analysis_manager(module), "cuda")
+    steps = _carried_loop_steps(lowered)
+    got = {
+        kernel: next(s for name, s in steps.items() if name.endswith(kernel)) for kernel in expected
+    }
+    assert got == expected
+    for nest in got.values():  # each loop folds at most THREAD_LEAF (innermost) or FAN blocks
+        assert nest[-1] == REDUCE_BLOCK
+        for outer, inner in itertools.pairwise(nest):
+            assert outer // inner <= max(THREAD_LEAF, THREAD_FAN)

@@ -2,9 +2,10 @@
 `scf.parallel` gives, on 2 and 3 threads, bit for bit what the sequential code
 (`threads=1`) gives, and that matches the reference interpreter.
 
-Parallel loops only split iterations that write disjoint elements (each element is still
-computed by one sequential chain of operations), so the results must not change at all
-with the thread count.
+Parallel loops only split iterations that write disjoint elements, and a reduction split
+into chunks (few rows, wide) folds fixed chunks into partials and then the partials in
+order: every element is computed in an order fixed at lowering, so the results must not
+change at all with the thread count.
 """
 
 from __future__ import annotations
@@ -61,6 +62,23 @@ PROGRAMS = {
           return %r : tensor<400xf32>
         }""",
         [(300, 400)],
+    ),
+    "split_rows": (
+        """
+        func.func @f(%x: tensor<3x200003xf32>) -> tensor<3xf32> {
+          %e = accy.exponential %x : tensor<3x200003xf32>
+          %r = accy.reduce add %e, dims = [1] : (tensor<3x200003xf32>) -> tensor<3xf32>
+          return %r : tensor<3xf32>
+        }""",
+        [(3, 200003)],
+    ),
+    "split_total": (
+        """
+        func.func @f(%x: tensor<300001xf32>) -> tensor<f32> {
+          %r = accy.reduce add %x, dims = [0] : (tensor<300001xf32>) -> tensor<f32>
+          return %r : tensor<f32>
+        }""",
+        [(300001,)],
     ),
     "dot": (
         """
