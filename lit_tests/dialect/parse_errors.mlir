@@ -133,11 +133,51 @@ func.func @iterate_type_count(%a: tensor<4xf32>) {
 // -----
 
 func.func @dense_shape(%a: tensor<4xf32>) {
-  %0 = accy.constant dense<[1.0, 2.0]> : tensor<3xf32>
-  // The position is the token after the type.
+  // The position is the literal's first bracket.
   // expected-error @+1 {{Shape mismatch in dense literal. Expected [3] shape from the type, but got [2] shape.}}
+  %0 = accy.constant dense<[1.0, 2.0]> : tensor<3xf32>
   func.return
 }
+
+// -----
+
+func.func @dense_ragged() {
+  // expected-error @+1 {{Tensor literal has inconsistent ranks between elements}}
+  %0 = accy.constant dense<[[1.0, 2.0], [3.0]]> : tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+func.func @dense_empty_element() {
+  // expected-error @+1 {{Expected either a float, integer, or complex literal}}
+  %0 = accy.constant dense<[1.0, , 2.0]> : tensor<3xf32>
+  func.return
+}
+
+// -----
+
+func.func @dense_float_for_integer() {
+  // expected-error @+1 {{Expected integer value}}
+  %0 = accy.constant dense<[1, 2.5]> : tensor<2xi32>
+  func.return
+}
+
+// -----
+
+// Nesting deeper than accy reads (128 levels of brackets in all) is an error at the
+// first bracket too many, wherever it is: here the literal's 127th `[`, inside
+// `func.func {` and `dense<`, then the 129th `(` of a type.
+func.func @dense_too_deep() {
+  // expected-error @+1 {{nesting deeper than 128 levels of brackets}}
+  %0 = accy.constant dense<[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1.0]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]> : tensor<1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1xf32>
+  func.return
+}
+
+// -----
+
+func.func private @type_too_deep(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((
+// expected-error @-1 {{nesting deeper than 128 levels of brackets}}
 
 // -----
 
@@ -156,7 +196,8 @@ func.func @extra_brace(%a: tensor<4xf32>) {
 }
 
 // -----
-// Constants out of their type's range (they raised from inside xDSL's attribute builder).
+// Constants out of their type's range: the error is at the element (accy reads dense literals
+// of integers and floats itself).
 
 func.func @i1_of_two() -> tensor<2xi1> {
   // expected-error @+1 {{invalid attribute: Integer value 2 is out of range for type i1 which supports values in the range [-1, 2)}}
@@ -175,9 +216,26 @@ func.func @i64_too_large() -> tensor<i64> {
 // -----
 
 func.func @f32_overflow() -> tensor<f32> {
-  // expected-error @+1 {{invalid attribute: float too large to pack with f format}}
+  // expected-error @+1 {{invalid attribute: Float value 1.0e39 is out of range for type f32 (its largest finite value is 3.4028234663852886e+38)}}
   %0 = accy.constant dense<1.0e39> : tensor<f32>
   func.return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @f16_overflow() -> tensor<2xf16> {
+  // 65520 is halfway between f16's largest value, 65504, and the next step: it rounds away.
+  // expected-error @+1 {{invalid attribute: Float value -65520.0 is out of range for type f16 (its largest finite value is 65504.0)}}
+  %0 = accy.constant dense<[65519.99, -65520.0]> : tensor<2xf16>
+  func.return %0 : tensor<2xf16>
+}
+
+// -----
+
+func.func @ui32_negative() -> tensor<2xui32> {
+  // expected-error @+1 {{Expected non-negative integer values}}
+  %0 = accy.constant dense<[1, -1]> : tensor<2xui32>
+  func.return %0 : tensor<2xui32>
 }
 
 // -----
