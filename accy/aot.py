@@ -227,6 +227,23 @@ def _replace(source: Path, target: Path) -> None:
             scratch.unlink(missing_ok=True)
 
 
+ALLOCATION_FAILURE_C = """
+#include <stdint.h>
+/* The host code calls this when an allocation of its plan fails, then returns without
+   running anything (accy.passes.lower.cpu, Allocation failures); the loader takes the
+   record after every call (accy_take_allocation_failure). One record per thread. */
+static _Thread_local int64_t failed_bytes = -1;
+__attribute__((visibility("default"))) void accy_allocation_failed(int64_t bytes) {
+  failed_bytes = bytes;
+}
+__attribute__((visibility("default"))) int64_t accy_take_allocation_failure(void) {
+  int64_t bytes = failed_bytes;
+  failed_bytes = -1;
+  return bytes;
+}
+"""
+
+
 def _signature_source(manifest: dict) -> str:
     """C source defining the exported `accy_export_signature`: `export_signature` of the
     manifest as a string literal (the JSON is ASCII; `\\`, `"` and `?` are escaped, the
@@ -242,7 +259,7 @@ def _signature_source(manifest: dict) -> str:
     body = "\n".join(f'    "{text}"' for text in lines)
     return (
         '__attribute__((visibility("default"), used))\n'
-        f"const char {SIGNATURE_SYMBOL}[] =\n{body};\n"
+        f"const char {SIGNATURE_SYMBOL}[] =\n{body};\n" + ALLOCATION_FAILURE_C
     )
 
 
@@ -336,7 +353,7 @@ def _defines(obj: Path, symbol: str) -> bool:
 
 
 def _link(cc: str, output: Path, arguments: list[str]) -> None:
-    command = [cc, "-shared", "-o", str(output), *arguments]
+    command = [cc, "-shared", "-fPIC", "-o", str(output), *arguments]
     process = subprocess.run(command, capture_output=True, text=True, check=False)
     if process.returncode != 0:
         raise ExportError(

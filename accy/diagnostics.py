@@ -68,3 +68,8 @@ def decode_source(data: bytes, filename: str, line_offset: int = 0) -> str:
         raise AccyParseError(
             f"the input is not UTF-8 text (byte 0x{data[start]:02x})", location
         ) from None
+
+
+class AccyMemoryError(AccyError, MemoryError):
+    """A compiled program could not allocate the memory its plan needs (its arena or a
+    separately allocated buffer); nothing ran."""

@@ -770,6 +770,35 @@ def _signatures(s: _Session, module: Any) -> dict[str, tuple[ArgSpec, ...]]:
 # ------------------------------------------------------------------------------- JIT
 
 
+ALLOCATION_FAILED = "accy_allocation_failed"
+"""`void accy_allocation_failed(int64_t bytes)`: what CPU host code calls, before returning
+without running anything, when an allocation of its plan fails (`accy.passes.lower.cpu`,
+*Allocation failures*). The JIT binds it to `_allocation_failed` and checks the record
+after every call; an export links a definition of its own (`accy.aot`)."""
+
+_failed_allocation = threading.local()
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_int64)
+def _allocation_failed(size: int) -> None:
+    # Called from the host code, on the thread that called the function.
+    _failed_allocation.size = int(size)
+
+
+def check_allocation(name: str) -> None:
+    """Raise `AccyMemoryError` when the last call of `@name` on this thread could not
+    allocate the memory of its plan."""
+    size = getattr(_failed_allocation, "size", None)
+    if size is not None:
+        _failed_allocation.size = None
+        from accy.diagnostics import AccyMemoryError
+
+        raise AccyMemoryError(
+            f"@{name} could not allocate {size} bytes for its plan (the arena or a "
+            "separately allocated buffer); nothing ran"
+        )
+
+
 class JitModule:
     """Lower upstream MLIR and JIT it with the ExecutionEngine.
 
@@ -822,7 +851,10 @@ class JitModule:
             )
         except Exception as e:  # noqa: BLE001 - binding errors become diagnostics
             raise s.error("creating the ExecutionEngine", e) from None
-        for name, fn in (symbols or {}).items():
+        symbols = dict(symbols or {})
+        if f"@{ALLOCATION_FAILED}" in text:
+            symbols.setdefault(ALLOCATION_FAILED, _allocation_failed)
+        for name, fn in symbols.items():
             self._keep.append(fn)
             self.engine.raw_register_runtime(name, ctypes.cast(fn, ctypes.c_void_p))
         try:
@@ -864,6 +896,7 @@ class JitModule:
             *(ctypes.c_void_p.from_buffer(a).value for a in ctypes_args)
         )
         _PACKED_ENTRY(addr)(packed)
+        check_allocation(name)
 
     def run(
         self,
@@ -933,7 +966,7 @@ class JitModule:
         addr = self.lookup(name)
         if not addr:
             raise UpstreamMlirError(f"looking up @{name}", f"no function _mlir_ciface_{name}")
-        return PreparedCall(_PACKED_ENTRY(addr), shapes)
+        return PreparedCall(_PACKED_ENTRY(addr), shapes, name)
 
     def dump_object(self, path: str | os.PathLike[str]) -> Path:
         """Write the JIT-compiled code as an object file (see ``dump_object``)."""
@@ -953,8 +986,9 @@ class PreparedCall:
     the shapes given, of the parameters' dtypes: the caller has checked them). About
     10 µs less per argument than ``JitModule.run``."""
 
-    def __init__(self, entry: Any, shapes: Sequence[Sequence[int]]):
+    def __init__(self, entry: Any, shapes: Sequence[Sequence[int]], name: str = ""):
         self.entry = entry
+        self.name = name
         self.shapes = [tuple(int(d) for d in shape) for shape in shapes]
         self._local = threading.local()
 
@@ -989,6 +1023,7 @@ class PreparedCall:
         for d, array in zip(descriptors, arrays):
             d.allocated = d.aligned = array.__array_interface__["data"][0]
         self.entry(packed)
+        check_allocation(self.name)
 
 
 def dump_object(
@@ -1023,6 +1058,8 @@ def dump_object(
     syms: dict[str, Any] = {
         n: _PLACEHOLDER for n in sorted(set(re.findall(r"@(mlirAsyncRuntime\w+)", lowered)))
     }
+    if f"@{ALLOCATION_FAILED}" in lowered:  # defined by the export's own C file
+        syms[ALLOCATION_FAILED] = _PLACEHOLDER
     if target == "cuda":
         named = set(re.findall(r"@(mgpu\w+)", lowered))
         # Placeholders only satisfy symbol resolution: the engine is never

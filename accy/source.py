@@ -765,9 +765,10 @@ def verify(module: Operation) -> None:
 
 def verify_dominance(root: Operation) -> None:
     """Raise `AccyVerifyError` at the first op (in text order) that reads a value not
-    defined before it in its block or in a block around it (xDSL's parser accepts such
-    forward uses, and its verifier does not check them). Regions of an op isolated from
-    above (`func.func`) see nothing from outside.
+    defined before it in its block, in an earlier block of its region (text order stands
+    in for dominance: lowered functions branch only forward) or in a block around it
+    (xDSL's parser accepts such forward uses, and its verifier does not check them).
+    Regions of an op isolated from above (`func.func`) see nothing from outside.
 
     One depth-first walk with one set of the values in scope: a block's values are added
     as it is walked and removed when it ends, so the work is linear in the ops and
@@ -791,12 +792,15 @@ def verify_dominance(root: Operation) -> None:
                     frames[-1][5].extend(frame[0].results)
                     visible.update(frame[0].results)
                 continue
-            frame[3], frame[4], frame[5] = block, iter(block.ops), list(block.args)
+            frame[3], frame[4] = block, iter(block.ops)
+            frame[5] = [*(frame[5] or ()), *block.args]
             visible.update(block.args)
         op = next(frame[4], None)
-        if op is None:  # the block ended: its values go out of scope
-            visible.difference_update(frame[5])
-            frame[3] = frame[4] = frame[5] = None
+        if op is None:  # the block ended
+            if frame[3].next_block is None:  # and its region: its values go out of scope
+                visible.difference_update(frame[5])
+                frame[5] = None
+            frame[3] = frame[4] = None
             continue
         for index, operand in enumerate(op.operands):
             if operand not in visible:

@@ -58,6 +58,7 @@ __all__ = [
     "ExportedModule",
     "InvalidExportError",
     "MemRefDescriptor",
+    "OutOfMemoryError",
     "device_sm_count",
     "export_files",
     "export_signature",
@@ -531,6 +532,10 @@ def _signature_mismatch(expected: dict, found: Any) -> str:
 # ---------------------------------------------------------------------------------------
 
 
+class OutOfMemoryError(MemoryError):
+    """A call could not allocate the memory its plan needs; nothing ran."""
+
+
 class ExportedFunction:
     """One exported function: `f(*arrays) -> tuple of arrays`."""
 
@@ -564,6 +569,12 @@ class ExportedFunction:
             self._symbol(*[ctypes.byref(d) for d in descriptors])
             if errors is not None:
                 errors.check(f"running @{self.name}")
+            failed = self.module.take_allocation_failure()
+        if failed >= 0:
+            raise OutOfMemoryError(
+                f"@{self.name} could not allocate {failed} bytes for its plan (the arena or "
+                "a separately allocated buffer); nothing ran"
+            )
         return tuple(outputs)
 
     def __repr__(self) -> str:
@@ -597,10 +608,18 @@ class ExportedModule:
             self.errors.check(f"loading the kernels of {path}")
         self.functions = {}
         self._check_signature(library_path)
+        self._take_failure = getattr(self.library, "accy_take_allocation_failure", None)
+        if self._take_failure is not None:
+            self._take_failure.restype = ctypes.c_int64
+            self._take_failure.argtypes = []
         self.functions = {
             name: ExportedFunction(self, name, entry)
             for name, entry in manifest["functions"].items()
         }
+
+    def take_allocation_failure(self) -> int:
+        """The bytes that the last call on this thread could not allocate, or -1."""
+        return -1 if self._take_failure is None else int(self._take_failure())
 
     def _check_signature(self, library_path: Path) -> None:
         """Refuse a manifest whose functions are not those compiled into the library."""

@@ -45,6 +45,13 @@ per result; the caller owns every argument buffer) whose body
      `yield %b, %a` swaps correctly);
 4. deallocates the separate allocations and the arena, and returns.
 
+Allocation failures: every allocation of a function (its arena, separately allocated
+slots, private copies, a split reduction's partials, an iterate's staging buffers) is
+made at its start, before anything runs. If one returns null, the function calls
+`accy_allocation_failed(bytes)` (i64: the size of the first that failed; the caller's
+runtime records it and raises), frees the others and returns: the entry block ends in a
+`cf.cond_br` to that exit or to the block that runs the plan.
+
 Parallel loops: a nest whose iterations write disjoint elements (every item's loops over
 its result's dims; a reduce's kept dims, or a split reduce's chunks and kept dims; a
 dot's batch and lhs-free dims; a scan's other dims) takes its outer dims, all but the
@@ -71,8 +78,8 @@ way), so float products are never blocked nor split.
 A reduction with fewer than `REDUCE_SPLIT_ROWS` rows (all dims static) whose outermost
 reduced dim holds more than one chunk (a power of two of its positions, at least
 `REDUCE_CHUNK` elements) is split: one `scf.parallel` over (chunk, kept dims) folds each
-chunk from the identity into `partials[chunk, kept...]` (a buffer of its own,
-`memref.alloc`ed before the reduction and freed after it), then each row folds its
+chunk from the identity into `partials[chunk, kept...]` (a buffer of its own, allocated
+with the function's others), then each row folds its
 partials (a sum in blocked loops). Every order is fixed at lowering, so the thread count
 never changes a result.
 
@@ -118,7 +125,7 @@ from accy.passes.lower.scalar import (
 from accy.passes.memory import written_slots
 from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import arith, cf, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -135,12 +142,14 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     i8,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from accy.diagnostics import AccyError
 from accy.dtypes import dense_values
+from accy.mlir_bridge import ALLOCATION_FAILED
 
 INDEX = IndexType()
 ARENA_ALIGNMENT = 256
@@ -348,9 +357,14 @@ def lower_module_cpu(module: ModuleOp, plan: LoweringPlan) -> ModuleOp:
     for slot in plan.buffers.slots:
         if slot.role.constant and isinstance(slot.producer, ops.ConstantOp):
             top.insert(_global_of(slot))
+    hook = False
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
-            top.insert(FunctionLowering(op, plan).lower())
+            lowering = FunctionLowering(op, plan)
+            top.insert(lowering.lower())
+            hook = hook or lowering.uses_allocation_hook
+    if hook:
+        top.insert(func.FuncOp.external(ALLOCATION_FAILED, [i64], []))
     _drop_unread_globals(lowered)
     return lowered
 
@@ -509,6 +523,8 @@ class FunctionLowering:
     frees: list[SSAValue] = field(default_factory=list)
     constants: dict[tuple[object, Attribute], SSAValue] = field(default_factory=dict)
     splats: dict[SSAValue, object] = field(default_factory=dict)
+    uses_allocation_hook: bool = False
+    """Whether the lowered function calls `ALLOCATION_FAILED` (it allocates)."""
 
     @property
     def name(self) -> str:
@@ -534,9 +550,14 @@ class FunctionLowering:
             self.rows.name_hint = "rows"
         self.items = [w for w in self.plan.schedule.work_items if w.function == self.name]
         self.arena_plan: FunctionArena | None = self.plan.arena.functions.get(self.name)
+        # Allocations go before `null`, a placeholder erased by `_check_allocations`.
+        self.null = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        b.insert(self.null)
+        self.allocations = Builder(InsertPoint.before(self.null))
         self._allocate(b)
         self._emit_items(b, None)
         self._finish(b)
+        blocks = [self.entry, *self._check_allocations()]
         first = self.entry.first_op
         for op in list(self.prologue.ops):
             op.detach()
@@ -544,7 +565,7 @@ class FunctionLowering:
         function = func.FuncOp(
             self.name,
             FunctionType.from_lists([*params, *results], []),
-            Region(self.entry),
+            Region(blocks),
         )
         function.attributes[EMIT_C_INTERFACE] = UnitAttr()
         # Parameters and results are distinct arrays (results are fresh; inputs are only
@@ -587,7 +608,7 @@ class FunctionLowering:
         self.arena: SSAValue | None = None
         if arena is not None and arena.size > 0 and self._needs_arena(slots, arena):
             alloc = memref.AllocOp.get(i8, ARENA_ALIGNMENT, [arena.size])
-            self.arena = emit(b, alloc)
+            self.arena = emit(self.allocations, alloc)
             self.arena.name_hint = "arena"
             self.frees.append(self.arena)
         for slot in slots:
@@ -639,11 +660,70 @@ class FunctionLowering:
         return self._alloc(b, slot.value)
 
     def _alloc(self, b: Builder, value: SSAValue) -> SSAValue:
-        t = memref_type(value.type)
-        alloc = memref.AllocOp(self.dynamic_sizes(value), [], t, IntegerAttr(64, 64))
-        result = emit(b, alloc)
+        """A buffer for `value`, allocated at the function's start (`b` is unused: where
+        the buffer is needed) and freed at its end."""
+        return self.allocate(memref_type(value.type), self.dynamic_sizes(value))
+
+    def allocate(self, t: MemRefType, dynamic_sizes: Sequence[SSAValue] = ()) -> SSAValue:
+        """A buffer of type `t` among the function's allocations (see *Allocation
+        failures*), freed at its end."""
+        alloc = memref.AllocOp(list(dynamic_sizes), [], t, IntegerAttr(64, 64))
+        result = emit(self.allocations, alloc)
         self.frees.append(result)
         return result
+
+    def _check_allocations(self) -> list[Block]:
+        """Split the entry block after the allocations: it ends in a branch to the plan's
+        block when every allocation succeeded, else to an exit that reports the first
+        failure, frees the others and returns (see *Allocation failures*). The new
+        blocks, in order; none when the function allocates nothing."""
+        null = self.null
+        if not self.frees:
+            null.detach()
+            null.erase()
+            return []
+        body = Block()
+        after = null.next_op
+        while after is not None:
+            following = after.next_op
+            after.detach()
+            body.add_op(after)
+            after = following
+        null.detach()
+        null.erase()
+        b = Builder(InsertPoint.at_end(self.entry))
+        zero = self.index(0)
+        failed: SSAValue = zero
+        any_null: SSAValue | None = None
+        for buffer in reversed(self.frees):  # the first allocation's failure wins
+            pointer = emit(b, memref.ExtractAlignedPointerAsIndexOp.get(buffer))
+            is_null = emit(b, arith.CmpiOp(pointer, zero, "eq"))
+            failed = emit(b, arith.SelectOp(is_null, self._bytes(b, buffer), failed))
+            any_null = is_null if any_null is None else emit(b, arith.OrIOp(any_null, is_null))
+        assert any_null is not None
+        exit_block = Block()
+        out = Builder(InsertPoint.at_end(exit_block))
+        size = emit(out, arith.IndexCastOp(failed, i64))
+        out.insert(func.CallOp(ALLOCATION_FAILED, [size], []))
+        for buffer in reversed(self.frees):
+            out.insert(memref.DeallocOp.get(buffer))  # free(NULL) does nothing
+        out.insert(func.ReturnOp())
+        b.insert(cf.ConditionalBranchOp(any_null, exit_block, [], body, []))
+        self.uses_allocation_hook = True
+        return [body, exit_block]
+
+    def _bytes(self, b: Builder, buffer: SSAValue) -> SSAValue:
+        """The byte size of an allocated buffer (dynamic dims read from it)."""
+        t = buffer.type
+        assert isinstance(t, MemRefType)
+        width = max(1, (t.get_element_type().bitwidth + 7) // 8)
+        static = width * int(np.prod([d for d in t.get_shape() if d != DYNAMIC_INDEX]))
+        size = self.index(static)
+        for dim, d in enumerate(t.get_shape()):
+            if d == DYNAMIC_INDEX:
+                extent = emit(b, memref.DimOp(buffer, self.index(dim)))
+                size = emit(b, arith.MuliOp(size, extent))
+        return size
 
     def _note_splat(self, slot: BufferSlot) -> None:
         assert isinstance(slot.producer, ops.ConstantOp)
@@ -935,7 +1015,7 @@ class FunctionLowering:
         width = shape[reduced[0]]
         chunks = -(-width // chunk)
         partials_type = MemRefType(fold.acc_type, [chunks, *[shape[d] for d in kept]])
-        partials = emit(b, memref.AllocOp([], [], partials_type, IntegerAttr(64, 64)))
+        partials = self.allocate(partials_type)
         partials.name_hint = "partials"
         inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
         identity = self.identity(fold.kind, fold.acc_type)
@@ -982,7 +1062,6 @@ class FunctionLowering:
         )
         target = self.memref_of(root.result)
         self.store(inner, narrow(inner, total, element_type), target, kept_ivs)
-        b.insert(memref.DeallocOp.get(partials))
 
     def identity(self, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
         """The neutral element of `kind` in `t`, built once at the function's start."""
