@@ -71,6 +71,7 @@ from accy.mlir_bridge import (
     UpstreamValue,
     parse_stablehlo,
 )
+from accy.source import MAX_NESTING, nesting_error
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
 
@@ -83,6 +84,26 @@ IGNORED_ATTRIBUTE_PREFIXES = ("mhlo.", "jax.", "sdy.", "xla.")
 # ---------------------------------------------------------------------------------------
 # Entry point
 # ---------------------------------------------------------------------------------------
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|->|[(\[{<]|[)\]}>]')
+
+
+def _check_nesting(text: str, filename: str, line_offset: int) -> None:
+    """Refuse brackets nested deeper than `MAX_NESTING` (as `accy.parse` does) before the
+    bindings parse the text: walking such attributes recurses in Python."""
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        token = match.group()
+        if token in "([{<":
+            depth += 1
+            if depth > MAX_NESTING:
+                start = match.start()
+                line = text.count("\n", 0, start) + 1 + line_offset
+                column = start - (text.rfind("\n", 0, start) + 1) + 1
+                raise nesting_error(_file_line_col(filename, line, column))
+        elif token in ")]}>":
+            depth -= 1
 
 
 def import_stablehlo(
@@ -116,6 +137,7 @@ def import_stablehlo(
     else:
         text = str(source)
     filename = filename or "<input>"
+    _check_nesting(text, filename, line_offset)
     try:
         upstream = parse_stablehlo(text, filename)
     except UpstreamParseError as error:

@@ -135,7 +135,7 @@ class AccyOptMain(xDSLOptMain):
             nonlocal started
             if previous is not None:
                 self.pass_times.append((previous.name, time.perf_counter() - started))
-            if not self.args.disable_verify:
+            if previous is not None and not self.args.disable_verify:  # parse verified
                 verify(module)
             if previous is not None and self.args.print_between_passes:
                 print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)

@@ -731,3 +731,20 @@ def test_an_op_of_an_unregistered_dialect_is_named() -> None:
         accy.import_stablehlo(text, filename="p.mlir")
     assert info.value.diagnostic().startswith("p.mlir:2:")
     assert "'interpreter.probe' is an op of the 'interpreter' dialect" in info.value.message
+
+
+def test_nesting_deeper_than_accy_reads_is_located() -> None:
+    # The bindings parse it, but walking the attribute recursed in Python (RecursionError).
+    depth = 2000
+    text = (
+        "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> attributes {x = "
+        + "[" * depth
+        + "1"
+        + "]" * depth
+        + "} {\n  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+    )
+    with pytest.raises(AccyParseError) as error:
+        accy.import_stablehlo(text, filename="deep.mlir")
+    assert error.value.diagnostic().startswith(
+        "deep.mlir:1:196: error: nesting deeper than 128 levels of brackets"
+    )
