@@ -38,7 +38,7 @@ func.func @report(%a: tensor<4x100xf32>) -> tensor<4xi1> {
 }
 
 // @wide (items 4, 5): a reduction of 8192-wide rows runs reduce.split, whose partials
-// (n * sm_count * 8 * 4 = 2 * 132 * 32 = 8448 B, n the leading dim of %w) live in the
+// (kept * sm_count * 8 * 4 = 2 * 132 * 32 = 8448 B, kept the rows the reduce keeps) live in the
 // arena over the items of the family, [4, 4]. %t (slot 8) takes %s's buffer in place
 // (same offset); the constant %k is in the constant arena (one 256-byte unit).
 //   %w 65536 B at [0, 65536); partials 8448 → 8448 (33 * 256) at [65536, 73984);

@@ -9,9 +9,10 @@
 //
 // Items: 0 = %0, 1 = %1, 2 = %2, 3 = %3, 4 = %4 in @model (dynamic: n = the plan's rows);
 // 5 = %0 in @head (static: n = 2, the leading dim of its first parameter).
-// k = the last dim of the item's first operand.
+// k = the last dim of the item's first operand; kept = a reduce's result elements (here
+// equal to n: every reduce is a 2-D row reduction of its function's rows; see kept.mlir).
 //
-// reduce.split (k > 4096): partials = n * sm_count * 8 * 4, items 0 (k 8192), 1 (k 5000)
+// reduce.split (k > 4096): partials = kept * sm_count * 8 * 4, items 0 (k 8192), 1 (k 5000)
 // and 5 (k 6000). Item 4 (k 16) runs reduce.row, which has no workspace.
 //   rows 1:  items 0, 1: 1 * 100 * 32 = 3200;  item 5: 2 * 100 * 32 = 6400 → 6400
 //   rows 64: items 0, 1: 64 * 100 * 32 = 204800 (item 0 first) → the widest: 204800
@@ -33,7 +34,7 @@
 // REPORT-NOT:  {{.}}
 
 // One plan of one row on the default device (sm_count 132): reduce.split's largest
-// node is now @head's (n = 2): 2 * 132 * 32 = 8448; dot.splitk 132 * 65536 = 8650752;
+// node is now @head's (kept = n = 2): 2 * 132 * 32 = 8448; dot.splitk 132 * 65536 = 8650752;
 // scan.multiblock 3 * 1 * 4 = 12.
 // ONE:      workspaces: 3 term(s)
 // ONE-NEXT: family           workspace  bytes    where  nodes    max node  rows

@@ -8,7 +8,7 @@ Families live in TOML files, user files first and then the package's ``accy/fami
     when = "k > 4096"               # optional: the family applies where this is non-zero
     [[family.workspace]]
     name = "partials"
-    bytes = ["n * sm_count * 8 * 4"]  # the workspace is the largest of these
+    bytes = ["kept * sm_count * 8 * 4"]  # the largest of these (names: sizing.py)
     arena = true                    # inside the device arena, or its own allocation
 
 Invariants:

@@ -9,10 +9,15 @@ the widest term wins (`widest`).
 
 Names an expression may read: the function's named dims (`accy.dims = {d_model = 768}` on
 the `func.func`), `n` (the plan's rows: the value bound to dynamic dims; for a static
-function, the leading dim of its first parameter), `k` (the work item's input width: the
-last dim of its root's first operand) and `sm_count` (the device's multiprocessor count).
-Any other name is an error naming the family, the workspace and the name, at the work
-item's location — never 0.
+function, the leading dim of its first parameter — the same for every work item of the
+function), `k` (the work item's input width: the last dim of its root's first operand),
+`kept` (the rows the work item's kernel keeps: a reduce's result elements, the product of
+its kept dims — 1 for a full reduction; a scan's positions of the dims other than the
+scanned one; a dynamic dim reads the plan's rows; bound only for reduce and scan items)
+and `sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the
+work item's rows are the function's leading rows (a 2-D row reduction of the first
+parameter); a workspace per kept row must read `kept`. Any other name is an error naming
+the family, the workspace and the name, at the work item's location — never 0.
 
 Invariants: one term per (family, workspace), sorted by (family, name); `bytes` is the
 maximum over the term's nodes; `nodes` are work-item ids in schedule order.
@@ -23,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from accy.dialects import accy as ops
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -125,6 +131,32 @@ def input_width(item: WorkItem, rows: int | None) -> int | None:
     return rows if shape[-1] == DYNAMIC_INDEX else shape[-1]
 
 
+def kept_rows(item: WorkItem, rows: int | None) -> int | None:
+    """`kept`: the rows the work item's kernel keeps, one per result element of a reduce
+    (the product of its kept dims; 1 for a full reduction) or per position of a scan's
+    dims other than the scanned one. A dynamic dim reads `rows`; None where a dynamic dim
+    has no rows, or for other kinds of work item."""
+    root = item.root
+    if isinstance(root, ops.ReduceOp):
+        value, skip = root.result, None
+    elif isinstance(root, ops.ScanOp):
+        value, skip = root.operand, root.dimension.value.data
+    else:
+        return None
+    if not isinstance(value.type, TensorType):
+        return None
+    count = 1
+    for dim, size in enumerate(value.type.get_shape()):
+        if dim == skip:
+            continue
+        if size == DYNAMIC_INDEX:
+            if rows is None:
+                return None
+            size = rows
+        count *= size
+    return count
+
+
 def _function_of(op: Operation) -> func.FuncOp:
     current = op
     while not isinstance(current, func.FuncOp):
@@ -159,6 +191,8 @@ def workspace_terms(
         env = dict(env_of_function[function])
         if (k := input_width(item, rows)) is not None:
             env["k"] = k
+        if (kept := kept_rows(item, rows)) is not None:
+            env["kept"] = kept
         try:
             family = registry.select(item.kind.value, env)
             if family is None:
@@ -167,12 +201,17 @@ def workspace_terms(
         except FamilyEvaluationError as error:
             hint = ""
             name = error.error.name if isinstance(error.error, UnknownNameError) else None
-            if name in ("n", "k") and _is_dynamic(function):
-                what = "`n`" if name == "n" else "`k` (a dynamic dim here)"
+            if name == "kept" and item.kind.value not in ("reduce", "scan"):
+                hint = "; `kept` is defined for reduce and scan work items only"
+            elif name in ("n", "k", "kept") and _is_dynamic(function):
+                what = {
+                    "n": "`n` is the row count",
+                    "k": "`k` (a dynamic dim here) is the row count",
+                    "kept": "`kept` (a dynamic dim is kept here) needs the row count",
+                }[name]
                 hint = (
-                    f"; @{function.sym_name.data} has dynamic dims, so {what} is the row "
-                    "count to plan for: give rows (accy.prepare(..., rows=[...]) or the "
-                    "pass option rows=...)"
+                    f"; @{function.sym_name.data} has dynamic dims, so {what} to plan for: "
+                    "give rows (accy.prepare(..., rows=[...]) or the pass option rows=...)"
                 )
             raise WorkspaceError(f"{error}{hint}", item.root.location) from None
         family_of[item.id] = family.id

@@ -538,3 +538,82 @@ def test_reduction_threads_fold_in_bounded_blocks(shape, dims, expected):
         assert nest[-1] == REDUCE_BLOCK
         for outer, inner in itertools.pairwise(nest):
             assert outer // inner <= max(THREAD_LEAF, THREAD_FAN)
+
+
+# ---------------------------------------------------------------------------------------
+# reduce.split's partials: one 4-byte partial per KEPT row (result element) and block
+# ---------------------------------------------------------------------------------------
+
+
+def _launches(result: dict) -> list[tuple[str, list[int], list[int]]]:
+    return [
+        (
+            field(c, "name"),
+            [int(v) for v in field(c, "grid").split(",")],
+            [int(v) for v in field(c, "block").split(",")],
+        )
+        for c in result["calls"]
+        if c.startswith("launch ")
+    ]
+
+
+def test_full_sum_of_1e8_elements_has_a_small_workspace(tmp_path):
+    """A full sum keeps one row: partials = 1 * 132 * 8 * 4 = 4224 bytes, not the
+    10**8 * 132 * 32 = 422.4 GB the plan's rows `n` gave (which no H200, nor the fake's
+    64 GiB of address space, can allocate). The export runs on the fake driver."""
+    n = 10**8
+    directory = export(_reduction("total", (n,), [0], "f32"), tmp_path / "total", target="cuda")
+    plan = json.loads((directory / "manifest.json").read_text())["functions"]["total"]["plan"]
+    assert [i["family"] for i in plan["work_items"]] == ["reduce.split"]
+    assert plan["own_workspaces"] == []
+    assert [(w["family"], w["name"], w["bytes"]) for w in plan["arena_workspaces"]] == [
+        ("reduce.split", "partials", 132 * 8 * 4)
+    ]
+    assert plan["arena_bytes"] < n * 4 + 16384  # the input, the workspace, the result
+    result = run_export(directory, [np.ones(n, np.float32)])
+    assert result["error"] is None, result["error"]
+    assert result["misuse"] == [] and result["leaks"] == 0
+    assert result["shapes"] == [[]]
+    allocations = [int(field(c, "bytes")) for c in result["calls"] if c.startswith("alloc ")]
+    assert allocations == [plan["arena_bytes"]]
+    assert _launches(result) == expected_launches(plan)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dims"),
+    [
+        ((8, 3, 5000), [0]),  # keeps 3 * 5000 rows; n (the leading dim) is 8
+        ((6, 3, 4, 4100), [1, 3]),  # keeps 6 * 4 rows; n is 6
+    ],
+)
+def test_split_partials_cover_kept_rows_beyond_n(tmp_path, shape, dims):
+    """More kept rows than the plan's rows `n`: the workspace is sized by the kept rows,
+    exactly what the kernels index (partials[row * grid + block]); before, the lowering
+    refused it ("needs ... bytes of 'partials' but the plan sized it at ...")."""
+    kept = int(np.prod([s for d, s in enumerate(shape) if d not in dims]))
+    assert kept > shape[0]
+    directory = export(_reduction("wide", shape, dims, "f32"), tmp_path / "wide", target="cuda")
+    plan = json.loads((directory / "manifest.json").read_text())["functions"]["wide"]["plan"]
+    assert [i["family"] for i in plan["work_items"]] == ["reduce.split"]
+    (workspace,) = plan["arena_workspaces"]
+    assert workspace["bytes"] == kept * 132 * 8 * 4
+    assert workspace["offset"] + workspace["bytes"] <= plan["arena_bytes"]
+    result = run_export(directory, [np.ones(shape, np.float32)])
+    assert result["error"] is None, result["error"]
+    assert result["misuse"] == [] and result["leaks"] == 0
+    launches = _launches(result)
+    assert launches == expected_launches(plan)
+    assert [grid for _, grid, _ in launches] == [[132 * 8, 1, 1], [kept, 1, 1]]
+
+
+def test_dims0_of_5000x3x5000_fits_its_workspace():
+    """The brief's case: dims = [0] of 5000x3x5000 keeps 15000 rows (n = 5000): partials
+    15000 * 4224 bytes, which the CUDA lowering (which checks the plan's bytes against what
+    its kernels index) now accepts."""
+    from accy.passes.lower.lower_pass import lower_module
+    from accy.passes.plan_passes import analysis_manager
+
+    module = accy.parse(_reduction("cube", (5000, 3, 5000), [0], "f32"))
+    prep = accy.prepare(module)
+    assert prep.workspaces.term("reduce.split", "partials").bytes == 15000 * 132 * 8 * 4
+    lower_module(module, analysis_manager(module), "cuda")  # raised CudaLoweringError before

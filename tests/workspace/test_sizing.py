@@ -1,7 +1,8 @@
 """Workspace sizing (the seed's `metrale-memory-workspace.rs` invariants) through real
 programs built with `accy.Builder` and planned with `accy.prepare`:
 
-- an expression reads the function's named dims (`accy.dims`), `n`, `k` and `sm_count`;
+- an expression reads the function's named dims (`accy.dims`), `n`, `k`, `kept` and
+  `sm_count`;
   any other name is a `WorkspaceError` naming family, workspace and name, at the work
   item's location — never 0;
 - one term per (family, workspace), its bytes the largest over the family's nodes, listing
@@ -91,6 +92,10 @@ name = "n"
 bytes = ["n"]
 arena = false
 [[family.workspace]]
+name = "kept"
+bytes = ["kept"]
+arena = false
+[[family.workspace]]
 name = "sm"
 bytes = ["sm_count"]
 arena = false
@@ -167,12 +172,47 @@ def test_unknown_name_in_when_is_an_error_too(tmp_path):
     assert "unknown name 'width'" in str(info.value)
 
 
-def test_n_is_not_defaulted_for_a_dynamic_program_without_rows():
-    # The package's reduce.split reads `n`; with no plan rows it is unbound: an error, not 0.
+def test_kept_is_not_defaulted_for_a_dynamic_program_without_rows():
+    # The package's reduce.split reads `kept` (here the dynamic row dim); with no plan rows
+    # it is unbound: an error that says to give rows, not 0.
     with pytest.raises(WorkspaceError) as info:
         accy.prepare(reductions([8192], rows=None))
-    assert "family 'reduce.split' workspace 'partials'" in str(info.value)
+    message = str(info.value)
+    assert message.startswith(f"{SOURCE}:10:5: error: family 'reduce.split' workspace 'partials'")
+    assert "unknown name 'kept'" in message
+    assert "give rows" in message
+
+
+def test_n_is_not_defaulted_for_a_dynamic_program_without_rows(tmp_path):
+    user = family_file(
+        tmp_path,
+        """
+        [[family]]
+        id = "reduce.byn"
+        kinds = ["reduce"]
+        [[family.workspace]]
+        name = "w"
+        bytes = ["n * 4"]
+        arena = true
+        """,
+    )
+    with pytest.raises(WorkspaceError) as info:
+        accy.prepare(reductions([8192], rows=None), families=[user])
+    assert "family 'reduce.byn' workspace 'w'" in str(info.value)
     assert "unknown name 'n'" in str(info.value)
+    assert "give rows" in str(info.value)
+
+
+def test_kept_of_a_static_dim_needs_no_rows(tmp_path):
+    # A dynamic function reducing a static operand: `kept` is bound without rows (`n` is not).
+    b = accy.Builder()
+    fb = b.begin_function(
+        "g", [b.tensor("f32", [None, 4]), b.tensor("f32", [3, 5, 8192])], [b.tensor("f32", [5])]
+    )
+    fb.return_([fb.reduce("add", fb.parameter(1), [0, 2])])
+    fb.finish()
+    found = terms(b.finish())
+    assert found["reduce.split", "partials"].bytes == 5 * 132 * 8 * 4
 
 
 def test_family_without_a_failing_name_never_sees_one(tmp_path):
@@ -350,32 +390,138 @@ def test_named_dims_must_be_integers():
 def test_k_n_and_sm_count_of_a_static_function(tmp_path):
     # n: the leading dim of the FIRST parameter (7), not of the reduced one (5).
     module = reductions([300], rows=5, first=[7, 2])
-    assert probe(tmp_path, module, sm_count=100) == {"k": 300, "n": 7, "sm": 100}
+    assert probe(tmp_path, module, sm_count=100) == {"k": 300, "n": 7, "kept": 5, "sm": 100}
 
 
 def test_n_of_a_static_function_ignores_rows(tmp_path):
     module = reductions([300], rows=5)
-    assert probe(tmp_path, module, rows=[1000]) == {"k": 300, "n": 5, "sm": 132}
+    assert probe(tmp_path, module, rows=[1000]) == {"k": 300, "n": 5, "kept": 5, "sm": 132}
 
 
 def test_k_and_n_of_a_dynamic_function(tmp_path):
-    # n is the plan's rows; a dynamic last dim makes k the rows too.
-    assert probe(tmp_path, reductions([300], rows=None), rows=[50])["n"] == 50
-    assert probe(tmp_path, reductions([300], rows=None), rows=[50])["k"] == 300
+    # n is the plan's rows; a dynamic last dim makes k the rows too, a dynamic kept dim kept.
+    assert probe(tmp_path, reductions([300], rows=None), rows=[50]) == {
+        "k": 300,
+        "n": 50,
+        "kept": 50,
+        "sm": 132,
+    }
     b = accy.Builder()
     fb = b.begin_function("g", [b.tensor("f32", [4, None])], [b.tensor("f32", [4])])
     fb.return_([fb.reduce("max", fb.parameter(0), [1])])
     fb.finish()
-    assert probe(tmp_path, b.finish(), rows=[50]) == {"k": 50, "n": 50, "sm": 132}
+    assert probe(tmp_path, b.finish(), rows=[50]) == {"k": 50, "n": 50, "kept": 4, "sm": 132}
 
 
 def test_k_is_the_last_dim_of_the_first_operand(tmp_path):
-    # A reduction over dim 0 still reads the last dim as k.
+    # A reduction over dim 0 still reads the last dim as k; it keeps 3 rows, not n = 9.
     b = accy.Builder()
     fb = b.begin_function("g", [b.tensor("f32", [9, 3])], [b.tensor("f32", [3])])
     fb.return_([fb.reduce("add", fb.parameter(0), [0])])
     fb.finish()
-    assert probe(tmp_path, b.finish()) == {"k": 3, "n": 9, "sm": 132}
+    assert probe(tmp_path, b.finish()) == {"k": 3, "n": 9, "kept": 3, "sm": 132}
+
+
+def _reduce_function(shape: list[int], dims: list[int], first: list[int] | None = None):
+    """`@g` reducing a parameter of `shape` over `dims`; `first`, if given, is an extra
+    leading parameter's shape (what `n` reads)."""
+    b = accy.Builder()
+    kept = [size for d, size in enumerate(shape) if d not in dims]
+    params = [b.tensor("f32", shape)] if first is None else [b.tensor("f32", first)]
+    if first is not None:
+        params.append(b.tensor("f32", shape))
+    fb = b.begin_function("g", params, [b.tensor("f32", kept)])
+    fb.return_([fb.reduce("add", fb.parameter(len(params) - 1), dims)])
+    fb.finish()
+    return b.finish()
+
+
+@pytest.mark.parametrize(
+    ("shape", "dims", "first", "n", "kept"),
+    [
+        # A full reduction keeps one row, however long the leading dim (n).
+        ([10**8], [0], None, 10**8, 1),
+        # kept > n: a leading reduced dim of a 3-D operand keeps 3 * 5000 rows.
+        ([5000, 3, 5000], [0], None, 5000, 15000),
+        # kept > n: the reduced operand is not the first parameter.
+        ([64, 8192], [1], [2], 2, 64),
+        # kept < n: the leading and last dims are reduced.
+        ([64, 3, 8192], [0, 2], None, 64, 3),
+        # kept == n: all but the leading dim reduced.
+        ([64, 3, 8192], [1, 2], None, 64, 64),
+        # kept == n: a 2-D row reduction of the first parameter (the seeds' programs).
+        ([16, 8192], [1], None, 16, 16),
+    ],
+)
+def test_split_partials_follow_the_kept_rows_not_n(tmp_path, shape, dims, first, n, kept):
+    module = _reduce_function(shape, dims, first)
+    assert probe(tmp_path, module)["n"] == n
+    assert probe(tmp_path, module)["kept"] == kept
+    term = terms(module)["reduce.split", "partials"]
+    assert term.bytes == kept * 132 * 8 * 4  # one 4-byte partial per kept row and block
+
+
+def test_split_partials_are_what_the_cuda_kernel_indexes():
+    # The lowering checks the plan's term against the bytes its kernels index
+    # (rows * grid * 4, cuda_reductions.split_reduce_kernel): exactly equal here.
+    from accy.passes.lower.cuda_reductions import SPLIT_BLOCKS_PER_SM, ReductionShape
+
+    for shape, dims, first in (
+        ([5000, 3, 5000], [0], None),
+        ([64, 8192], [1], [2]),
+        ([64, 3, 8192], [0, 2], None),
+        ([10**8], [0], None),
+    ):
+        prep = accy.prepare(_reduce_function(shape, dims, first), sm_count=100)
+        (item,) = prep.schedule.work_items
+        assert prep.workspaces.family_of[item.id] == "reduce.split"
+        needed = ReductionShape(item.root).rows * 100 * SPLIT_BLOCKS_PER_SM * 4
+        assert prep.workspaces.term("reduce.split", "partials").bytes == needed
+
+
+def test_kept_of_a_scan_is_its_positions_off_the_scanned_dim(tmp_path):
+    user = family_file(
+        tmp_path,
+        """
+        [[family]]
+        id = "scan.kept"
+        kinds = ["scan"]
+        [[family.workspace]]
+        name = "w"
+        bytes = ["kept"]
+        arena = false
+        """,
+    )
+    for dim, kept in ((2, 2 * 3), (1, 2 * 5000), (0, 3 * 5000)):
+        b = accy.Builder()
+        t = b.tensor("f32", [2, 3, 5000])
+        fb = b.begin_function("g", [t, t], [t])
+        fb.return_([fb.scan("add", fb.parameter(0), fb.parameter(1), dim)])
+        fb.finish()
+        assert terms(b.finish(), families=[user])["scan.kept", "w"].bytes == kept
+
+
+def test_kept_is_unbound_for_other_kinds(tmp_path):
+    user = family_file(
+        tmp_path,
+        """
+        [[family]]
+        id = "dot.kept"
+        kinds = ["dot"]
+        [[family.workspace]]
+        name = "w"
+        bytes = ["kept * 4"]
+        arena = true
+        """,
+    )
+    b = accy.Builder()
+    fb = b.begin_function(
+        "g", [b.tensor("f32", [4, 8]), b.tensor("f32", [8, 2])], [b.tensor("f32", [4, 2])]
+    )
+    fb.return_([fb.dot_general(fb.parameter(0), fb.parameter(1), contracting=([1], [0]))])
+    fb.finish()
+    with pytest.raises(WorkspaceError, match="unknown name 'kept'.*reduce and scan work items"):
+        accy.prepare(b.finish(), families=[user])
 
 
 def test_n_of_a_function_whose_first_parameter_is_a_scalar_is_unbound(tmp_path):
