@@ -170,8 +170,17 @@ class CombinerKindAttr(EnumAttribute[CombinerKind], SpacedOpaqueSyntaxAttribute)
 # ---------------------------------------------------------------------------------------
 
 
+def _parse_i64(parser: Parser, allow_negative: bool = True) -> int:
+    """An integer literal that fits in i64 (a located parse error otherwise)."""
+    position = parser.pos
+    value = parser.parse_integer(allow_negative=allow_negative, allow_boolean=False)
+    if not -(2**63) <= value < 2**63:
+        parser.raise_error(f"integer {value} does not fit in i64", position, parser.pos)
+    return value
+
+
 def _parse_dim_list(parser: Parser) -> DenseArrayBase:
-    values = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parser.parse_integer)
+    values = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, lambda: _parse_i64(parser))
     return DenseArrayBase.from_list(i64, values)
 
 
@@ -615,12 +624,12 @@ def _parse_slice_ranges(
     parser: Parser,
 ) -> tuple[DenseArrayBase, DenseArrayBase, DenseArrayBase]:
     def parse_range() -> tuple[int, int, int]:
-        start = parser.parse_integer(allow_boolean=False)
+        start = _parse_i64(parser)
         parser.parse_punctuation(":")
-        limit = parser.parse_integer(allow_boolean=False)
+        limit = _parse_i64(parser)
         stride = 1
         if parser.parse_optional_punctuation(":") is not None:
-            stride = parser.parse_integer(allow_boolean=False)
+            stride = _parse_i64(parser)
         return start, limit, stride
 
     ranges = parser.parse_comma_separated_list(Parser.Delimiter.SQUARE, parse_range)
@@ -774,7 +783,7 @@ class ConcatenateOp(AccyOperation):
         else:
             parser.raise_error("expected `, dim = N` after the operands of accy.concatenate")
         parser.parse_punctuation("=")
-        dim = parser.parse_integer(allow_boolean=False)
+        dim = _parse_i64(parser)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         types = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parser.parse_type)
@@ -1146,7 +1155,7 @@ class IterateOp(AccyOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> IterateOp:
-        trip_count = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        trip_count = _parse_i64(parser, allow_negative=False)
         parser.parse_keyword("iter_args")
         pos = parser.pos
 

@@ -252,3 +252,20 @@ func.func @huge_splat() -> tensor<2147483648xf32> {
 
 // expected-error @+1 {{Unexpected character: $}}
 $
+
+// -----
+
+// Dimension numbers and slice bounds are i64 (found by the fuzzer: a ValueError from xDSL).
+func.func @dim_beyond_i64(%a: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{integer 99999999999999999999 does not fit in i64}}
+  %0 = accy.reduce add %a, dims = [99999999999999999999] : (tensor<2x3xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_bound_beyond_i64(%a: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{integer -99999999999999999999 does not fit in i64}}
+  %0 = accy.slice %a [-99999999999999999999:2] : (tensor<4xf32>) -> tensor<2xf32>
+  func.return %0 : tensor<2xf32>
+}
