@@ -1,6 +1,6 @@
 // A two-layer perceptron on a batch of 8: x·W1 + b1, ReLU, ·W2 + b2, then a softmax.
 //   accy-opt examples/mlp.mlir -p accy-plan-arena --accy-report arena
-//   accy-run examples/mlp.mlir --target cpu
+//   accy-run examples/mlp.mlir --random-inputs
 func.func @mlp(%x: tensor<8x64xf32>, %w1: tensor<64x128xf32>, %b1: tensor<128xf32>,
                %w2: tensor<128x10xf32>, %b2: tensor<10xf32>) -> tensor<8x10xf32> {
   %h = accy.dot_general %x, %w1, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x64xf32>, tensor<64x128xf32>) -> tensor<8x128xf32>

@@ -1,7 +1,7 @@
 """`accy-run`: compile an accy program and run one function on arrays from an `.npz` file.
 
-    accy-run FILE.mlir --target cpu [--function NAME] --inputs IN.npz [-o OUT.npz] [--threads N]
-             [--rows N ...]
+    accy-run FILE.mlir --target cpu [--function NAME] (--inputs IN.npz | --random-inputs)
+             [-o OUT.npz] [--print] [--threads N] [--rows N ...] [--import-stablehlo]
     accy-run FILE.mlir --target cuda --export DIR    # ahead of time: see accy.export
 
 Inputs: the `.npz` arrays named `arg0`, `arg1`, ... are the function's parameters in order;
@@ -9,7 +9,8 @@ if there are no `argN` keys, the arrays are taken in the order they were stored 
 keys, e.g. `expected`, are then ignored only when `argN` keys exist). A function without
 parameters needs no `--inputs`.
 
-Output: one line per result (`result #N: shape (..) dtype D`), then a summary line
+Output: per result a line `result #N: shape (..) dtype D` and its values (numpy's summary;
+every element with `--print`), then a summary line
 (`@f on cpu: arena B bytes, W work items, N threads, T ms`). `-o` writes the results to an
 `.npz` with keys `result0`, `result1`, ... (at exactly that path).
 
@@ -63,6 +64,27 @@ def load_inputs(path: str) -> list[np.ndarray]:
         return arrays
 
 
+def random_inputs(parameters, rows: int) -> list[np.ndarray]:
+    """Arguments for `parameters` (tensor types): normal floats, integers in [-8, 8),
+    random booleans; a `?` dim takes `rows`. Seeded: the same on every run."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+    from accy.dtypes import numpy_dtype
+
+    rng = np.random.default_rng(0)
+    arrays = []
+    for t in parameters:
+        shape = tuple(rows if d == DYNAMIC_INDEX else d for d in t.get_shape())
+        dtype = numpy_dtype(t.get_element_type())
+        if dtype == np.bool_:
+            arrays.append(rng.random(shape) < 0.5)
+        elif np.issubdtype(dtype, np.integer):
+            arrays.append(rng.integers(-8, 8, shape).astype(dtype))
+        else:
+            arrays.append(rng.standard_normal(shape).astype(dtype))
+    return arrays
+
+
 def save_results(path: str, results: tuple[np.ndarray, ...]) -> None:
     """The results as `result0`, `result1`, ... in the `.npz` file `path` (the name as
     given), written whole or not at all."""
@@ -87,6 +109,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--target", default="cpu", help="cpu (default) or cuda")
     parser.add_argument("--function", help="the function to run (default: the first)")
     parser.add_argument("--inputs", help=".npz with arrays arg0, arg1, ... (or in order)")
+    parser.add_argument(
+        "--random-inputs",
+        action="store_true",
+        help="run on random arguments (normal floats, small integers; a '?' dim takes the "
+        "largest --rows, default 8) instead of --inputs",
+    )
+    parser.add_argument(
+        "--print",
+        action="store_true",
+        dest="print_all",
+        help="print every element of the results (default: a summary, as numpy does)",
+    )
+    parser.add_argument(
+        "--import-stablehlo",
+        action="store_true",
+        help="read the file as StableHLO (e.g. JAX's lowered text)",
+    )
     parser.add_argument("-o", "--output", help="write the results to this .npz")
     parser.add_argument(
         "--rows", type=int, action="append", default=[], help="row counts to plan for"
@@ -136,7 +175,14 @@ def _run(args: argparse.Namespace) -> None:
 
     if args.output and not Path(args.output).resolve().parent.is_dir():
         raise AccyError(f"cannot write results to '{args.output}': no such directory")
-    module = parse(path)
+    if args.import_stablehlo:
+        from accy.stablehlo import import_stablehlo
+
+        module = import_stablehlo(path)
+    else:
+        module = parse(path)
+    if args.inputs and args.random_inputs:
+        raise AccyError("give --inputs or --random-inputs, not both")
     options: dict = {"rows": args.rows} if args.rows else {}
     if args.threads is not None:
         options["threads"] = args.threads
@@ -152,13 +198,27 @@ def _run(args: argparse.Namespace) -> None:
         raise AccyError(f"{args.file} has no function to run")
     name = (args.function or names[0]).removeprefix("@")
     function = exe[name]
-    inputs = load_inputs(args.inputs) if args.inputs else []
+    parameters = function.function.function_type.inputs
+    if args.inputs:
+        inputs = load_inputs(args.inputs)
+    elif args.random_inputs:
+        inputs = random_inputs(parameters, max(args.rows) if args.rows else 8)
+    elif parameters:
+        raise AccyError(
+            f"@{name} takes {len(parameters)} argument{'' if len(parameters) == 1 else 's'}: "
+            "give --inputs IN.npz (arrays arg0, arg1, ...) or --random-inputs"
+        )
+    else:
+        inputs = []
     start = time.perf_counter()
     results = function(*inputs)
     elapsed = time.perf_counter() - start
+    threshold = sys.maxsize if args.print_all else 64
     for index, result in enumerate(results):
         shape = "(" + ", ".join(map(str, result.shape)) + ("," if result.ndim == 1 else "") + ")"
         print(f"result #{index}: shape {shape} dtype {result.dtype}")
+        text = np.array2string(result, threshold=threshold, edgeitems=3, precision=6)
+        print("  " + text.replace("\n", "\n  "))
     prep = exe.preparation
     arena = prep.arena.functions.get(name)
     items = sum(1 for w in prep.schedule.work_items if w.function == name)

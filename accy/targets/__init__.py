@@ -21,7 +21,8 @@ from accy.reference import find_function
 class Executable:
     """A compiled module: its functions by name, callable with numpy arrays.
 
-    `exe(*arrays)` calls the first function, `exe["f"](*arrays)` any other.
+    `exe(*arrays)` calls the first function, `exe["f"](*arrays)` or `exe.f(*arrays)` any
+    other.
     """
 
     target: str
@@ -38,6 +39,12 @@ class Executable:
         if name not in self.functions:
             find_function(self.module, name)  # raises AccyInputError listing the functions
         return self.functions[name]
+
+    def __getattr__(self, name: str) -> Callable[..., tuple[np.ndarray, ...]]:
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError(name)
 
     def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
         if not self.functions:

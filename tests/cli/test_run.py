@@ -50,10 +50,17 @@ def test_run_prints_results_and_writes_npz(program: Path, tmp_path: Path, capsys
     )
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0] == "result #0: shape (4, 3) dtype float32"
-    assert lines[1] == "result #1: shape (4,) dtype float32"
-    assert lines[2].startswith("@f on cpu: arena ") and "2 work items" in lines[2]
-    assert lines[2].endswith(" ms")
+    assert lines[:6] == [
+        "result #0: shape (4, 3) dtype float32",
+        "  [[  0.   1.   4.]",
+        "   [  9.  16.  25.]",
+        "   [ 36.  49.  64.]",
+        "   [ 81. 100. 121.]]",
+        "result #1: shape (4,) dtype float32",
+    ]
+    assert lines[6] == "  [  5.  50. 149. 302.]"
+    assert lines[7].startswith("@f on cpu: arena ") and "2 work items" in lines[7]
+    assert lines[7].endswith(" ms")
     results = np.load(tmp_path / "out.npz")
     np.testing.assert_allclose(results["result0"], a * a)
     np.testing.assert_allclose(results["result1"], (a * a).sum(axis=1))
