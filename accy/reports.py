@@ -84,10 +84,13 @@ def schedule_report(module: ModuleOp, manager: AnalysisManager) -> str:
         )
         for w in plan.work_items
     ]
-    header = ("item", "function", "kind", "root", "ops", "in loop", "family", "shared bytes")
+    header = ("item", "function", "kind", "root", "ops", "in loop", "family", "cuda shared bytes")
+    # The report is not told the target: shared memory is the CUDA kernels' (the plan and
+    # the CUDA lowering agree on it), so both the limit and the column are labelled CUDA.
     return (
-        f"schedule: {plan.work_item_count()} work item(s); shared memory limit "
-        f"{shared.limit} bytes per block\n" + table(header, rows)
+        f"schedule: {plan.work_item_count()} work item(s); CUDA target: shared memory limit "
+        f"{shared.limit} bytes per block (the CPU target uses no shared memory)\n"
+        + table(header, rows)
     )
 
 
@@ -186,6 +189,15 @@ def workspaces_report(module: ModuleOp, manager: AnalysisManager) -> str:
     return f"workspaces: {len(plan.terms)} term(s)\n" + table(header, rows)
 
 
+TEMPORARIES = (
+    "buffers neither parameters, results nor constants, nor reused in place by a result; "
+    "workspaces included"
+)
+"""What the arena report's temporaries count: `FunctionArena.temporaries_size`, XLA's
+`temp_size_in_bytes`. A temporary whose buffer a result takes over in place is that
+result's buffer, so a program whose large temporary is reused so counts only the rest."""
+
+
 def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
     plan = manager.get(ARENA, module)
     buffers = manager.get(BUFFERS, module)
@@ -227,9 +239,11 @@ def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
             else f"{len(arena.separate)} dynamic slot(s) allocated separately"
         )
         parts.append(
-            f"arena of @{name}: {arena.size} bytes, lower bound {arena.lower_bound}, "
-            f"sum of sizes {total}, ratio {ratio:.3f}, temporaries {arena.temporaries_size}; "
-            f"{dynamic}\n" + table(("buffer", "role", "placement", "bytes", "live"), rows)
+            f"arena of @{name}: {arena.size} bytes; lower bound {arena.lower_bound} bytes "
+            f"(most bytes live at one work item); sum of aligned sizes {total} bytes; "
+            f"size / lower bound {ratio:.3f}; temporaries alone would pack into "
+            f"{arena.temporaries_size} bytes ({TEMPORARIES}); {dynamic}\n"
+            + table(("buffer", "role", "placement", "bytes", "live"), rows)
         )
     parts.append(f"constant arena: {plan.constant_size} bytes")
     return "\n".join(parts)

@@ -2,9 +2,11 @@
 // RUN: accy-opt %s -p 'accy-plan-arena' --accy-report=arena 2>&1 >/dev/null | filecheck %s
 // RUN: accy-opt %s -p 'accy-plan-arena{alignment=64}' --accy-report=arena 2>&1 >/dev/null | filecheck %s --check-prefix=ALIGN64
 
-// The arena report (stderr): per function a summary — the arena size, the lower bound
-// (the most bytes live at one work item), the sum of the aligned buffer sizes, their
-// ratio, the packed size of the temporaries — then one row per buffer: its slot, role,
+// The arena report (stderr): per function a summary, in bytes — the arena size, the lower
+// bound (the most bytes live at one work item), the sum of the aligned buffer sizes, size /
+// lower bound, the packed size of the temporaries alone (not parameters, results,
+// constants, nor temporaries a result reuses in place; workspaces included; XLA's
+// temp_size_in_bytes) — then one row per buffer: its slot, role,
 // placement, unaligned bytes and live interval. Workspace buffers follow, named
 // FAMILY.WORKSPACE. The report plans what is missing, so it needs no pass.
 
@@ -13,7 +15,7 @@
 //   sum of sizes = 1792 + 512 + 3 * 256 = 3072
 //   lower bound  = at items 0 and 1: %a + %0 + %1 = 1792 + 512 + 256 = 2560 = size
 //   temporaries  = %0 / %2 share [1792, 2304), %1 above: 512 + 256 = 768
-// CHECK:      arena of @report: 2560 bytes, lower bound 2560, sum of sizes 3072, ratio 1.000, temporaries 768; 0 dynamic slot(s) allocated separately
+// CHECK:      arena of @report: 2560 bytes; lower bound 2560 bytes (most bytes live at one work item); sum of aligned sizes 3072 bytes; size / lower bound 1.000; temporaries alone would pack into 768 bytes (buffers neither parameters, results nor constants, nor reused in place by a result; workspaces included); 0 dynamic slot(s) allocated separately
 // CHECK-NEXT: buffer  role       placement    bytes  live
 // CHECK-NEXT: 0       input      offset 0     1600   [0, 2]
 // CHECK-NEXT: 1       temporary  offset 1792  400    [0, 1]
@@ -21,7 +23,7 @@
 // CHECK-NEXT: 3       temporary  offset 1792  16     [2, 3]
 // CHECK-NEXT: 4       output     offset 2048  4      [3, 3]
 
-// ALIGN64:      arena of @report: 2112 bytes, lower bound 2112, sum of sizes 2240, ratio 1.000, temporaries 512; 0 dynamic slot(s) allocated separately
+// ALIGN64:      arena of @report: 2112 bytes; lower bound 2112 bytes (most bytes live at one work item); sum of aligned sizes 2240 bytes; size / lower bound 1.000; temporaries alone would pack into 512 bytes (buffers neither parameters, results nor constants, nor reused in place by a result; workspaces included); 0 dynamic slot(s) allocated separately
 // ALIGN64-NEXT: buffer  role       placement    bytes  live
 // ALIGN64-NEXT: 0       input      offset 0     1600   [0, 2]
 // ALIGN64-NEXT: 1       temporary  offset 1600  400    [0, 1]
@@ -43,7 +45,7 @@ func.func @report(%a: tensor<4x100xf32>) -> tensor<4xi1> {
 // (same offset); the constant %k is in the constant arena (one 256-byte unit).
 //   %w 65536 B at [0, 65536); partials 8448 → 8448 (33 * 256) at [65536, 73984);
 //   %s at [73984, 74240), live [4, 5], shared with %t live [5, 5]: 74240 bytes.
-// CHECK:      arena of @wide: 74240 bytes, lower bound 74240, {{.*}}; 0 dynamic slot(s) allocated separately
+// CHECK:      arena of @wide: 74240 bytes; lower bound 74240 bytes {{.*}}; 0 dynamic slot(s) allocated separately
 // CHECK-NEXT: buffer                 role       placement                   bytes  live
 // CHECK-NEXT: 5                      input      offset 0                    65536  [4, 4]
 // CHECK-NEXT: 6                      constant   constant offset 0           8      [4, 5]

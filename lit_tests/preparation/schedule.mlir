@@ -58,8 +58,8 @@ func.func @loops(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %s: tensor<2x3xf32>, 
   func.return %back, %r#1, %big : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
-// REPORT:      schedule: 11 work item(s); shared memory limit 49152 bytes per block
-// REPORT-NEXT: item  function  kind         root                   ops  in loop  family      shared bytes
+// REPORT:      schedule: 11 work item(s); CUDA target: shared memory limit 49152 bytes per block (the CPU target uses no shared memory)
+// REPORT-NEXT: item  function  kind         root                   ops  in loop  family      cuda shared bytes
 // REPORT-NEXT: 0     @softmax  reduce       accy.reduce            2    -        reduce.row  1024
 // REPORT-NEXT: 1     @softmax  elementwise  accy.divide            2    -        -           0
 // REPORT-NEXT: 2     @softmax  transpose    accy.transpose         1    -        -           0
