@@ -17,13 +17,6 @@ from typing import ClassVar
 from weakref import WeakKeyDictionary
 
 from accy.passes.analysis import AnalysisManager
-from accy.passes.arena_plan import ARENA
-from accy.passes.buffers import BUFFERS
-from accy.passes.fusion import FUSION
-from accy.passes.memory import MEMORY
-from accy.passes.schedule import SCHEDULE
-from accy.passes.shapes import SHAPES
-from accy.passes.workspace.sizing import WORKSPACES
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, ModuleOp, StringAttr
@@ -110,6 +103,8 @@ class PlanShapesPass(AnnotatingPass):
     name = "accy-plan-shapes"
 
     def annotations(self, manager, module):
+        from accy.passes.shapes import SHAPES
+
         for value, layout in manager.get(SHAPES, module).layouts.items():
             if (
                 isinstance(value, OpResult)
@@ -127,6 +122,8 @@ class PlanFusionPass(AnnotatingPass):
     name = "accy-plan-fusion"
 
     def annotations(self, manager, module):
+        from accy.passes.fusion import FUSION
+
         for index, group in enumerate(manager.get(FUSION, module).groups):
             for member in group.members:
                 role = "root" if member is group.root else "elided"
@@ -141,6 +138,8 @@ class PlanSchedulePass(AnnotatingPass):
     name = "accy-plan-schedule"
 
     def annotations(self, manager, module):
+        from accy.passes.schedule import SCHEDULE
+
         for item in manager.get(SCHEDULE, module).work_items:
             parent = "" if item.parent is None else f" in {item.parent}"
             for value in item.root.results:
@@ -154,6 +153,8 @@ class PlanBuffersPass(AnnotatingPass):
     name = "accy-plan-buffers"
 
     def annotations(self, manager, module):
+        from accy.passes.buffers import BUFFERS
+
         for slot in manager.get(BUFFERS, module).slots:
             yield (
                 slot.value,
@@ -180,6 +181,8 @@ class PlanMemorySpacesPass(AnnotatingPass):
         return {"constant_capacity": self.constant_capacity}
 
     def annotations(self, manager, module):
+        from accy.passes.memory import MEMORY
+
         for assignment in manager.get(MEMORY, module).assignments:
             yield assignment.value, "accy.memory", assignment.describe()
 
@@ -206,6 +209,8 @@ class SizeWorkspacesPass(AnnotatingPass):
         return {"rows": self.rows, "sm_count": self.sm_count, "families": families}
 
     def annotations(self, manager, module):
+        from accy.passes.workspace.sizing import WORKSPACES
+
         terms = manager.get(WORKSPACES, module).terms
         module.attributes["accy.workspaces"] = ArrayAttr([StringAttr(t.describe()) for t in terms])
         return ()
@@ -245,6 +250,9 @@ class PlanArenaPass(AnnotatingPass):
         }
 
     def annotations(self, manager, module):
+        from accy.passes.arena_plan import ARENA
+        from accy.passes.buffers import BUFFERS
+
         plan = manager.get(ARENA, module)
         for function in module.walk():
             if isinstance(function, func.FuncOp) and function.sym_name.data in plan.functions:

@@ -10,12 +10,14 @@ errors against the input's `expected-error` annotations, as mlir-opt does
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import inspect
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
@@ -30,10 +32,30 @@ from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.options import PlanOptions
 from accy.passes.plan_passes import attach_analysis_manager
 from accy.passes.registry import accy_passes
-from accy.passes.workspace.registry import FamilyRegistry
-from accy.plot import check_plot_path, plot_arena
-from accy.reports import REPORTS
 from accy.source import UPSTREAM_DIALECTS, parse, verify
+
+# Start-up time: everything imported above is needed to parse and print a program. The
+# planning analyses (`accy.reports`, `accy.plot`, the kernel-family registry), the
+# lowering and their numeric dependencies are imported where a pass or an option uses
+# them (`apply_passes`, `--list-passes`), so that `accy-opt --version` or a plain
+# parse-and-print does not pay for them.
+
+REPORT_NAMES: tuple[str, ...] = (
+    "arena",
+    "buffers",
+    "fusion",
+    "memory",
+    "schedule",
+    "shapes",
+    "workspaces",
+)
+"""The names of `accy.reports.REPORTS`, sorted, for `--accy-report`'s choices without
+importing the reports (and the analyses) at start-up; a test keeps the two equal."""
+
+NO_PASSES_NOTE = (
+    "accy-opt: no passes given (-p): the input is parsed, verified and printed; "
+    "--list-passes shows the passes"
+)
 
 
 def _non_negative(text: str) -> int:
@@ -52,6 +74,27 @@ class AccyOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        # xDSL's `--shrink` (for the shrinkray reducer) means nothing here: accy-opt's
+        # `run` never reports "can shrink"; xDSL's `--version` names xdsl-opt.
+        _remove_arguments(arg_parser, ("shrink", "version"))
+        passes_action = _find_action(arg_parser, "passes")
+        if passes_action is not None:
+            passes_action.help = (
+                f"{passes_action.help}. `--list-passes` lists them with their options "
+                "(a pass's options go in braces: -p 'accy-plan-arena{alignment=128}')"
+            )
+        arg_parser.add_argument(
+            "-v",
+            "--version",
+            action=AccyVersionAction,
+            help="print accy's version and the xDSL version it uses, and exit",
+        )
+        arg_parser.add_argument(
+            "--list-passes",
+            action=ListPassesAction,
+            passes=self.available_passes,
+            help="list the passes with their descriptions and options, and exit",
+        )
         arg_parser.add_argument(
             "--accy-max-work",
             type=_non_negative,
@@ -63,7 +106,7 @@ class AccyOptMain(xDSLOptMain):
             "--accy-report",
             action="append",
             default=[],
-            choices=sorted(REPORTS),
+            choices=REPORT_NAMES,
             help="print a plan report to stderr after the passes (repeatable)",
         )
 
@@ -169,17 +212,26 @@ class AccyOptMain(xDSLOptMain):
     def apply_passes(self, prog: ModuleOp) -> None:
         options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families))
         if options.families:
+            from accy.passes.workspace.registry import FamilyRegistry
+
             FamilyRegistry.load(options.families)  # a bad file is an error even if unused
         if self.args.accy_arena_plot:
+            from accy.plot import check_plot_path
+
             check_plot_path(Path(self.args.accy_arena_plot))
         manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work), options)
         attach_analysis_manager(prog, manager)
         super().apply_passes(prog)
         if self.args.time_passes:
             print(pass_timing_report(self.pass_times), file=sys.stderr)
-        for report in self.args.accy_report:
-            print(REPORTS[report](prog, manager), file=sys.stderr)
+        if self.args.accy_report:
+            from accy.reports import REPORTS
+
+            for report in self.args.accy_report:
+                print(REPORTS[report](prog, manager), file=sys.stderr)
         if self.args.accy_arena_plot:
+            from accy.plot import plot_arena
+
             plot_arena(prog, manager, Path(self.args.accy_arena_plot))
 
     def run(self) -> None:
@@ -187,6 +239,8 @@ class AccyOptMain(xDSLOptMain):
         every chunk succeeded. With `--verify-diagnostics` each chunk's error is checked
         against the chunk's `expected-error` annotations (`expected_diagnostics`) and the
         run fails on any mismatch."""
+        if wants_no_passes_note(self.args.passes, sys.stderr):
+            print(NO_PASSES_NOTE, file=sys.stderr)
         chunks, _ = self.prepare_input()
         output = self.prepare_output()
         problems: list[str] = []
@@ -214,6 +268,151 @@ class AccyOptMain(xDSLOptMain):
         if problems:
             raise DiagnosticsMismatch(problems)
         self.write_output(output.getvalue())
+
+
+def wants_no_passes_note(passes: str, stderr: IO[str]) -> bool:
+    """Whether to say that nothing but parse, verify and print runs: no `-p` pass is given
+    and `stderr` is a terminal (a pipe, a file or a test's capture stays clean)."""
+    if passes.strip():
+        return False
+    try:
+        return stderr.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def _find_action(parser: argparse.ArgumentParser, dest: str) -> argparse.Action | None:
+    return next((a for a in parser._actions if a.dest == dest), None)
+
+
+def _remove_arguments(parser: argparse.ArgumentParser, dests: Sequence[str]) -> None:
+    """Drop the arguments of `dests` from `parser`: its option strings, its action list and
+    its group's list (the help), so they are neither accepted nor shown."""
+    for dest in dests:
+        action = _find_action(parser, dest)
+        if action is None:
+            continue
+        parser._remove_action(action)
+        for option in action.option_strings:
+            parser._option_string_actions.pop(option, None)
+        for group in parser._action_groups:
+            if action in group._group_actions:
+                group._group_actions.remove(action)
+        if dest in parser._defaults:
+            del parser._defaults[dest]
+
+
+def version_text() -> str:
+    """`accy-opt --version`: accy's version and the xDSL version it runs on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "unknown"
+
+    return f"accy-opt from accy {installed('accy')}, built on xDSL {installed('xdsl')}"
+
+
+class AccyVersionAction(argparse.Action):
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit()
+
+
+class ListPassesAction(argparse.Action):
+    """`--list-passes`: prints `pass_listing` of the registered passes and exits."""
+
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str,
+        passes: dict[str, Callable[[], type[ModulePass]]],
+        **kwargs: Any,
+    ):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+        self.passes = passes
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(pass_listing({name: factory() for name, factory in self.passes.items()}))
+        parser.exit()
+
+
+def _summary(doc: str) -> str:
+    """The one-line description of a pass: the first sentence of its docstring's first
+    paragraph (a docstring's first line often ends mid-sentence)."""
+    paragraph = " ".join(doc.split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
+
+
+def _option_help(doc: str) -> dict[str, str]:
+    """The `Options:` section of a pass docstring (`- name: text`, continued on indented
+    lines), by option name."""
+    helps: dict[str, str] = {}
+    current: str | None = None
+    in_options = False
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped == "Options:":
+            in_options = True
+            continue
+        if not in_options:
+            continue
+        if stripped.startswith("- ") and ":" in stripped:
+            current, text = stripped[2:].split(":", 1)
+            current = current.strip()
+            helps[current] = text.strip()
+        elif stripped and current is not None:
+            helps[current] += " " + stripped
+        elif not stripped and current is not None:
+            in_options = False
+    return helps
+
+
+def _format_default(value: object) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return ",".join(_format_default(v) for v in value)
+    return str(value)
+
+
+def pass_listing(passes: dict[str, type[ModulePass]]) -> str:
+    """Each pass with its description and its options (`name=<type>`, the default, the
+    docstring's text for it), as `mlir-opt --help` lists pass options."""
+    lines = ["Available passes (-p NAME or -p 'NAME{option=value ...}', comma-separated):"]
+    for name in sorted(passes):
+        cls = passes[name]
+        doc = inspect.getdoc(cls) or ""
+        lines.append(f"  {name}")
+        if doc:
+            lines.append(f"      {_summary(doc)}")
+        helps = _option_help(doc)
+        for field in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
+            option = field.name.replace("_", "-")
+            kind = (
+                field.type
+                if isinstance(field.type, str)
+                else getattr(field.type, "__name__", str(field.type))
+            )
+            if field.default is not dataclasses.MISSING:
+                default = _format_default(field.default)
+            elif field.default_factory is not dataclasses.MISSING:
+                default = _format_default(field.default_factory())
+            else:
+                default = "required"
+            lines.append(f"      {option}=<{kind}>  (default: {default})")
+            text = helps.get(option) or helps.get(field.name)
+            if text:
+                lines.append(f"          {text}")
+    return "\n".join(lines)
 
 
 class DiagnosticsMismatch(AccyError):
