@@ -169,7 +169,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of ``accy-pack``; exits 1 with an ``error:`` line on a user error, and
     ``CLOSED_PIPE_STATUS`` without one when stdout's reader has gone."""
     try:
-        args = _parser().parse_args(argv)  # --help writes to stdout too
+        try:
+            args = _parser().parse_args(argv)  # --help writes to stdout too
+        except SystemExit as exit_:  # argparse's status 2 for a bad command line: ours is 1
+            sys.exit(1 if exit_.code == 2 else exit_.code)
         status = _run(args)
     except BrokenPipeError:  # stdout's reader has gone (`| head`): nobody to tell
         _drop_stdout()

@@ -213,3 +213,10 @@ def test_a_closed_stdout_pipe_stops_quietly_with_status_141(tmp_path: Path) -> N
     assert result.returncode == CLOSED_PIPE_STATUS == 141
     assert result.stderr == ""
     assert run_into_closed_pipe("--help").stderr == ""  # argparse drops what it cannot write
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--budget-ms", "x", "p.csv"], []])
+def test_a_bad_command_line_exits_1(args: list[str]) -> None:
+    result = _run(*args)
+    assert result.returncode == 1, result.stderr
+    assert "error:" in result.stderr and "Traceback" not in result.stderr
