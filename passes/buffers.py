@@ -8,6 +8,16 @@ getting one: the result of `accy.scan` is written into the slot of its scratch o
 (#1), and the block arguments of an `accy.iterate` body are the loop's carried buffers,
 i.e. the slots of the loop's results. Values fused away are *elided* and get no slot.
 
+Two kinds of value get no slot either:
+- the results of dead ops (`FusionPlan.dead`: no live op uses them);
+- *folded* splat constants (`BufferPlan.folded`): a constant of more than
+  `FOLD_MIN_BYTES` whose elements are all one value (not NaN) and whose every use is by an op that both targets evaluate
+  element by element through its fused group (an elementwise op, compare, select,
+  convert, reshape or broadcast_in_dim, or a slice that is not its group's root). The
+  lowerings read it as a scalar (`arith.constant`), so a slot would never be read: ReLU's
+  `maximum %h, dense<0.0>` keeps no 64 KiB zero buffer. A splat that is returned,
+  reduced, transposed, scanned into, carried by a loop, ... keeps its slot.
+
 Invariants: slot ids are 0, 1, 2, … in creation order (per function: arguments first,
 then results in pre-order); every value has at most one slot; `total_static_bytes` is the
 sum of the static slot sizes; a slot's byte size is None exactly when its shape is
@@ -19,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from io import StringIO
 
+import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.analysis import (
     AnalysisDescriptor,
@@ -28,12 +39,14 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
-from accy.passes.fusion import DATA_OPS, FUSION
+from accy.passes.fusion import DATA_OPS, FUSION, POINTWISE, FusionPlan
 from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
+
+from accy.dtypes import dense_values
 
 
 @dataclass(frozen=True)
@@ -79,6 +92,8 @@ class BufferPlan:
     slots: list[BufferSlot] = field(default_factory=list)
     slot_of_value: dict[SSAValue, BufferSlot] = field(default_factory=dict)
     elided: list[SSAValue] = field(default_factory=list)
+    folded: list[SSAValue] = field(default_factory=list)
+    """Splat constants read as scalars by their consumers (see the module docstring)."""
 
     def slot_count(self) -> int:
         return len(self.slots)
@@ -148,8 +163,45 @@ def compute_buffers(manager: AnalysisManager, root: Operation, meter: WorkMeter)
     return plan
 
 
+def splat_scalar(op: ops.ConstantOp) -> int | float | bool | None:
+    """The single element of a splat constant (all elements equal, none NaN), or None."""
+    values = dense_values(op.value)
+    if values.size == 0 or not bool(np.all(values == values.flat[0])):
+        return None
+    scalar = values.flat[0]
+    return bool(scalar) if values.dtype == np.bool_ else scalar.item()
+
+
+FOLD_MIN_BYTES = 256
+"""Splats of at most this many bytes (one aligned unit of constant memory) keep their
+slot: folding them saves nothing worth a plan that differs from the program's text."""
+
+ELEMENT_READERS = (*POINTWISE, ops.BroadcastInDimOp)
+"""Consumers that read an operand only through their fused group's element evaluation,
+on both targets (a slice reads so only as a non-root member)."""
+
+
+def is_folded_splat(op: ops.ConstantOp, fusion: FusionPlan, byte_size: int | None) -> bool:
+    """Whether the constant is a splat of more than `FOLD_MIN_BYTES` that every live use
+    reads as a scalar (see the module docstring)."""
+    if byte_size is None or byte_size <= FOLD_MIN_BYTES or splat_scalar(op) is None:
+        return False
+    users = [use.operation for use in op.result.uses if not fusion.is_dead(use.operation)]
+    return bool(users) and all(
+        isinstance(user, ELEMENT_READERS)
+        or isinstance(user, ops.SliceOp)
+        and fusion.is_elided(user.results[0])
+        for user in users
+    )
+
+
 def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, function) -> None:
+    if fusion.is_dead(op):
+        return
     if isinstance(op, ops.ConstantOp):
+        if is_folded_splat(op, fusion, builder.layouts.of(op.result).byte_size):
+            plan.folded.append(op.result)
+            return
         builder.new(op.result, op, BufferRole(constant=True), function)
     elif isinstance(op, ops.ScanOp):
         builder.share(op.result, plan.slot_of_value[op.scratch])

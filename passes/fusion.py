@@ -16,7 +16,14 @@ and either
 Every other op that computes (transpose, dot_general, reduce, scan, iterate) roots its
 own group; constants belong to no group (they are data, not work).
 
-Invariants: groups partition the computing ops of each block; a group's root is its last
+Dead ops belong to no group either (`FusionPlan.dead`): an accy op is *dead* when no live
+op uses its results (all accy ops are pure), decided backwards through each block, where
+`func.return` and `accy.yield` are live and a use inside the body of a live
+`accy.iterate` counts as live (conservatively, without looking into the body first); the
+body of a dead `accy.iterate` is dead with it. A dead op gets no work item and no slot;
+the module is not changed (`accy-eliminate-dead-code` erases dead ops from the IR).
+
+Invariants: groups partition the live computing ops of each block; a group's root is its last
 member in program order and the only member whose results leave the group; the results
 of the other members are *elided*: they never get storage.
 """
@@ -77,6 +84,17 @@ class FusionPlan:
 
     groups: tuple[FusionGroup, ...]
     group_of: dict[Operation, FusionGroup]
+    dead: frozenset[Operation] = frozenset()
+    """Dead ops (see the module docstring); ops nested in a dead op are not listed."""
+
+    def is_dead(self, op: Operation) -> bool:
+        """Whether `op` or an op it is nested in is dead."""
+        current: Operation | None = op
+        while current is not None and not isinstance(current, func.FuncOp):
+            if current in self.dead:
+                return True
+            current = current.parent_op()
+        return False
 
     @property
     def elided_values(self) -> tuple[SSAValue, ...]:
@@ -88,13 +106,33 @@ class FusionPlan:
         return group is not None and group.root is not owner
 
 
-def fusing_root(op: Operation, root_of: dict[Operation, Operation]) -> Operation | None:
+def is_live(op: Operation, live: set[Operation]) -> bool:
+    """Whether `op` is live, given the `live` later ops of its block (see the module
+    docstring): a terminator, an op that is not accy's, or an op with a result used by a
+    live op of the block or inside the regions of one."""
+    if isinstance(op, (func.ReturnOp, ops.YieldOp)) or not op.name.startswith("accy."):
+        return True
+    block = op.parent
+    for result in op.results:
+        for use in result.uses:
+            user = block.find_ancestor_op_in_block(use.operation) if block else None
+            if user is None or user in live:
+                return True
+    return False
+
+
+def fusing_root(
+    op: Operation,
+    root_of: dict[Operation, Operation],
+    dead: frozenset[Operation] | set[Operation] = frozenset(),
+) -> Operation | None:
     """The root of the group `op` joins, or None when `op` roots a group (see the module
-    docstring). `root_of` maps every later op of the block to its group's root. Uses are
-    counted by consumer op: `multiply %x, %x` is one consumer, which computes `%x` once."""
+    docstring). `root_of` maps every later live op of the block to its group's root; uses
+    by `dead` ops do not count. Uses are counted by consumer op: `multiply %x, %x` is one
+    consumer, which computes `%x` once."""
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
-    consumers = {use.operation for use in op.results[0].uses}
+    consumers = {use.operation for use in op.results[0].uses} - set(dead)
     if not consumers or any(
         c.parent is not op.parent or not isinstance(c, FUSING_CONSUMERS) for c in consumers
     ):
@@ -111,16 +149,23 @@ def fusing_root(op: Operation, root_of: dict[Operation, Operation]) -> Operation
     return None
 
 
-def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
+def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[FusionGroup]:
     """Groups of one block in order of their roots, each `accy.iterate` group followed
-    by the groups of its body. Walks backwards first, so that every consumer knows its
-    root before its producers ask."""
+    by the groups of its body; adds the block's dead ops to `dead`. Walks backwards
+    first, so that every consumer knows its root (and whether it is live) before its
+    producers ask."""
     root_of: dict[Operation, Operation] = {}
+    live: set[Operation] = set()
     for op in reversed(block.ops):
         meter.visit()
+        if not is_live(op, live):
+            dead.add(op)
+            meter.retain()
+            continue
+        live.add(op)
         if isinstance(op, DATA_OPS):
             continue
-        root_of[op] = fusing_root(op, root_of) or op
+        root_of[op] = fusing_root(op, root_of, dead) or op
     members: dict[Operation, list[Operation]] = {}
     groups: list[FusionGroup] = []
     for op in block.ops:
@@ -133,18 +178,19 @@ def _fuse_block(block: Block, meter: WorkMeter) -> list[FusionGroup]:
             groups.append(FusionGroup(op, tuple(members.pop(op))))
             meter.retain(len(groups[-1].members))
             if isinstance(op, ops.IterateOp):
-                groups.extend(_fuse_block(op.body.block, meter))
+                groups.extend(_fuse_block(op.body.block, meter, dead))
     return groups
 
 
 def compute_fusion(_manager: AnalysisManager, root: Operation, meter: WorkMeter) -> FusionPlan:
     groups: list[FusionGroup] = []
+    dead: set[Operation] = set()
     for function in root.walk():
         meter.visit()
         if isinstance(function, func.FuncOp):
-            groups.extend(_fuse_block(function.body.block, meter))
+            groups.extend(_fuse_block(function.body.block, meter, dead))
     group_of = {member: group for group in groups for member in group.members}
-    return FusionPlan(tuple(groups), group_of)
+    return FusionPlan(tuple(groups), group_of, frozenset(dead))
 
 
 def estimate_fusion(census: Census, _options: PlanOptions) -> WorkBounds:

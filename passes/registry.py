@@ -16,6 +16,11 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     from accy.passes.plan_passes import PLAN_PASSES
 
     passes = {p.name: (lambda p=p: p) for p in PLAN_PASSES}
+    passes["accy-eliminate-dead-code"] = lambda: (
+        __import__(
+            "accy.passes.dead_code", fromlist=["EliminateDeadCodePass"]
+        ).EliminateDeadCodePass
+    )
     passes["accy-lower"] = lambda: (
         __import__("accy.passes.lower.lower_pass", fromlist=["LowerPass"]).LowerPass
     )

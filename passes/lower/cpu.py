@@ -101,7 +101,7 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena_plan import FunctionArena
-from accy.passes.buffers import BufferSlot
+from accy.passes.buffers import BufferSlot, splat_scalar
 from accy.passes.lower.indexing import (
     FusedGroup,
     iota_element,
@@ -760,6 +760,9 @@ class FunctionLowering:
         return emit(b, memref.LoadOp.get(self.memref_of(value), list(indices)))
 
     def splat(self, b: Builder, value: SSAValue) -> SSAValue | None:
+        if value not in self.splats and value in self.plan.buffers.folded:  # planned slotless
+            assert isinstance(value.owner, ops.ConstantOp)
+            self.splats[value] = splat_scalar(value.owner)
         if value not in self.splats:
             return None
         t = value.type.get_element_type()  # type: ignore[attr-defined]

@@ -224,12 +224,18 @@ def test_plans_of_random_programs(program: Program):
             )
         for value in item.outputs:
             produced_by[value] = item.id
-    # Every computing op is in exactly one work item.
+    # Every live computing op is in exactly one work item; dead ops have no slot.
     members = [m for w in schedule.work_items for m in w.members]
     assert len(members) == len(set(members))
     computing = [
         op
         for op in program.module.walk()
-        if op.dialect_name() == "accy" and not isinstance(op, ops.ConstantOp)
+        if op.dialect_name() == "accy"
+        and not isinstance(op, ops.ConstantOp)
+        and not fusion.is_dead(op)
     ]
     assert set(members) == set(computing)
+    for op in program.module.walk():
+        if fusion.is_dead(op):
+            assert all(buffers.get_slot(r) is None for r in op.results)
+            assert not any(r in program.returned for r in op.results)
