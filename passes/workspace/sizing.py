@@ -13,8 +13,9 @@ function, the leading dim of its first parameter — the same for every work ite
 function), `k` (the work item's input width: the last dim of its root's first operand),
 `kept` (the rows the work item's kernel keeps: a reduce's result elements, the product of
 its kept dims — 1 for a full reduction; a scan's positions of the dims other than the
-scanned one; a dynamic dim reads the plan's rows; bound only for reduce and scan items)
-and `sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the
+scanned one; a dynamic dim reads the plan's rows; bound only for reduce and scan items),
+`width` (the positions folded per kept row: the product of a reduce's reduced dims, the size
+of a scan's scanned dim; likewise) and `sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the
 work item's rows are the function's leading rows (a 2-D row reduction of the first
 parameter); a workspace per kept row must read `kept`. Any other name is an error naming
 the family, the workspace and the name, at the work item's location — never 0.
@@ -157,6 +158,31 @@ def kept_rows(item: WorkItem, rows: int | None) -> int | None:
     return count
 
 
+def folded_width(item: WorkItem, rows: int | None) -> int | None:
+    """`width`: the positions the work item's kernel folds per kept row, the product of a
+    reduce's reduced dims or the size of a scan's scanned dim. A dynamic dim reads `rows`;
+    None where a dynamic dim has no rows, or for other kinds of work item."""
+    root = item.root
+    if isinstance(root, ops.ReduceOp):
+        value, dims = root.operand, {int(d) for d in root.dimensions.get_values()}
+    elif isinstance(root, ops.ScanOp):
+        value, dims = root.operand, {root.dimension.value.data}
+    else:
+        return None
+    if not isinstance(value.type, TensorType):
+        return None
+    count = 1
+    for dim, size in enumerate(value.type.get_shape()):
+        if dim not in dims:
+            continue
+        if size == DYNAMIC_INDEX:
+            if rows is None:
+                return None
+            size = rows
+        count *= size
+    return count
+
+
 def _function_of(op: Operation) -> func.FuncOp:
     current = op
     while not isinstance(current, func.FuncOp):
@@ -193,6 +219,8 @@ def workspace_terms(
             env["k"] = k
         if (kept := kept_rows(item, rows)) is not None:
             env["kept"] = kept
+        if (width := folded_width(item, rows)) is not None:
+            env["width"] = width
         try:
             family = registry.select(item.kind.value, env)
             if family is None:
@@ -201,13 +229,14 @@ def workspace_terms(
         except FamilyEvaluationError as error:
             hint = ""
             name = error.error.name if isinstance(error.error, UnknownNameError) else None
-            if name == "kept" and item.kind.value not in ("reduce", "scan"):
-                hint = "; `kept` is defined for reduce and scan work items only"
-            elif name in ("n", "k", "kept") and _is_dynamic(function):
+            if name in ("kept", "width") and item.kind.value not in ("reduce", "scan"):
+                hint = f"; `{name}` is defined for reduce and scan work items only"
+            elif name in ("n", "k", "kept", "width") and _is_dynamic(function):
                 what = {
                     "n": "`n` is the row count",
                     "k": "`k` (a dynamic dim here) is the row count",
                     "kept": "`kept` (a dynamic dim is kept here) needs the row count",
+                    "width": "`width` (a dynamic dim is folded here) needs the row count",
                 }[name]
                 hint = (
                     f"; @{function.sym_name.data} has dynamic dims, so {what} to plan for: "

@@ -163,13 +163,13 @@ def test_unknown_name_in_when_is_an_error_too(tmp_path):
         [[family]]
         id = "reduce.guess"
         kinds = ["reduce"]
-        when = "width > 10"
+        when = "breadth > 10"
         """,
     )
     with pytest.raises(WorkspaceError) as info:
         accy.prepare(reductions([100]), families=[user])
     assert str(info.value).startswith(f"{SOURCE}:10:5: error: family 'reduce.guess' when")
-    assert "unknown name 'width'" in str(info.value)
+    assert "unknown name 'breadth'" in str(info.value)
 
 
 def test_kept_is_not_defaulted_for_a_dynamic_program_without_rows():
@@ -652,3 +652,52 @@ def test_malformed_family_file_other_spellings(tmp_path, monkeypatch, capsys, ar
     assert exit_.value.code == 1
     assert out == ""
     assert err.startswith("bad.toml:4:1: error: family 'reduce.bad' when: bad expression"), err
+
+
+@pytest.mark.parametrize(
+    "shape,dim,family,carries",
+    [
+        ([8, 4, 3000], 2, "scan.multiblock", 3 * 32 * 4),  # was sized k=3000 tiles x n=8 rows
+        ([3000, 8], 0, "scan.multiblock", 3 * 8 * 4),  # k=8 chose the block scan
+        ([4, 5000], 1, "scan.multiblock", 5 * 4 * 4),  # a row scan: as before (kept = n)
+        ([8, 1000], 1, "scan.block", None),
+    ],
+)
+def test_scan_carries_follow_the_scanned_width_and_kept_rows(shape, dim, family, carries):
+    # The kernel stores carries[row, tile]: ceil_div(width, 1024) tiles for each kept row.
+    b = accy.Builder()
+    t = b.tensor("f32", shape)
+    fb = b.begin_function("g", [t, t], [t])
+    fb.return_([fb.scan("add", fb.parameter(0), fb.parameter(1), dim)])
+    fb.finish()
+    module = b.finish()
+    prep = accy.prepare(module)
+    assert set(prep.workspaces.family_of.values()) == {family}
+    found = {(t.family, t.name): t.bytes for t in prep.workspaces.terms}
+    assert found.get(("scan.multiblock", "carries")) == carries
+    from accy.passes.lower.lower_pass import lower_module
+
+    lower_module(module, prep.manager, "cuda")  # the lowering's exact-size check passes
+
+
+def test_width_of_a_reduce_is_its_reduced_positions(tmp_path):
+    user = family_file(
+        tmp_path,
+        """
+        [[family]]
+        id = "reduce.width"
+        kinds = ["reduce"]
+        [[family.workspace]]
+        name = "w"
+        bytes = ["width"]
+        arena = false
+        """,
+    )
+    for dims, width in (([2], 5000), ([0, 2], 2 * 5000), ([1], 3)):
+        b = accy.Builder()
+        t = b.tensor("f32", [2, 3, 5000])
+        kept = [d for i, d in enumerate([2, 3, 5000]) if i not in dims]
+        fb = b.begin_function("g", [t], [b.tensor("f32", kept)])
+        fb.return_([fb.reduce("add", fb.parameter(0), dims)])
+        fb.finish()
+        assert terms(b.finish(), families=[user])["reduce.width", "w"].bytes == width
