@@ -73,3 +73,19 @@ def decode_source(data: bytes, filename: str, line_offset: int = 0) -> str:
 class AccyMemoryError(AccyError, MemoryError):
     """A compiled program could not allocate the memory its plan needs (its arena or a
     separately allocated buffer); nothing ran."""
+
+
+MAX_NESTING = 128
+"""The deepest bracket nesting (`(`, `[`, `{`, `<` together: regions, types, attributes,
+dense literals) accy reads. xDSL's parser, verifier and printer recurse once or more per
+level, so text nested thousands deep ran out of Python stack (a RecursionError traceback)
+in one of them; deeper text is a located error instead. `parse` lends the parser enough
+stack for this depth; verifying and printing at it fit Python's default limit."""
+
+
+def nesting_error(location: FileLineColLoc) -> AccyParseError:
+    return AccyParseError(
+        f"nesting deeper than {MAX_NESTING} levels of brackets; accy reads up to "
+        f"{MAX_NESTING} levels of nested regions, types, attributes and literals",
+        location,
+    )

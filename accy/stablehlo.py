@@ -58,7 +58,7 @@ from xdsl.ir import SSAValue
 
 from accy import dtypes
 from accy.builder import BlockBuilder, Builder
-from accy.diagnostics import AccyError, AccyParseError, decode_source
+from accy.diagnostics import MAX_NESTING, AccyError, AccyParseError, decode_source, nesting_error
 from accy.dialects import accy as ops
 from accy.mlir_bridge import (
     MlirUnavailableError,
@@ -71,7 +71,6 @@ from accy.mlir_bridge import (
     UpstreamValue,
     parse_stablehlo,
 )
-from accy.source import MAX_NESTING, nesting_error
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
 
