@@ -132,36 +132,9 @@ def input_width(item: WorkItem, rows: int | None) -> int | None:
     return rows if shape[-1] == DYNAMIC_INDEX else shape[-1]
 
 
-def kept_rows(item: WorkItem, rows: int | None) -> int | None:
-    """`kept`: the rows the work item's kernel keeps, one per result element of a reduce
-    (the product of its kept dims; 1 for a full reduction) or per position of a scan's
-    dims other than the scanned one. A dynamic dim reads `rows`; None where a dynamic dim
-    has no rows, or for other kinds of work item."""
-    root = item.root
-    if isinstance(root, ops.ReduceOp):
-        value, skip = root.result, None
-    elif isinstance(root, ops.ScanOp):
-        value, skip = root.operand, root.dimension.value.data
-    else:
-        return None
-    if not isinstance(value.type, TensorType):
-        return None
-    count = 1
-    for dim, size in enumerate(value.type.get_shape()):
-        if dim == skip:
-            continue
-        if size == DYNAMIC_INDEX:
-            if rows is None:
-                return None
-            size = rows
-        count *= size
-    return count
-
-
-def folded_width(item: WorkItem, rows: int | None) -> int | None:
-    """`width`: the positions the work item's kernel folds per kept row, the product of a
-    reduce's reduced dims or the size of a scan's scanned dim. A dynamic dim reads `rows`;
-    None where a dynamic dim has no rows, or for other kinds of work item."""
+def _folded(item: WorkItem) -> tuple[TensorType, set[int]] | None:
+    """The operand type a reduce or scan work item folds and the dims it folds along (a
+    reduce's reduced dims, a scan's scanned dim); None for other kinds."""
     root = item.root
     if isinstance(root, ops.ReduceOp):
         value, dims = root.operand, {int(d) for d in root.dimensions.get_values()}
@@ -169,11 +142,19 @@ def folded_width(item: WorkItem, rows: int | None) -> int | None:
         value, dims = root.operand, {root.dimension.value.data}
     else:
         return None
-    if not isinstance(value.type, TensorType):
+    return (value.type, dims) if isinstance(value.type, TensorType) else None
+
+
+def _positions(item: WorkItem, rows: int | None, folded: bool) -> int | None:
+    """The product of the folded dims (`folded`) or of the others, a dynamic dim reading
+    `rows`; None where a dynamic dim has no rows, or for other kinds of work item."""
+    found = _folded(item)
+    if found is None:
         return None
+    shape, dims = found
     count = 1
-    for dim, size in enumerate(value.type.get_shape()):
-        if dim not in dims:
+    for dim, size in enumerate(shape.get_shape()):
+        if (dim in dims) != folded:
             continue
         if size == DYNAMIC_INDEX:
             if rows is None:
@@ -181,6 +162,19 @@ def folded_width(item: WorkItem, rows: int | None) -> int | None:
             size = rows
         count *= size
     return count
+
+
+def kept_rows(item: WorkItem, rows: int | None) -> int | None:
+    """`kept`: the rows the work item's kernel keeps, one per result element of a reduce
+    (the product of its kept dims; 1 for a full reduction) or per position of a scan's
+    dims other than the scanned one (see `_positions`)."""
+    return _positions(item, rows, folded=False)
+
+
+def folded_width(item: WorkItem, rows: int | None) -> int | None:
+    """`width`: the positions the work item's kernel folds per kept row, the product of a
+    reduce's reduced dims or the size of a scan's scanned dim (see `_positions`)."""
+    return _positions(item, rows, folded=True)
 
 
 def _function_of(op: Operation) -> func.FuncOp:
