@@ -69,11 +69,13 @@ def prepare(
     constant_capacity: int = DEFAULT_CONSTANT_CAPACITY,
     shared_limit: int = DEFAULT_SHARED_LIMIT,
     check_arena: bool = False,
+    target: str = "cuda",
 ) -> Preparation:
     """Plan `module`. Raises `WorkBudgetExhausted` when an analysis does not fit the
     budget, `MissingOutputWriter` when a result has no writer, `WorkspaceError` when
     a family's workspace expression fails and `SharedMemoryExceeded` when a kernel needs
-    more shared memory per block than `shared_limit`."""
+    more shared memory per block than `shared_limit`. `target` (`cuda` or `cpu`) is what
+    the plan is for: the CPU target plans no kernel-family workspaces."""
     options = PlanOptions(
         constant_capacity=constant_capacity,
         shared_limit=shared_limit,
@@ -84,6 +86,7 @@ def prepare(
         pack_budget_ms=pack_budget_ms,
         pack_workers=pack_workers,
         check_arena=check_arena,
+        target=target,
     )
     manager = AnalysisManager(budget, options)
     return Preparation(

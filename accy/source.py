@@ -369,7 +369,8 @@ def verify_message(error: Exception, op_name: str) -> str:
 
 def verify(module: Operation) -> None:
     """Verify every op, innermost first, raising `AccyVerifyError` at the first failure;
-    then that every operand is defined before its use (`verify_dominance`)."""
+    then that every operand is defined before its use (`verify_dominance`), and the
+    planned form's rules for planned functions (`accy.passes.planned_verifier`)."""
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
@@ -378,6 +379,10 @@ def verify(module: Operation) -> None:
         except (VerifyException, DiagnosticException) as error:
             raise AccyVerifyError(verify_message(error, op.name), op.location) from None
     verify_dominance(module)
+    if isinstance(module, ModuleOp):
+        from accy.passes.planned_verifier import verify_planned_module
+
+        verify_planned_module(module)  # the planned form's whole-function rules
 
 
 def verify_dominance(root: Operation) -> None:

@@ -1085,7 +1085,9 @@ class YieldOp(AccyOperation):
 
     values = var_operand_def(AccyTensor)
 
-    traits = lazy_traits_def(lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp)))
+    traits = lazy_traits_def(
+        lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp, _plan().KernelOp))
+    )
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
@@ -1179,6 +1181,13 @@ class IterateOp(AccyOperation):
         return op
 
 
+def _plan():
+    """The planned form's ops (`accy.dialects.plan`, which builds on this module)."""
+    from accy.dialects import plan
+
+    return plan
+
+
 Accy = Dialect(
     "accy",
     [
@@ -1212,8 +1221,9 @@ Accy = Dialect(
         ScanOp,
         IterateOp,
         YieldOp,
+        *_plan().PLAN_OPS,
     ],
-    [ComparisonDirectionAttr, CombinerKindAttr],
+    [ComparisonDirectionAttr, CombinerKindAttr, *_plan().PLAN_ATTRIBUTES],
 )
 
 

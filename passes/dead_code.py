@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from accy.passes.analysis import AnalysisManager
 from accy.passes.fusion import FUSION
-from accy.passes.plan_passes import analysis_manager
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
@@ -23,7 +23,7 @@ from xdsl.passes import ModulePass
 
 def erase_dead_code(module: ModuleOp) -> int:
     """Erase `module`'s dead accy ops (see the module docstring); the number erased."""
-    manager = analysis_manager(module)
+    manager = AnalysisManager()
     erased = 0
     while dead := manager.get(FUSION, module).dead:
         # Later ops first: an op is erased after every dead op that uses it.
@@ -55,4 +55,7 @@ class EliminateDeadCodePass(ModulePass):
     name = "accy-eliminate-dead-code"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        erase_dead_code(op)
+        from accy.passes.plan_passes import analysis_manager
+
+        if erase_dead_code(op):
+            analysis_manager(ctx, op).invalidate()

@@ -42,6 +42,9 @@ class PlanOptions:
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     pack_workers: int = 1
     check_arena: bool = False
+    target: str = "cuda"
+    """The target planned for: `cuda`, or `cpu` (whose loops need no kernel-family
+    workspaces, so none are planned)."""
 
     def __post_init__(self) -> None:
         rules = (
@@ -52,6 +55,7 @@ class PlanOptions:
             ("alignment", self.alignment >= 1, "a byte alignment >= 1"),
             ("pack_budget_ms", self.pack_budget_ms >= 0, "milliseconds >= 0"),
             ("pack_workers", self.pack_workers >= 1, "a process count >= 1"),
+            ("target", self.target in ("cpu", "cuda"), "'cpu' or 'cuda'"),
         )
         for name, valid, expected in rules:
             if not valid:

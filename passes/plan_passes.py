@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
-from weakref import WeakKeyDictionary
 
 from accy.passes.analysis import AnalysisManager
 from xdsl.context import Context
@@ -23,19 +22,23 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
-_MANAGERS: WeakKeyDictionary[ModuleOp, AnalysisManager] = WeakKeyDictionary()
+ANALYSES = "accy_analyses"
+"""The attribute of a pipeline's `Context` holding its `AnalysisManager`s, one per module."""
 
 
-def analysis_manager(module: ModuleOp) -> AnalysisManager:
-    """The analysis manager of `module`, created on first use."""
-    if module not in _MANAGERS:
-        _MANAGERS[module] = AnalysisManager()
-    return _MANAGERS[module]
+def analysis_manager(ctx: Context, module: ModuleOp) -> AnalysisManager:
+    """The analysis manager the passes of `ctx`'s pipeline share on `module` (created on
+    first use): the state of one pipeline run, dropped with its context."""
+    managers: dict[int, tuple[ModuleOp, AnalysisManager]] = ctx.__dict__.setdefault(ANALYSES, {})
+    entry = managers.get(id(module))
+    if entry is None or entry[0] is not module:
+        entry = managers[id(module)] = (module, AnalysisManager())
+    return entry[1]
 
 
-def attach_analysis_manager(module: ModuleOp, manager: AnalysisManager) -> None:
-    """Use `manager` (with its budget and options) for the passes run on `module`."""
-    _MANAGERS[module] = manager
+def attach_analysis_manager(ctx: Context, module: ModuleOp, manager: AnalysisManager) -> None:
+    """Use `manager` (with its budget and options) for the passes `ctx` runs on `module`."""
+    ctx.__dict__.setdefault(ANALYSES, {})[id(module)] = (module, manager)
 
 
 def annotate_value(value: SSAValue, key: str, text: str) -> None:
@@ -79,7 +82,7 @@ class AnnotatingPass(ModulePass, ABC):
         return {}
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        manager = analysis_manager(op)
+        manager = analysis_manager(ctx, op)
         given = {k: v for k, v in self.plan_options().items() if v is not None}
         manager.configure(dataclasses.replace(manager.options, **given))
         for value, key, text in self.annotations(manager, op):

@@ -21,6 +21,9 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
             "accy.passes.dead_code", fromlist=["EliminateDeadCodePass"]
         ).EliminateDeadCodePass
     )
+    passes["accy-plan"] = lambda: (
+        __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
+    )
     passes["accy-lower"] = lambda: (
         __import__("accy.passes.lower.lower_pass", fromlist=["LowerPass"]).LowerPass
     )

@@ -220,7 +220,7 @@ class AccyOptMain(xDSLOptMain):
 
             check_plot_path(Path(self.args.accy_arena_plot))
         manager = AnalysisManager(Budget(structural_visits=self.args.accy_max_work), options)
-        attach_analysis_manager(prog, manager)
+        attach_analysis_manager(self.ctx, prog, manager)
         super().apply_passes(prog)
         if self.args.time_passes:
             print(pass_timing_report(self.pass_times), file=sys.stderr)

@@ -1,7 +1,7 @@
 """`accy-lower{target=cpu}`: replace the module's accy functions by upstream-only IR.
 
-The pass reads the plan from the module's analysis manager (`plan_passes.analysis_manager`,
-preparing the module there if it was not yet), builds the target's lowering of the whole
+The pass reads the plan from the pipeline's analysis manager (`plan_passes.analysis_manager`,
+preparing the module there, for the target, if it was not yet), builds the target's lowering of the whole
 module and swaps it in. Targets are looked up in `TARGETS` (name → `lower(module,
 manager) -> new module`); `cuda` is registered by `accy.passes.lower.cuda` when that module
 exists.
@@ -53,8 +53,13 @@ def target_lowering(target: str) -> TargetLowering:
 
 
 def lower_module(module: ModuleOp, manager: AnalysisManager, target: str = "cpu") -> ModuleOp:
-    """A new module: `module` lowered for `target` with the plan of `manager`."""
-    return target_lowering(target)(module, manager)
+    """A new module: `module` lowered for `target` with the plan of `manager`, planned
+    for that target (the CPU target plans no kernel-family workspaces)."""
+    from accy.passes.planned_form import plan_target
+
+    lowering = target_lowering(target)
+    plan_target(manager, target)
+    return lowering(module, manager)
 
 
 @dataclass(frozen=True)
@@ -68,9 +73,9 @@ class LowerPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from accy.passes.plan_passes import analysis_manager
 
-        lowering = target_lowering(self.target)
-        manager = analysis_manager(op)
-        lowered = lowering(op, manager)
+        target_lowering(self.target)  # an unknown target fails before planning
+        manager = analysis_manager(ctx, op)
+        lowered = lower_module(op, manager, self.target)
         for old in list(op.body.block.ops):
             old.detach()
         for new in list(lowered.body.block.ops):

@@ -276,6 +276,8 @@ def compute_workspaces(
 ) -> WorkspacePlan:
     options = manager.options
     schedule = manager.get(SCHEDULE, root)
+    if options.target == "cpu":  # the CPU target runs loops: no kernel family, no workspace
+        return WorkspacePlan((), {})
     registry = FamilyRegistry.load(options.families)
     plans = [
         workspace_terms(schedule, registry, rows=rows, sm_count=options.sm_count, meter=meter)

@@ -522,13 +522,13 @@ def _carried_loop_steps(module) -> dict[str, list[int]]:
     ],
 )
 def test_reduction_threads_fold_in_bounded_blocks(shape, dims, expected):
+    from accy.passes.analysis import AnalysisManager
     from accy.passes.lower.cuda_reductions import THREAD_FAN, THREAD_LEAF
     from accy.passes.lower.lower_pass import lower_module
-    from accy.passes.plan_passes import analysis_manager
     from accy.passes.shared_memory import REDUCE_BLOCK
 
     module = accy.parse(_reduction("f", shape, dims, "f32"))
-    lowered = lower_module(module, analysis_manager(module), "cuda")
+    lowered = lower_module(module, AnalysisManager(), "cuda")
     steps = _carried_loop_steps(lowered)
     got = {
         kernel: next(s for name, s in steps.items() if name.endswith(kernel)) for kernel in expected
@@ -610,10 +610,10 @@ def test_dims0_of_5000x3x5000_fits_its_workspace():
     """The brief's case: dims = [0] of 5000x3x5000 keeps 15000 rows (n = 5000): partials
     15000 * 4224 bytes, which the CUDA lowering (which checks the plan's bytes against what
     its kernels index) now accepts."""
+    from accy.passes.analysis import AnalysisManager
     from accy.passes.lower.lower_pass import lower_module
-    from accy.passes.plan_passes import analysis_manager
 
     module = accy.parse(_reduction("cube", (5000, 3, 5000), [0], "f32"))
     prep = accy.prepare(module)
     assert prep.workspaces.term("reduce.split", "partials").bytes == 15000 * 132 * 8 * 4
-    lower_module(module, analysis_manager(module), "cuda")  # raised CudaLoweringError before
+    lower_module(module, AnalysisManager(), "cuda")  # raised CudaLoweringError before

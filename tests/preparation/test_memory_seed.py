@@ -280,8 +280,9 @@ def test_memory_space_pass_changes_only_attributes():
     before = str(module)
     ops_before = [type(op) for op in module.walk()]
     manager = AnalysisManager()
-    attach_analysis_manager(module, manager)
-    PlanMemorySpacesPass().apply(Context(), module)
+    ctx = Context()
+    attach_analysis_manager(ctx, module, manager)
+    PlanMemorySpacesPass().apply(ctx, module)
     annotated = str(module)
     assert annotated != before
     assert (

@@ -1,0 +1,517 @@
+"""The planned form of an accy program: every planning decision as IR over explicit buffers.
+
+`accy-plan` turns each accy function into a host function on buffers (memrefs whose memory
+space is a `#accy.space<...>` attribute):
+
+    func.func @f(%in: memref<4x8xf32, #accy.space<host>>,
+                 %out: memref<4xf32, #accy.space<host>> {accy.output = 0})
+        attributes {accy.planned}
+      %arena = accy.arena alignment 256 : memref<1024xi8, #accy.space<device_global>>
+      %s0 = accy.view %arena[0] : ... to memref<4x8xf32, #accy.space<device_global>>
+      accy.copy %in to %s0 : ...                      // a planned host -> device transfer
+      accy.kernel 0 "reduce" ins(%s0 : ...) outs(%s1 : ...) {
+      ^bb0(%x: tensor<4x8xf32>):
+        %r = accy.reduce add %x dims [1] ...           // the work item's fused body
+        accy.yield %r : tensor<4xf32>
+      } {family = "reduce.row"}
+      accy.copy %s1 to %out : ...                     // device -> host
+      func.return
+
+- `accy.arena`: one allocation per function, the size in its type; `accy.view`: a slot (or a
+  workspace) at a byte offset of it; `accy.alloc`: a buffer of its own (a dynamic slot, a
+  staging buffer); `accy.global`: a constant's buffer with its data.
+- `accy.kernel`: one work item. Block argument `i` of its body is the tensor stored in
+  `ins[i]`; the yielded value `j` is stored into `outs[j]`; `workspaces` are the byte buffers
+  of its family, named by `workspace_names`. A kernel writes only its outs and workspaces.
+- `accy.copy`: a transfer (host <-> device: the spaces of the two buffers say which), an
+  output alias, a loop's carried values; `accy.loop`: an `accy.iterate`'s host loop.
+
+Op verifiers check what one op can see (views inside their arena and aligned, kernel bodies
+matching their buffers); `accy.passes.planned_verifier` checks the whole function (no two
+live buffers overlap, every output is written).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    NoneAttr,
+    StringAttr,
+    TensorType,
+    i8,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import NoTerminator
+from xdsl.utils.exceptions import VerifyException
+
+
+class MemorySpace(StrEnum):
+    """Where a buffer lives (the seed's memory spaces)."""
+
+    HOST = "host"
+    DEVICE_GLOBAL = "device_global"
+    DEVICE_CONSTANT = "device_constant"
+    DEVICE_SHARED = "device_shared"
+    UNIFIED = "unified"
+
+
+@irdl_attr_definition
+class MemorySpaceAttr(EnumAttribute[MemorySpace]):
+    """`#accy.space<device_global>`: the memory space of a planned buffer."""
+
+    name = "accy.space"
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.value}>")
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> MemorySpace:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(MemorySpace)
+
+
+PLANNED = "accy.planned"
+"""The function attribute of a planned function (its value: the target it was planned for)."""
+
+OUTPUT = "accy.output"
+"""The argument attribute of an out-parameter: the index of the result it receives."""
+
+
+def buffer_type(t: TensorType, space: MemorySpace) -> MemRefType:
+    """The buffer of a tensor type in `space`."""
+    return MemRefType(t.get_element_type(), t.get_shape(), NoneAttr(), MemorySpaceAttr(space))
+
+
+def space_of(t: Attribute) -> MemorySpace | None:
+    """The planned memory space of a buffer type (None when it has none)."""
+    if isinstance(t, MemRefType) and isinstance(t.memory_space, MemorySpaceAttr):
+        return t.memory_space.data
+    return None
+
+
+def buffer_bytes(t: MemRefType) -> int:
+    """The bytes of a buffer's static dims (a dynamic dim counts as 0)."""
+    count = 1
+    for d in t.get_shape():
+        count *= max(d, 0)
+    return count * max(1, (t.get_element_type().bitwidth + 7) // 8)  # type: ignore[attr-defined]
+
+
+@irdl_op_definition
+class ArenaOp(IRDLOperation):
+    """`%a = accy.arena alignment 256 : memref<1024xi8, #accy.space<device_global>>`: a
+    function's arena, allocated once; every view's offset is a multiple of `alignment`."""
+
+    name = "accy.arena"
+
+    alignment = prop_def(IntegerAttr.constr(type=i64))
+    buffer = result_def(MemRefType)
+
+    assembly_format = "`alignment` $alignment attr-dict `:` type($buffer)"
+
+    def __init__(self, size: int, alignment: int, space: MemorySpace):
+        super().__init__(
+            result_types=[MemRefType(i8, [size], NoneAttr(), MemorySpaceAttr(space))],
+            properties={"alignment": IntegerAttr(alignment, i64)},
+        )
+
+    def verify_(self) -> None:
+        t = self.buffer.type
+        if t.get_element_type() != i8 or len(t.get_shape()) != 1 or t.get_shape()[0] < 0:
+            raise VerifyException(f"an arena is a static memref of i8 bytes, not {t}")
+        if self.alignment.value.data < 1:
+            raise VerifyException(f"alignment {self.alignment.value.data} is not positive")
+
+    @property
+    def size(self) -> int:
+        return self.buffer.type.get_shape()[0]
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """`%s = accy.view %arena[512] : memref<1024xi8, S> to memref<4x8xf32, S>`: the buffer
+    at byte `offset` of an arena, inside it and aligned as the arena says."""
+
+    name = "accy.view"
+
+    arena = operand_def(MemRefType)
+    offset = prop_def(IntegerAttr.constr(type=i64))
+    buffer = result_def(MemRefType)
+
+    def __init__(self, arena: SSAValue, offset: int, t: MemRefType):
+        super().__init__(
+            operands=[arena], result_types=[t], properties={"offset": IntegerAttr(offset, i64)}
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.arena)
+        printer.print_string(f"[{self.offset.value.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.arena.type)
+        printer.print_string(" to ")
+        printer.print_attribute(self.buffer.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ViewOp:
+        arena = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        offset = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        parser.parse_punctuation("]")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        arena_type = parser.parse_type()
+        parser.parse_keyword("to")
+        t = parser.parse_type()
+        if not isinstance(t, MemRefType):
+            parser.raise_error(f"a view is a memref, not {t}", pos)
+        op = cls(parser.resolve_operand(arena, arena_type), offset, t)
+        op.attributes |= attributes
+        return op
+
+    def verify_(self) -> None:
+        owner = self.arena.owner
+        if not isinstance(owner, ArenaOp):
+            raise VerifyException("views an arena: its operand is an 'accy.arena'")
+        t = self.buffer.type
+        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
+            raise VerifyException(f"a view has a static shape, not {t}")
+        if space_of(t) != space_of(owner.buffer.type):
+            raise VerifyException(
+                f"views arena memory {space_of(owner.buffer.type)} as {space_of(t)}; a view "
+                "keeps its arena's memory space"
+            )
+        offset, size, alignment = self.offset.value.data, buffer_bytes(t), owner.alignment
+        if offset % alignment.value.data:
+            raise VerifyException(
+                f"offset {offset} is not a multiple of the arena's alignment {alignment.value.data}"
+            )
+        if offset + size > owner.size:
+            raise VerifyException(
+                f"bytes [{offset}, {offset + size}) lie outside the arena of {owner.size} bytes"
+            )
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation):
+    """`%s = accy.alloc(%rows) : memref<?x8xf32, S>`: a buffer of its own (one size per
+    dynamic dim), freed when the function returns."""
+
+    name = "accy.alloc"
+
+    sizes = var_operand_def(IndexType)
+    buffer = result_def(MemRefType)
+
+    assembly_format = "(`(` $sizes^ `)`)? attr-dict `:` type($buffer)"
+
+    def __init__(self, t: MemRefType, sizes: Sequence[SSAValue] = ()):
+        super().__init__(operands=[sizes], result_types=[t])
+
+    def verify_(self) -> None:
+        dynamic = sum(1 for d in self.buffer.type.get_shape() if d < 0)
+        if dynamic != len(self.sizes):
+            raise VerifyException(f"has {len(self.sizes)} sizes for {dynamic} dynamic dims")
+
+
+@irdl_op_definition
+class GlobalOp(IRDLOperation):
+    """`%c = accy.global dense<...> : tensor<4xf32> : memref<4xf32, #accy.space<device_constant>>`: a
+    constant's buffer, holding its data (read-only)."""
+
+    name = "accy.global"
+
+    value = prop_def(DenseIntOrFPElementsAttr)
+    buffer = result_def(MemRefType)
+
+    assembly_format = "$value attr-dict `:` type($buffer)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr, space: MemorySpace):
+        t = value.type
+        assert isinstance(t, TensorType)
+        super().__init__(result_types=[buffer_type(t, space)], properties={"value": value})
+
+    def verify_(self) -> None:
+        t, data = self.buffer.type, self.value.type
+        if (t.get_shape(), t.get_element_type()) != (
+            data.get_shape(),  # type: ignore[attr-defined]
+            data.get_element_type(),  # type: ignore[attr-defined]
+        ):
+            raise VerifyException(f"holds data of type {data} in a buffer of type {t}")
+
+
+@irdl_op_definition
+class CopyOp(IRDLOperation):
+    """`accy.copy %a to %b : memref<4xf32, S> to memref<4xf32, T>`: every element of `a`
+    into `b` (a host/device transfer when the spaces differ)."""
+
+    name = "accy.copy"
+
+    source = operand_def(MemRefType)
+    target = operand_def(MemRefType)
+
+    assembly_format = "$source `to` $target attr-dict `:` type($source) `to` type($target)"
+
+    def __init__(self, source: SSAValue, target: SSAValue):
+        super().__init__(operands=[source, target])
+
+    def verify_(self) -> None:
+        a, b = self.source.type, self.target.type
+        if (a.get_shape(), a.get_element_type()) != (b.get_shape(), b.get_element_type()):
+            raise VerifyException(f"copies {a} into {b}: shapes and element types differ")
+        if space_of(b) is MemorySpace.DEVICE_CONSTANT or isinstance(self.target.owner, GlobalOp):
+            raise VerifyException("writes a read-only constant buffer")
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """One work item over buffers (see the module docstring):
+
+        accy.kernel 3 "reduce" ins(%a : T) outs(%b : U) workspaces(%w : W) {
+        ^bb0(%x: tensor<...>):
+          ...
+          accy.yield %r : tensor<...>
+        } {family = "reduce.split", workspace_names = ["partials"]}
+
+    `rows` (optional) is the row count bound to the dynamic dims of the body's tensors."""
+
+    name = "accy.kernel"
+
+    id = prop_def(IntegerAttr.constr(type=i64))
+    kind = prop_def(StringAttr)
+    family = opt_prop_def(StringAttr)
+    workspace_names = opt_prop_def(ArrayAttr[StringAttr])
+    ins = var_operand_def(MemRefType)
+    outs = var_operand_def(MemRefType)
+    workspaces = var_operand_def(MemRefType)
+    rows = opt_operand_def(IndexType)
+    body = region_def("single_block")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        id: int,
+        kind: str,
+        ins: Sequence[SSAValue],
+        outs: Sequence[SSAValue],
+        body: Region,
+        *,
+        family: str | None = None,
+        workspaces: Sequence[tuple[str, SSAValue]] = (),
+        rows: SSAValue | None = None,
+    ):
+        properties: dict[str, Attribute] = {"id": IntegerAttr(id, i64), "kind": StringAttr(kind)}
+        if family is not None:
+            properties["family"] = StringAttr(family)
+        if workspaces:
+            properties["workspace_names"] = ArrayAttr([StringAttr(n) for n, _ in workspaces])
+        super().__init__(
+            operands=[ins, outs, [w for _, w in workspaces], [rows] if rows else []],
+            properties=properties,
+            regions=[body],
+        )
+
+    @property
+    def yielded(self) -> tuple[SSAValue, ...]:
+        from accy.dialects.accy import YieldOp
+
+        terminator = self.body.block.last_op
+        return tuple(terminator.values) if isinstance(terminator, YieldOp) else ()
+
+    def named_workspaces(self) -> dict[str, SSAValue]:
+        names = [] if self.workspace_names is None else [n.data for n in self.workspace_names]
+        return dict(zip(names, self.workspaces))
+
+    def verify_(self) -> None:
+        from accy.dialects.accy import YieldOp
+
+        args = self.body.block.args
+        if len(args) != len(self.ins):
+            raise VerifyException(f"has {len(self.ins)} ins but its body takes {len(args)} tensors")
+        for index, (arg, buffer) in enumerate(zip(args, self.ins)):
+            _check_stores(f"body argument #{index}", arg.type, f"ins #{index}", buffer.type)
+        terminator = self.body.block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException("its body ends in 'accy.yield'")
+        if len(terminator.values) != len(self.outs):
+            raise VerifyException(
+                f"has {len(self.outs)} outs but its body yields {len(terminator.values)} values"
+            )
+        for index, (value, buffer) in enumerate(zip(terminator.values, self.outs)):
+            _check_stores(f"yielded value #{index}", value.type, f"outs #{index}", buffer.type)
+            if space_of(buffer.type) is MemorySpace.DEVICE_CONSTANT or isinstance(
+                buffer.owner, GlobalOp
+            ):
+                raise VerifyException(f"outs #{index} is a read-only constant buffer")
+        names = self.workspace_names
+        if len(self.workspaces) != (0 if names is None else len(names)):
+            raise VerifyException("names each of its workspaces once (workspace_names)")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.id.value.data} ")
+        printer.print_string_literal(self.kind.data)
+
+        def group(keyword: str, values: Sequence[SSAValue]) -> None:
+            printer.print_string(f" {keyword}(")
+            printer.print_list(values, printer.print_operand)
+            if values:
+                printer.print_string(" : ")
+                printer.print_list((v.type for v in values), printer.print_attribute)
+            printer.print_string(")")
+
+        group("ins", self.ins)
+        group("outs", self.outs)
+        if self.workspaces:
+            group("workspaces", self.workspaces)
+        if self.rows is not None:
+            printer.print_string(" rows(")
+            printer.print_operand(self.rows)
+            printer.print_string(")")
+        printer.print_string(" ")
+        printer.print_region(self.body)
+        extra = {}
+        if self.family is not None:
+            extra["family"] = self.family
+        if self.workspace_names is not None:
+            extra["workspace_names"] = self.workspace_names
+        printer.print_op_attributes({**extra, **self.attributes})
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        id = parser.parse_integer(allow_negative=False, allow_boolean=False)
+        kind = parser.parse_str_literal()
+
+        def group(keyword: str, required: bool) -> list[SSAValue]:
+            if not required and parser.parse_optional_keyword(keyword) is None:
+                return []
+            if required:
+                parser.parse_keyword(keyword)
+            parser.parse_punctuation("(")
+            operands = []
+            if parser.parse_optional_punctuation(")") is not None:
+                return []
+            operands.append(parser.parse_unresolved_operand())
+            while parser.parse_optional_punctuation(",") is not None:
+                operands.append(parser.parse_unresolved_operand())
+            pos = parser.pos
+            parser.parse_punctuation(":")
+            types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
+            parser.parse_punctuation(")")
+            return parser.resolve_operands(operands, types, pos)
+
+        ins = group("ins", True)
+        outs = group("outs", True)
+        workspaces = group("workspaces", False)
+        rows = None
+        if parser.parse_optional_keyword("rows") is not None:
+            parser.parse_punctuation("(")
+            rows = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+            parser.parse_punctuation(")")
+        body = parser.parse_region()
+        attributes = dict(parser.parse_optional_attr_dict())
+        family = attributes.pop("family", None)
+        names = attributes.pop("workspace_names", None)
+        if family is not None and not isinstance(family, StringAttr):
+            parser.raise_error(f"family is a string, not {family}")
+        if names is not None and not (
+            isinstance(names, ArrayAttr) and all(isinstance(n, StringAttr) for n in names)
+        ):
+            parser.raise_error(f"workspace_names is an array of strings, not {names}")
+        if len(workspaces) != (0 if names is None else len(names)):
+            parser.raise_error("name each workspace once (workspace_names)")
+        op = cls(
+            id,
+            kind,
+            ins,
+            outs,
+            body,
+            family=None if family is None else family.data,
+            workspaces=list(zip([n.data for n in names or []], workspaces)),
+            rows=rows,
+        )
+        op.attributes |= attributes
+        return op
+
+
+def _check_stores(what: str, tensor: Attribute, where: str, buffer: Attribute) -> None:
+    """Raise unless `buffer` stores the tensor type `tensor` (same shape and element)."""
+    if not (
+        isinstance(tensor, TensorType)
+        and isinstance(buffer, MemRefType)
+        and tensor.get_shape() == buffer.get_shape()
+        and tensor.get_element_type() == buffer.get_element_type()
+    ):
+        raise VerifyException(
+            f"{what} of type {tensor} is not what {where} of type {buffer} stores"
+        )
+
+
+@irdl_op_definition
+class LoopOp(IRDLOperation):
+    """`accy.loop 10 { ... }`: the host loop of an `accy.iterate`, running its body's
+    kernels and copies `trip_count` times."""
+
+    name = "accy.loop"
+
+    trip_count = prop_def(IntegerAttr.constr(type=i64))
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    assembly_format = "$trip_count $body attr-dict"
+
+    def __init__(self, trip_count: int, body: Region | None = None):
+        super().__init__(
+            properties={"trip_count": IntegerAttr(trip_count, i64)},
+            regions=[body if body is not None else Region(Block())],
+        )
+
+
+PLAN_OPS = (ArenaOp, ViewOp, AllocOp, GlobalOp, CopyOp, KernelOp, LoopOp)
+PLAN_ATTRIBUTES = (MemorySpaceAttr,)
+
+__all__ = [
+    "OUTPUT",
+    "PLANNED",
+    "PLAN_ATTRIBUTES",
+    "PLAN_OPS",
+    "AllocOp",
+    "ArenaOp",
+    "CopyOp",
+    "GlobalOp",
+    "KernelOp",
+    "LoopOp",
+    "MemorySpace",
+    "MemorySpaceAttr",
+    "ViewOp",
+    "buffer_bytes",
+    "buffer_type",
+    "space_of",
+]

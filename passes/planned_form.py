@@ -1,0 +1,592 @@
+"""`accy-plan{target=cpu|cuda}`: the whole preparation, written as the planned form.
+
+Each accy function becomes a host function on buffers (`accy.dialects.plan`): its
+parameters, then one out-parameter per result (`accy.output = i`), all in host memory.
+Its body holds, in order:
+
+1. the row count (`memref.dim` of the first argument with a `?`), when dims are dynamic;
+2. the arena (`accy.arena`, the planned size and alignment) and every buffer's home:
+   - CUDA: each slot planned in the arena is an `accy.view` at its planned offset (a slot
+     that reuses another's buffer in place is a view at the same offset); a
+     `device_constant` constant is an `accy.global` in constant memory; each arena
+     workspace is a view of its bytes, each other workspace an `accy.alloc`;
+   - CPU: a parameter is its argument, a kernel-written result its out-parameter, a
+     constant an `accy.global` in host memory, a temporary a view of the arena; a
+     parameter or constant that a kernel writes (a scan's scratch) is first copied into an
+     `accy.alloc` of its own, so the caller's array and the constant stay untouched;
+   - a dynamic slot planned without rows is an `accy.alloc` sized by the row count;
+3. the transfers (`accy.copy`): CUDA copies every parameter whose transfer is
+   host_to_device or bidirectional into its device buffer and uploads each `device_global`
+   constant from a host `accy.global`; CPU copies an aliased or bidirectional slot into its
+   out-parameter;
+4. one `accy.kernel` per work item in schedule order: its fused members cloned into its
+   body, block argument `i` read from `ins[i]`, the group's outputs yielded into `outs`,
+   its family and workspaces (CUDA); splat constants that the target reads as scalars are
+   cloned into the bodies that read them instead of being passed as buffers. An
+   `accy.iterate` is an `accy.loop`: inits copied into the carried buffers before it, its
+   body's kernels, then the yielded values copied into the carried buffers (a yielded value
+   that is another position's carried buffer is staged through an `accy.alloc` first);
+5. the copies of the results into the out-parameters (CUDA: every result, device to host;
+   CPU: a result whose home is not its out-parameter), and `func.return`.
+
+The plan is target-specific: the CPU target plans no kernel-family workspaces (its loops
+need none), so its arena holds none. The module records the plan's target and
+multiprocessor count (`accy.target`, `accy.sm_count`): lowering reads everything from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from accy.dialects import accy as ops
+from accy.dialects import plan
+from accy.dialects.plan import MemorySpace, buffer_type
+from accy.passes.analysis import AnalysisManager
+from accy.passes.arena_plan import ARENA, FunctionArena
+from accy.passes.buffers import BUFFERS, BufferSlot
+from accy.passes.memory import MEMORY
+from accy.passes.schedule import SCHEDULE, WorkItem, WorkKind
+from accy.passes.workspace.sizing import WORKSPACES
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i8,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from accy.diagnostics import AccyError
+from accy.dtypes import dense_values
+
+TARGET = "accy.target"
+SM_COUNT = "accy.sm_count"
+TARGETS = ("cpu", "cuda")
+
+
+class CpuLoweringError(AccyError):
+    """A program the CPU target cannot express (e.g. unbindable dynamic dims)."""
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType), t
+    return tuple(t.get_shape())
+
+
+def row_binding(function: func.FuncOp) -> tuple[int, int] | None:
+    """`(argument, dim)` whose size binds every `?` of `function`, or None when it has no
+    `?` dims. Raises `CpuLoweringError` when the `?` dims cannot be bound: every `?` is
+    the row count of the first argument that has one."""
+    binding = None
+    for index, arg in enumerate(function.body.block.args):
+        shape = shape_of(arg)
+        if DYNAMIC_INDEX in shape:
+            binding = (index, shape.index(DYNAMIC_INDEX))
+            break
+    for op in function.body.walk():
+        _check_dynamic_op(op)
+        if binding is None:
+            for value in op.results:
+                if isinstance(value.type, TensorType) and DYNAMIC_INDEX in shape_of(value):
+                    raise CpuLoweringError(
+                        f"function @{function.sym_name.data} has dynamic dims but no "
+                        "argument with a dynamic dim to bind them to (the CPU target binds "
+                        "every '?' to the row count of the first argument that has one)",
+                        op.location,
+                    )
+    if binding is None:
+        for t in function.function_type.outputs:
+            if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape():
+                raise CpuLoweringError(
+                    f"function @{function.sym_name.data} returns dynamic dims but no "
+                    "argument has a dynamic dim to bind them to",
+                    function.location,
+                )
+    return binding
+
+
+def _check_dynamic_op(op: Operation) -> None:
+    if isinstance(op, ops.ReshapeOp):
+        source, target = shape_of(op.operand), shape_of(op.result)
+        if source != target and (DYNAMIC_INDEX in source or DYNAMIC_INDEX in target):
+            static = [int(np.prod([d for d in s if d != DYNAMIC_INDEX])) for s in (source, target)]
+            counts = [s.count(DYNAMIC_INDEX) for s in (source, target)]
+            if counts != [1, 1] or static[0] != static[1]:
+                raise CpuLoweringError(
+                    "'accy.reshape' op changes a dynamic dim's size; the CPU target binds "
+                    "every '?' to one row count, so a reshape must keep exactly one '?' and "
+                    "the same static element count",
+                    op.location,
+                )
+    elif isinstance(op, ops.ConcatenateOp):
+        if any(shape_of(v)[op.dim] == DYNAMIC_INDEX for v in op.inputs):
+            raise CpuLoweringError(
+                "'accy.concatenate' op along a dynamic dim is not supported by the CPU "
+                "target (its size would differ from the bound row count)",
+                op.location,
+            )
+    elif isinstance(op, ops.SliceOp) and DYNAMIC_INDEX in shape_of(op.result):
+        raise CpuLoweringError(
+            "'accy.slice' op with a dynamic result dim is not supported by the CPU "
+            "target (its size would differ from the bound row count)",
+            op.location,
+        )
+
+
+def splat_scalar(op: ops.ConstantOp, allow_nan: bool = True) -> object | None:
+    """The single value of a splat constant (None if it is not one, or is NaN and
+    `allow_nan` is false)."""
+    values = dense_values(op.value)
+    if values.size == 0 or not np.all(values == values.flat[0]):
+        return None
+    if not allow_nan and values.dtype.kind == "f" and np.isnan(values.flat[0]):
+        return None
+    return values.flat[0].item()
+
+
+def plan_target(manager: AnalysisManager, target: str) -> None:
+    """Plan for `target` from now on (results planned for another are dropped)."""
+    if target not in TARGETS:
+        raise AccyError(f"unknown target '{target}'; known targets: {', '.join(TARGETS)}")
+    manager.configure(dataclasses.replace(manager.options, target=target))
+
+
+def planned_module(module: ModuleOp, manager: AnalysisManager, target: str) -> ModuleOp:
+    """A new module: `module` planned by `manager` for `target`, in the planned form."""
+    plan_target(manager, target)
+    planned = ModuleOp(
+        [],
+        attributes={
+            TARGET: StringAttr(target),
+            SM_COUNT: IntegerAttr(manager.options.sm_count, i64),
+        },
+    )
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            planned.body.block.add_op(FunctionPlanner(op, manager, target).build())
+    return planned
+
+
+def is_planned(module: ModuleOp) -> bool:
+    """Whether `module` is in the planned form (`accy-plan` made it)."""
+    return TARGET in module.attributes
+
+
+@dataclass(frozen=True)
+class PlanPass(ModulePass):
+    """Run the whole preparation and replace the module by its planned form.
+
+    Options:
+    - target: `cpu` or `cuda` (default `cuda`): what the plan is for; lowering for
+      another target plans again.
+    """
+
+    name = "accy-plan"
+
+    target: str = "cuda"
+
+    preserves_all_analyses: ClassVar[bool] = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from accy.passes.plan_passes import analysis_manager
+
+        if is_planned(op):
+            raise AccyError("the module is already planned (accy-plan ran on it)")
+        manager = analysis_manager(ctx, op)
+        planned = planned_module(op, manager, self.target)
+        replace_module_body(op, planned)
+
+
+def replace_module_body(module: ModuleOp, new: ModuleOp) -> None:
+    """Move `new`'s ops and attributes into `module` (whose old ops are dropped)."""
+    for old in list(module.body.block.ops):
+        old.detach()
+        old.erase(safe_erase=False)
+    for op in list(new.body.block.ops):
+        op.detach()
+        module.body.block.add_op(op)
+    module.attributes.clear()
+    module.attributes.update(new.attributes)
+
+
+class FunctionPlanner:
+    """Builds the planned form of one accy function (see the module docstring)."""
+
+    def __init__(self, source: func.FuncOp, manager: AnalysisManager, target: str):
+        self.source = source
+        self.name = source.sym_name.data
+        self.target = target
+        self.cuda = target == "cuda"
+        self.schedule = manager.get(SCHEDULE, _module_of(source))
+        self.buffers = manager.get(BUFFERS, _module_of(source))
+        self.memory = manager.get(MEMORY, _module_of(source))
+        self.workspaces = manager.get(WORKSPACES, _module_of(source))
+        arena_plan = manager.get(ARENA, _module_of(source))
+        self.arena_plan = arena_plan.functions.get(self.name) or FunctionArena(self.name)
+        self.alignment = manager.options.alignment
+        self.items = [w for w in self.schedule.work_items if w.function == self.name]
+        self.homes: dict[int, SSAValue] = {}
+        self.workspace: dict[tuple[str, str], SSAValue] = {}
+        self.host_constants: dict[int, SSAValue] = {}
+        self.rows: SSAValue | None = None
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def space(self, slot: BufferSlot) -> MemorySpace:
+        if not self.cuda:
+            return MemorySpace.HOST
+        assignment = self.memory.assignment_for_slot(slot.id)
+        assert assignment is not None
+        return MemorySpace(assignment.space.value)
+
+    def slot(self, value: SSAValue) -> BufferSlot:
+        slot = self.buffers.get_slot(value)
+        if slot is None:
+            raise AccyError(f"internal: value read from storage has no slot ({value})")
+        return slot
+
+    def home(self, value: SSAValue) -> SSAValue:
+        return self.homes[self.slot(value).id]
+
+    def dynamic_sizes(self, t: TensorType) -> list[SSAValue]:
+        return [self.rows for d in t.get_shape() if d == DYNAMIC_INDEX]  # type: ignore[misc]
+
+    def alloc(self, b: Builder, t: TensorType, space: MemorySpace) -> SSAValue:
+        return b.insert(plan.AllocOp(buffer_type(t, space), self.dynamic_sizes(t))).buffer
+
+    def read_as_scalar(self, value: SSAValue) -> bool:
+        """Whether kernels read `value` as a scalar (a splat constant) rather than a buffer."""
+        owner = value.owner
+        if not isinstance(owner, ops.ConstantOp):
+            return False
+        if value in self.buffers.folded:
+            return True
+        return splat_scalar(owner, allow_nan=self.cuda) is not None
+
+    # -- the function ----------------------------------------------------------------
+
+    def build(self) -> func.FuncOp:
+        returned = self._returned()
+        params = [buffer_type(a.type, MemorySpace.HOST) for a in self.source.body.block.args]
+        results = [buffer_type(v.type, MemorySpace.HOST) for v in returned]  # type: ignore[arg-type]
+        entry = Block(arg_types=[*params, *results])
+        self.inputs = list(entry.args[: len(params)])
+        self.outputs = list(entry.args[len(params) :])
+        b = Builder(InsertPoint.at_end(entry))
+        if self.cuda:
+            _check_static(self.source)
+        else:
+            binding = row_binding(self.source)
+            if binding is not None:
+                arg, dim = binding
+                index = b.insert(arith.ConstantOp(IntegerAttr(dim, IndexType()))).result
+                self.rows = b.insert(memref.DimOp(self.inputs[arg], index)).result
+                self.rows.name_hint = "rows"
+        self._homes(b, returned)
+        for item in self.items:
+            if item.parent is None:
+                self._emit(b, item)
+        self._results(b, returned)
+        b.insert(func.ReturnOp())
+        function = func.FuncOp(
+            self.name, FunctionType.from_lists([*params, *results], []), Region(entry)
+        )
+        function.attributes[plan.PLANNED] = StringAttr(self.target)
+        arg_attrs: list[DictionaryAttr] = []
+        old = self.source.arg_attrs.data if self.source.arg_attrs is not None else ()
+        for index in range(len(params)):
+            arg_attrs.append(old[index] if index < len(old) else DictionaryAttr({}))
+        for index in range(len(results)):
+            arg_attrs.append(DictionaryAttr({plan.OUTPUT: IntegerAttr(index, i64)}))
+        function.arg_attrs = ArrayAttr(arg_attrs)
+        for arg, value in zip(self.inputs, self.source.body.block.args):
+            arg.name_hint = value.name_hint
+        for index, arg in enumerate(self.outputs):
+            arg.name_hint = f"out{index}"
+        return function
+
+    def _returned(self) -> list[SSAValue]:
+        terminator = self.source.body.block.last_op
+        assert isinstance(terminator, func.ReturnOp)
+        return list(terminator.arguments)
+
+    def _needs_arena(self, slots: list[BufferSlot]) -> bool:
+        arena = self.arena_plan
+        if arena.size == 0:
+            return False
+        if self.cuda:
+            return bool(arena.offsets) or bool(arena.workspaces)
+        return bool(arena.workspaces) or any(
+            s.is_temporary and s.id in arena.offsets for s in slots
+        )
+
+    def _homes(self, b: Builder, returned: list[SSAValue]) -> None:
+        slots = [s for s in self.buffers.slots if s.function is self.source]
+        arena = self.arena_plan
+        self.arena: SSAValue | None = None
+        if self._needs_arena(slots):
+            space = MemorySpace.DEVICE_GLOBAL if self.cuda else MemorySpace.HOST
+            self.arena = b.insert(plan.ArenaOp(arena.size, self.alignment, space)).buffer
+            self.arena.name_hint = "arena"
+        if self.cuda:
+            self._device_homes(b, slots)
+        else:
+            self._host_homes(b, slots, returned)
+        if self.arena is not None:
+            for workspace in arena.workspaces:
+                t = buffer_type(TensorType(i8, [workspace.term.bytes]), MemorySpace.DEVICE_GLOBAL)
+                view = b.insert(plan.ViewOp(self.arena, workspace.offset, t)).buffer
+                view.name_hint = workspace.term.name
+                self.workspace[(workspace.term.family, workspace.term.name)] = view
+        if self.cuda:
+            ids = {item.id for item in self.items}
+            for term in self.workspaces.terms:
+                if not term.arena and ids.intersection(term.nodes):
+                    t = TensorType(i8, [term.bytes])
+                    buffer = self.alloc(b, t, MemorySpace.DEVICE_GLOBAL)
+                    buffer.name_hint = term.name
+                    self.workspace[(term.family, term.name)] = buffer
+            self._transfers_in(b, slots)
+
+    def _view_or_alloc(self, b: Builder, slot: BufferSlot) -> SSAValue:
+        t = slot.value.type
+        assert isinstance(t, TensorType)
+        offset = self.arena_plan.offsets.get(slot.id)
+        if offset is not None and self.arena is not None:
+            view = b.insert(plan.ViewOp(self.arena, offset, buffer_type(t, self.space(slot))))
+            result = view.buffer
+        else:
+            result = self.alloc(b, t, self.space(slot))
+        result.name_hint = f"slot{slot.id}"
+        return result
+
+    def _device_homes(self, b: Builder, slots: list[BufferSlot]) -> None:
+        for slot in slots:
+            if self.space(slot) is MemorySpace.DEVICE_CONSTANT:
+                assert isinstance(slot.producer, ops.ConstantOp)
+                constant = plan.GlobalOp(slot.producer.value, MemorySpace.DEVICE_CONSTANT)
+                self.homes[slot.id] = b.insert(constant).buffer
+                self.homes[slot.id].name_hint = f"constant{slot.id}"
+            else:
+                self.homes[slot.id] = self._view_or_alloc(b, slot)
+
+    def _transfers_in(self, b: Builder, slots: list[BufferSlot]) -> None:
+        for arg, param in zip(self.source.body.block.args, self.inputs):
+            slot = self.slot(arg)
+            assignment = self.memory.assignment_for_slot(slot.id)
+            if assignment is not None and assignment.transfer.needs_host_input():
+                b.insert(plan.CopyOp(param, self.homes[slot.id]))
+        for slot in slots:
+            if slot.role.constant and self.space(slot) is MemorySpace.DEVICE_GLOBAL:
+                b.insert(plan.CopyOp(self._host_constant(b, slot), self.homes[slot.id]))
+
+    def _host_constant(self, b: Builder, slot: BufferSlot) -> SSAValue:
+        """The host copy of a constant, uploaded from."""
+        if slot.id not in self.host_constants:
+            assert isinstance(slot.producer, ops.ConstantOp)
+            op = plan.GlobalOp(slot.producer.value, MemorySpace.HOST)
+            self.host_constants[slot.id] = b.insert(op).buffer
+            self.host_constants[slot.id].name_hint = f"host_constant{slot.id}"
+        return self.host_constants[slot.id]
+
+    def _host_homes(self, b: Builder, slots: list[BufferSlot], returned: list[SSAValue]) -> None:
+        written = {s for item in self.items for s in _written_slots(item, self.buffers)}
+        out_param: dict[int, SSAValue] = {}
+        for index, value in enumerate(returned):
+            out_param.setdefault(self.slot(value).id, self.outputs[index])
+        for slot in slots:
+            self.homes[slot.id] = self._host_home(b, slot, slot.id in written, out_param)
+
+    def _host_home(
+        self, b: Builder, slot: BufferSlot, written: bool, out_param: dict[int, SSAValue]
+    ) -> SSAValue:
+        if slot.role.constant or slot.role.input:
+            if slot.role.constant:
+                assert isinstance(slot.producer, ops.ConstantOp)
+                source = b.insert(plan.GlobalOp(slot.producer.value, MemorySpace.HOST)).buffer
+                source.name_hint = f"constant{slot.id}"
+            else:
+                source = self.inputs[self.source.body.block.args.index(slot.value)]
+            if slot.id in out_param:  # aliased or bidirectional: copy into the out-param
+                b.insert(plan.CopyOp(source, out_param[slot.id]))
+                return out_param[slot.id]
+            if written:  # a kernel writes it: keep the caller's array untouched
+                t = slot.value.type
+                assert isinstance(t, TensorType)
+                private = self.alloc(b, t, MemorySpace.HOST)
+                private.name_hint = f"private{slot.id}"
+                b.insert(plan.CopyOp(source, private))
+                return private
+            return source
+        if slot.id in out_param:
+            return out_param[slot.id]
+        return self._view_or_alloc(b, slot)
+
+    def _results(self, b: Builder, returned: list[SSAValue]) -> None:
+        for index, value in enumerate(returned):
+            home = self.home(value)
+            if home is not self.outputs[index]:
+                b.insert(plan.CopyOp(home, self.outputs[index]))
+
+    # -- work items ------------------------------------------------------------------
+
+    def _emit(self, b: Builder, item: WorkItem) -> None:
+        if item.kind is WorkKind.ITERATE:
+            self._loop(b, item)
+        else:
+            b.insert(self._kernel(item))
+
+    def _kernel(self, item: WorkItem) -> plan.KernelOp:
+        mapping: dict[SSAValue, SSAValue] = {}
+        body = Block()
+        ins: list[SSAValue] = []
+        dynamic = False
+        for value in item.inputs:
+            if self.read_as_scalar(value):
+                owner = value.owner
+                assert isinstance(owner, ops.ConstantOp)
+                clone = owner.clone()
+                body.add_op(clone)
+                mapping[value] = clone.results[0]
+            else:
+                ins.append(self.home(value))
+                mapping[value] = body.insert_arg(value.type, len(body.args))
+                mapping[value].name_hint = value.name_hint
+        for member in sorted(item.members, key=_program_position):
+            clone = member.clone(value_mapper=mapping)
+            body.add_op(clone)
+            for old, new in zip(member.results, clone.results):
+                mapping[old] = new
+                new.name_hint = old.name_hint
+        for op in body.walk():
+            for value in op.results:
+                if isinstance(value.type, TensorType) and DYNAMIC_INDEX in value.type.get_shape():
+                    dynamic = True
+        dynamic = dynamic or any(DYNAMIC_INDEX in a.type.get_shape() for a in body.args)  # type: ignore[attr-defined]
+        outputs = list(item.outputs)
+        body.add_op(ops.YieldOp([mapping[v] for v in outputs]))
+        workspaces: list[tuple[str, SSAValue]] = []
+        family = None
+        if self.cuda:
+            family = self.workspaces.family_of.get(item.id)
+            for term in self.workspaces.terms_of(item.id):
+                workspaces.append((term.name, self.workspace[(term.family, term.name)]))
+        kernel = plan.KernelOp(
+            item.id,
+            item.kind.value,
+            ins,
+            [self.home(v) for v in outputs],
+            Region(body),
+            family=family,
+            workspaces=workspaces,
+            rows=self.rows if dynamic else None,
+        )
+        kernel.location = item.root.location
+        return kernel
+
+    def _loop(self, b: Builder, item: WorkItem) -> None:
+        loop = item.root
+        assert isinstance(loop, ops.IterateOp)
+        carried = [self.home(r) for r in loop.res]
+        for init, home in zip(loop.inits, carried):
+            self._copy_into(b, init, home)
+        yielded = loop.body.block.last_op
+        assert isinstance(yielded, ops.YieldOp)
+        sources = [self.home(v) for v in yielded.values]
+        staged: dict[int, SSAValue] = {}
+        for position, (source, home) in enumerate(zip(sources, carried)):
+            if source is not home and source in carried:
+                t = yielded.values[position].type
+                assert isinstance(t, TensorType)
+                space = MemorySpace.DEVICE_GLOBAL if self.cuda else MemorySpace.HOST
+                staged[position] = self.alloc(b, t, space)
+                staged[position].name_hint = "staged"
+        host_loop = b.insert(plan.LoopOp(loop.trip_count.value.data))
+        host_loop.location = loop.location
+        inner = Builder(InsertPoint.at_end(host_loop.body.block))
+        for child in self.items:
+            if child.parent == item.id:
+                self._emit(inner, child)
+        for position, temp in staged.items():
+            inner.insert(plan.CopyOp(sources[position], temp))
+        for position, (value, home) in enumerate(zip(yielded.values, carried)):
+            if position in staged:
+                inner.insert(plan.CopyOp(staged[position], home))
+            else:
+                self._copy_into(inner, value, home)
+
+    def _copy_into(self, b: Builder, value: SSAValue, home: SSAValue) -> None:
+        """Copy `value`'s buffer into `home` (nothing when they are one buffer; from the
+        host copy when `value` lives in constant memory)."""
+        slot = self.slot(value)
+        source = self.homes[slot.id]
+        if source is home:
+            return
+        if self.cuda and self.space(slot) is MemorySpace.DEVICE_CONSTANT:
+            source = self._host_constant(b, slot)
+        b.insert(plan.CopyOp(source, home))
+
+
+def _check_static(function: func.FuncOp) -> None:
+    """Raise `AccyError` at the first dynamic tensor: the CUDA target plans static shapes."""
+    for arg in function.body.block.args:
+        if isinstance(arg.type, TensorType) and not arg.type.has_static_shape():
+            raise AccyError(
+                f"the CUDA target needs static shapes; {arg.type} is dynamic", function.location
+            )
+    for op in function.body.walk():
+        for value in op.results:
+            if isinstance(value.type, TensorType) and not value.type.has_static_shape():
+                raise AccyError(
+                    f"the CUDA target needs static shapes; {value.type} is dynamic", op.location
+                )
+
+
+def _written_slots(item: WorkItem, buffers) -> list[int]:
+    from accy.passes.memory import written_slots
+
+    return written_slots(item, buffers)
+
+
+def _module_of(op: Operation) -> ModuleOp:
+    current = op
+    while not isinstance(current, ModuleOp):
+        parent = current.parent_op()
+        assert parent is not None
+        current = parent
+    return current
+
+
+def _program_position(op: Operation) -> tuple[int, ...]:
+    path: list[int] = []
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not None:
+        block = current.parent_block()
+        assert block is not None
+        path.append(block.get_operation_index(current))
+        current = block.parent_op()
+    return tuple(reversed(path))
+
+
+__all__ = [
+    "CpuLoweringError",
+    "PlanPass",
+    "is_planned",
+    "planned_module",
+    "row_binding",
+]

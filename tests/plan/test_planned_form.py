@@ -1,0 +1,107 @@
+"""The planned form (`accy-plan`): what it holds, that it round-trips through its text, and
+that the planned-form verifier refuses broken plans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from accy.dialects import plan
+from accy.passes.analysis import AnalysisManager
+from accy.passes.planned_form import PlanPass, planned_module
+from accy.passes.planned_verifier import verify_planned_module
+from xdsl.context import Context
+
+import accy
+from accy.diagnostics import AccyError, AccyVerifyError
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = sorted(
+    p
+    for p in [*ROOT.glob("examples/*.mlir"), *ROOT.glob("lit_tests/*/*.mlir")]
+    if "verify-diagnostics" not in p.read_text() and "stablehlo" not in p.name
+)
+
+WIDE_REDUCE = """
+func.func @g(%x: tensor<64x100000xf32>) -> tensor<64xf32> {
+  %s = accy.reduce add %x, dims = [1] : (tensor<64x100000xf32>) -> tensor<64xf32>
+  func.return %s : tensor<64xf32>
+}
+"""
+
+
+def _chunks(path: Path) -> list[str]:
+    return [c for c in path.read_text().split("// -----") if "func.func" in c]
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_every_program_plans_and_round_trips(target):
+    planned = 0
+    for path in PROGRAMS:
+        for chunk in _chunks(path):
+            try:
+                module = accy.parse(chunk)
+                result = planned_module(module, AnalysisManager(), target)
+            except AccyError:
+                continue  # a program the target refuses (dynamic dims on CUDA, ...)
+            text = str(result)
+            again = accy.parse(text)  # verifies, the planned-form rules included
+            assert str(again) == text, path
+            verify_planned_module(result)
+            planned += 1
+    assert planned >= {"cpu": 30, "cuda": 20}[target]
+
+
+def test_cpu_plan_holds_no_cuda_workspace():
+    """A 64x100000 sum runs reduce.split on CUDA (a 264 KiB partials workspace); the CPU
+    plan has no workspace, and its arena does not hold one."""
+    cuda = planned_module(accy.parse(WIDE_REDUCE), AnalysisManager(), "cuda")
+    cpu = planned_module(accy.parse(WIDE_REDUCE), AnalysisManager(), "cpu")
+    kernels = [op for op in cuda.walk() if isinstance(op, plan.KernelOp)]
+    assert kernels[0].family.data == "reduce.split"
+    assert list(kernels[0].named_workspaces()) == ["partials"]
+    assert not any(isinstance(op, plan.ArenaOp) for op in cpu.walk())
+    assert all(not op.workspaces for op in cpu.walk() if isinstance(op, plan.KernelOp))
+
+
+def test_lowering_plans_the_cpu_target_without_workspaces():
+    from accy.passes.lower.lower_pass import lower_module
+
+    module = accy.parse(WIDE_REDUCE)
+    manager = AnalysisManager()
+    lower_module(module, manager, "cpu")
+    from accy.passes.workspace.sizing import WORKSPACES
+
+    assert manager.options.target == "cpu"
+    assert manager.get(WORKSPACES, module).terms == ()
+
+
+def test_plan_pass_replaces_the_module_and_refuses_a_planned_one():
+    module = accy.parse(WIDE_REDUCE)
+    PlanPass().apply(Context(), module)
+    assert module.attributes["accy.target"].data == "cuda"
+    with pytest.raises(AccyError, match="already planned"):
+        PlanPass().apply(Context(), module)
+
+
+def test_hand_edited_overlap_is_refused():
+    text = str(planned_module(accy.parse(WIDE_REDUCE), AnalysisManager(), "cuda"))
+    # Put the result's view on top of the live input's bytes.
+    lines = text.splitlines()
+    index = next(
+        i
+        for i, line in enumerate(lines)
+        if "memref<64xf32, #accy.space<device_global>>" in line and "accy.view" in line
+    )
+    start = lines[index].index("[") + 1
+    end = lines[index].index("]")
+    lines[index] = lines[index][:start] + "0" + lines[index][end:]
+    with pytest.raises(AccyVerifyError, match="overlaps .* in the arena while both are live"):
+        accy.parse("\n".join(lines))
+
+
+def test_no_module_level_analysis_cache():
+    """The analysis manager of a pipeline lives on its context, not in a module global."""
+    source = (ROOT / "passes" / "plan_passes.py").read_text()
+    assert "WeakKeyDictionary" not in source
+    assert "_MANAGERS" not in source
