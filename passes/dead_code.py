@@ -27,7 +27,7 @@ def erase_dead_code(module: ModuleOp) -> int:
     erased = 0
     while dead := manager.get(FUSION, module).dead:
         # Later ops first: an op is erased after every dead op that uses it.
-        for op in sorted(dead, key=_position, reverse=True):
+        for op in sorted(dead, key=program_position, reverse=True):
             op.detach()
             op.erase()
         erased += len(dead)
@@ -35,7 +35,7 @@ def erase_dead_code(module: ModuleOp) -> int:
     return erased
 
 
-def _position(op: Operation) -> tuple[int, ...]:
+def program_position(op: Operation) -> tuple[int, ...]:
     """The op's path of indices from the module (program order, nesting included)."""
     path: list[int] = []
     current: Operation | None = op

@@ -46,7 +46,9 @@ from accy.dialects import plan
 from accy.dialects.plan import MemorySpace, buffer_type
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena_plan import ARENA, FunctionArena
-from accy.passes.buffers import BUFFERS, BufferSlot
+from accy.passes.buffers import BUFFERS, BufferSlot, splat_scalar
+from accy.passes.dead_code import program_position
+from accy.passes.lower.indexing import shape_of
 from accy.passes.memory import MEMORY
 from accy.passes.schedule import SCHEDULE, WorkItem, WorkKind
 from accy.passes.workspace.sizing import WORKSPACES
@@ -71,7 +73,6 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from accy.diagnostics import AccyError
-from accy.dtypes import dense_values
 
 TARGET = "accy.target"
 SM_COUNT = "accy.sm_count"
@@ -80,12 +81,6 @@ TARGETS = ("cpu", "cuda")
 
 class CpuLoweringError(AccyError):
     """A program the CPU target cannot express (e.g. unbindable dynamic dims)."""
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType), t
-    return tuple(t.get_shape())
 
 
 def row_binding(function: func.FuncOp) -> tuple[int, int] | None:
@@ -148,17 +143,6 @@ def _check_dynamic_op(op: Operation) -> None:
         )
 
 
-def splat_scalar(op: ops.ConstantOp, allow_nan: bool = True) -> object | None:
-    """The single value of a splat constant (None if it is not one, or is NaN and
-    `allow_nan` is false)."""
-    values = dense_values(op.value)
-    if values.size == 0 or not np.all(values == values.flat[0]):
-        return None
-    if not allow_nan and values.dtype.kind == "f" and np.isnan(values.flat[0]):
-        return None
-    return values.flat[0].item()
-
-
 def plan_target(manager: AnalysisManager, target: str) -> None:
     """Plan for `target` from now on (results planned for another are dropped)."""
     if target not in TARGETS:
@@ -178,7 +162,7 @@ def planned_module(module: ModuleOp, manager: AnalysisManager, target: str) -> M
     )
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
-            planned.body.block.add_op(FunctionPlanner(op, manager, target).build())
+            planned.body.block.add_op(FunctionPlanner(op, module, manager, target).build())
     return planned
 
 
@@ -227,16 +211,18 @@ def replace_module_body(module: ModuleOp, new: ModuleOp) -> None:
 class FunctionPlanner:
     """Builds the planned form of one accy function (see the module docstring)."""
 
-    def __init__(self, source: func.FuncOp, manager: AnalysisManager, target: str):
+    def __init__(
+        self, source: func.FuncOp, module: ModuleOp, manager: AnalysisManager, target: str
+    ):
         self.source = source
         self.name = source.sym_name.data
         self.target = target
         self.cuda = target == "cuda"
-        self.schedule = manager.get(SCHEDULE, _module_of(source))
-        self.buffers = manager.get(BUFFERS, _module_of(source))
-        self.memory = manager.get(MEMORY, _module_of(source))
-        self.workspaces = manager.get(WORKSPACES, _module_of(source))
-        arena_plan = manager.get(ARENA, _module_of(source))
+        self.schedule = manager.get(SCHEDULE, module)
+        self.buffers = manager.get(BUFFERS, module)
+        self.memory = manager.get(MEMORY, module)
+        self.workspaces = manager.get(WORKSPACES, module)
+        arena_plan = manager.get(ARENA, module)
         self.arena_plan = arena_plan.functions.get(self.name) or FunctionArena(self.name)
         self.alignment = manager.options.alignment
         self.items = [w for w in self.schedule.work_items if w.function == self.name]
@@ -276,7 +262,7 @@ class FunctionPlanner:
             return False
         if value in self.buffers.folded:
             return True
-        return splat_scalar(owner, allow_nan=self.cuda) is not None
+        return splat_scalar(owner) is not None
 
     # -- the function ----------------------------------------------------------------
 
@@ -467,7 +453,7 @@ class FunctionPlanner:
                 ins.append(self.home(value))
                 mapping[value] = body.insert_arg(value.type, len(body.args))
                 mapping[value].name_hint = value.name_hint
-        for member in sorted(item.members, key=_program_position):
+        for member in sorted(item.members, key=program_position):
             clone = member.clone(value_mapper=mapping)
             body.add_op(clone)
             for old, new in zip(member.results, clone.results):
@@ -561,26 +547,6 @@ def _written_slots(item: WorkItem, buffers) -> list[int]:
     from accy.passes.memory import written_slots
 
     return written_slots(item, buffers)
-
-
-def _module_of(op: Operation) -> ModuleOp:
-    current = op
-    while not isinstance(current, ModuleOp):
-        parent = current.parent_op()
-        assert parent is not None
-        current = parent
-    return current
-
-
-def _program_position(op: Operation) -> tuple[int, ...]:
-    path: list[int] = []
-    current: Operation | None = op
-    while current is not None and current.parent_block() is not None:
-        block = current.parent_block()
-        assert block is not None
-        path.append(block.get_operation_index(current))
-        current = block.parent_op()
-    return tuple(reversed(path))
 
 
 __all__ = [

@@ -123,6 +123,7 @@ from accy.passes.lower.scalar import (
     widen,
 )
 from accy.passes.memory import written_slots
+from accy.passes.planned_form import CpuLoweringError, row_binding
 from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
 from xdsl.dialects import arith, cf, func, memref, scf, vector
@@ -144,10 +145,9 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from accy.diagnostics import AccyError
 from accy.dtypes import dense_values
 from accy.mlir_bridge import ALLOCATION_FAILED
 
@@ -265,10 +265,6 @@ def _block(size: int, most: int) -> int:
     return block
 
 
-class CpuLoweringError(AccyError):
-    """A program the CPU lowering cannot express (e.g. unbindable dynamic dims)."""
-
-
 def memref_type(t: Attribute) -> MemRefType:
     """The identity-layout memref of a tensor type (`?` dims stay dynamic)."""
     assert isinstance(t, TensorType), t
@@ -277,71 +273,6 @@ def memref_type(t: Attribute) -> MemRefType:
 
 def global_name(slot: BufferSlot) -> str:
     return f"__accy_constant_{slot.id}"
-
-
-# ---------------------------------------------------------------------------------------
-# Dynamic dims
-# ---------------------------------------------------------------------------------------
-
-
-def row_binding(function: func.FuncOp) -> tuple[int, int] | None:
-    """`(argument, dim)` whose size binds every `?` of `function`, or None when it has no
-    `?` dims. Raises `CpuLoweringError` when the `?` dims cannot be bound (see the module
-    docstring)."""
-    binding = None
-    for index, arg in enumerate(function.body.block.args):
-        shape = shape_of(arg)
-        if DYNAMIC_INDEX in shape:
-            binding = (index, shape.index(DYNAMIC_INDEX))
-            break
-    for op in function.body.walk():
-        _check_dynamic_op(op)
-        if binding is None:
-            for value in op.results:
-                if isinstance(value.type, TensorType) and DYNAMIC_INDEX in shape_of(value):
-                    raise CpuLoweringError(
-                        f"function @{function.sym_name.data} has dynamic dims but no "
-                        "argument with a dynamic dim to bind them to (the CPU target binds "
-                        "every '?' to the row count of the first argument that has one)",
-                        op.location,
-                    )
-    if binding is None:
-        for t in function.function_type.outputs:
-            if isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape():
-                raise CpuLoweringError(
-                    f"function @{function.sym_name.data} returns dynamic dims but no "
-                    "argument has a dynamic dim to bind them to",
-                    function.location,
-                )
-    return binding
-
-
-def _check_dynamic_op(op: Operation) -> None:
-    if isinstance(op, ops.ReshapeOp):
-        source, target = shape_of(op.operand), shape_of(op.result)
-        if source != target and (DYNAMIC_INDEX in source or DYNAMIC_INDEX in target):
-            static = [int(np.prod([d for d in s if d != DYNAMIC_INDEX])) for s in (source, target)]
-            counts = [s.count(DYNAMIC_INDEX) for s in (source, target)]
-            if counts != [1, 1] or static[0] != static[1]:
-                raise CpuLoweringError(
-                    "'accy.reshape' op changes a dynamic dim's size; the CPU target binds "
-                    "every '?' to one row count, so a reshape must keep exactly one '?' and "
-                    "the same static element count",
-                    op.location,
-                )
-    elif isinstance(op, ops.ConcatenateOp):
-        if any(shape_of(v)[op.dim] == DYNAMIC_INDEX for v in op.inputs):
-            raise CpuLoweringError(
-                "'accy.concatenate' op along a dynamic dim is not supported by the CPU "
-                "target (its size would differ from the bound row count)",
-                op.location,
-            )
-    elif isinstance(op, ops.SliceOp) and DYNAMIC_INDEX in shape_of(op.result):
-        raise CpuLoweringError(
-            "'accy.slice' op with a dynamic result dim is not supported by the CPU "
-            "target (its size would differ from the bound row count)",
-            op.location,
-        )
 
 
 # ---------------------------------------------------------------------------------------
