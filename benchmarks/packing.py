@@ -33,6 +33,11 @@ whether CP-SAT finds a placement within the capacity in the same time.
 With ``--workers N``, accy's sweeps run in N processes (``pack(workers=N)``), searching N
 times the nodes in the same budget; CP-SAT's 2 workers make ``--workers 2`` the even match.
 
+The measurements behind the arena's tuning come from here: ``pack``'s shares of the budget
+(``FULL_SHARES``, ``TILED_SHARES``, ``UNTILED_SHARES``), the searches' ``NODES_PER_MS`` and
+``stitch.RELAXED_WEIGHT``; rerun it (at ``--budget-ms 3000``, with and without ``--workers 2``)
+after changing one, and compare the counts within ``GOAL`` and the mean ratios.
+
 Run: ``python benchmarks/packing.py [--quick] [--budget-ms M] [--family F ...] [--seeds N]
 [--size COUNT ...] [--no-programs] [--cpsat] [--minimalloc DIR] [--workers N]``.
 """

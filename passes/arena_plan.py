@@ -20,6 +20,12 @@ caller's arrays are not written on either target.
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
 
+Work: besides a visit per assignment and per slot, each packing charges the work it reports
+(`PackResult.work`: the greedy packers' visits and the node and iteration caps of the searches
+that ran, all set by `pack_budget_ms` and `pack_workers`); the estimate bounds it by
+`pack.max_work` per packing, two per function, so a work budget too small for the packing
+search refuses the plan before anything is packed.
+
 Invariants (checked by `check_placement` when `check_arena` is set): no two buffers live
 at the same work item overlap in address; every offset is aligned; the arena covers
 every buffer. `lower_bound <= size`. Output is deterministic.
@@ -40,6 +46,7 @@ from accy.passes.analysis import (
     checked_mul,
 )
 from accy.passes.arena import BufferInterval, align_up, check_placement, pack
+from accy.passes.arena.pack import max_work
 from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
 from accy.passes.fusion import POINTWISE
 from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
@@ -256,6 +263,7 @@ def plan_arena(
             budget_ms=options.pack_budget_ms,
             workers=options.pack_workers,
         )
+        meter.visit(result.work)
         placement = result.placement
         if options.check_arena:
             check_placement(problem, placement, alignment)
@@ -274,12 +282,14 @@ def plan_arena(
             WorkspaceBuffer(term, placement.offsets[buffer_id], interval)
             for term, buffer_id, interval in workspace_ids
         ]
-        arena.temporaries_size = pack(
+        packed = pack(
             temporaries,
             alignment=alignment,
             budget_ms=options.pack_budget_ms,
             workers=options.pack_workers,
-        ).placement.size
+        )
+        meter.visit(packed.work)
+        arena.temporaries_size = packed.placement.size
         meter.retain(len(owned))
     return ArenaPlan(
         functions=functions,
@@ -302,11 +312,26 @@ def _compute(manager: AnalysisManager, root: Operation, meter: WorkMeter) -> Are
     )
 
 
-def estimate_arena(census: Census, _options: PlanOptions) -> WorkBounds:
-    """One visit per assignment and per slot of each function (bounded by values), plus
-    the packers' quadratic work, which the meter does not count."""
+PACKINGS_PER_FUNCTION = 2
+"""`plan_arena` packs each function's buffers, then its temporaries alone."""
+
+
+def packing_work(options: PlanOptions) -> int:
+    """The most work one packing of `plan_arena` does (`pack.max_work` at the options'
+    budget and workers: the greedy packers' visits and the searches' node and iteration
+    caps), whatever its buffers."""
+    return max_work(options.pack_budget_ms, workers=options.pack_workers)
+
+
+def estimate_arena(census: Census, options: PlanOptions) -> WorkBounds:
+    """One visit per assignment and per slot of each function (bounded by values), plus the
+    packings' work: `PACKINGS_PER_FUNCTION` of `packing_work` per function, and there are at
+    most as many functions as operations. The meter counts the work each packing reports
+    (`PackResult.work`), so a budget too small for the packing search refuses the plan
+    before it runs."""
+    packings = checked_mul(PACKINGS_PER_FUNCTION, census.operations, packing_work(options))
     return WorkBounds(
-        structural_visits=checked_add(census.values, census.values),
+        structural_visits=checked_add(census.values, census.values, packings),
         retained_entries=checked_mul(2, census.values),
     )
 

@@ -1,14 +1,19 @@
 """Arena packing: place buffers with lifetimes into one arena (no IR involved).
 
 ``pack`` runs every packer its budget covers (with the O(n log n) ``sweep_first_fit`` as the
-fallback), the exact searches (``sweep``: a time sweep over PQ-trees (``pq_tree``), at the
-lower bound of arenas full at every section, several sweeps racing in one process or several
-(``race``) and joined where none gets through (``stitch``); ``tiling``: exact cover over
-offset domains, at the lower bound; ``search``: skyline branch-and-bound),
-window repacking above the bound (``windows``) and an improvement search; ``check_placement``
-verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems and solutions;
-``generated`` builds problems whose optimum is known (full at every item), for benchmarks and
-tests.
+fallback), the exact searches, each an ``exact.ExactSearch`` (``sweep``: a time sweep over
+PQ-trees (``pq_tree``), at the lower bound of arenas full at every section, several sweeps
+racing in one process or several (``race``) and joined where none gets through (``stitch``);
+``tiling``: exact cover over offset domains, at the lower bound; ``search``: skyline
+branch-and-bound), window repacking above the bound (``windows``) and an improvement search;
+``check_placement`` verifies a result; ``minimalloc`` reads and writes MiniMalloc CSV problems
+and solutions; ``generated`` builds problems whose optimum is known (full at every item), for
+benchmarks and tests.
+
+Invariants: ``pack`` returns a valid placement (``check_placement``) no larger than any greedy
+packer's, whatever the input order; for the same buffers, budget and caps it is the same
+while the node and work caps, not the clock, end the searches; its work is at most
+``pack.max_work`` of its arguments.
 """
 
 from accy.passes.arena import compiled

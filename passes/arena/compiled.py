@@ -3,23 +3,24 @@ current.
 
 The exact searches (``pq_tree`` and ``sweep``, ``search``, ``tiling``, ``windows``) are compiled
 with mypyc when accy is installed (CMakeLists.txt runs ``cmake/mypyc_arena.py``): the same code,
-run three to four times faster (the sweep's speed probe, the 400-buffer churn sets of seeds 0-5
-one unit above the bound, forward and backward, 1500 nodes a sweep: about 14 s as Python, 3-4 s
-compiled, every sweep reaching the same boundaries). Python imports an extension before
+run several times faster (``benchmarks/sweeps.py`` measures it). Python imports an extension before
 the source next to it, so after an edit to a source an editable install would go on running
 the old code: each compiled module carries the SHA-256 of the source it was built from
 (``COMPILED_FROM``), and ``check`` refuses one whose source has changed since. Run from a
 source tree without installing, the modules are plain Python (``compiled_modules`` is then
 empty).
 
-What makes compiled code fast is plain machine integers and few objects; measured with
-valgrind's callgrind (instructions, which unlike the clock do not vary between runs), the same
-sweep nodes took 2.6 times fewer instructions after these changes (2026-12-01):
+Invariants: a compiled module runs the code of the source next to it (``check``, run when
+``accy.passes.arena`` is imported, refuses any other), and compiled or not, the searches give
+the same results: the same nodes searched, the same placements.
+
+What makes compiled code fast is plain machine integers and few objects, so the compiled
+modules keep to these rules:
 
 - sets of PQ-tree leaves as bit masks within a machine word (``sweep.leaf_bits``), not
   frozensets of buffer indices;
 - integers kept below 2**30 where they are multiplied (a node's hash): larger ones take the
-  arbitrary-precision path, about a thousand instructions a product;
+  arbitrary-precision path, far slower;
 - the constants the searches read in their inner loops (node kinds, sentinels) declared
   ``Final``, which compiles them to constants; any other module-level name is looked up in the
   module's globals at each use (harnesses and tests may set the tunable ones), so hot loops

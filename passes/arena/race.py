@@ -37,7 +37,7 @@ a caller's threads are not copied into them, but, as with any ``multiprocessing`
 method other than ``fork``, a script starting a race with workers needs the ``if __name__ ==
 "__main__":`` guard. The deadline is a safety stop: results reached at it depend on timing.
 The cyclic garbage collector is off while the sweeps run (in this process and in the workers):
-they make no reference cycles, and it spent a fifth of their time.
+they make no reference cycles, so it would only slow them down.
 """
 
 from __future__ import annotations

@@ -40,7 +40,10 @@ for (by default the lower bound, tried first with its own share of a node budget
 incumbent size; the first success is the smallest the search can reach. Each capacity is tried
 with restarts, alternately on the problem and on its mirror image in time (see ``_attempt``).
 The node budget is the deterministic limit; a wall-clock deadline is a safety stop. Sections
-and units come from ``sections``.
+and units come from ``sections``. ``EXACT`` is ``fit`` as an ``exact.ExactSearch``.
+
+Invariants: a placement returned is valid and within the capacity tried (``search``: below the
+incumbent); for the same problem, capacities, node cap and seed the result is the same.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+from accy.passes.arena.exact import one_process
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.restarts import luby
 from accy.passes.arena.sections import Sections, build_sections
@@ -58,8 +62,7 @@ from accy.passes.arena.sections import Sections, build_sections
 NAME = "search"
 NODES_PER_MS = 50
 """Search nodes granted per millisecond of budget (well under a slow machine's rate, so the
-node cap, not the clock, ends a search and the result stays reproducible; compiled, see
-``compiled``, about 75 a millisecond on the 400-buffer churn sets)."""
+node cap, not the clock, ends a search and the result stays reproducible)."""
 
 RESTART_UNIT = 2
 FIRST_SHARE = 0.25
@@ -324,6 +327,11 @@ def _attempt(
     return None, used
 
 
+def suits(sections: Sections, rows: int) -> bool:
+    """Whether the search applies at ``rows`` units: at or above the lower bound."""
+    return rows >= sections.lower
+
+
 def fit(
     intervals: Sequence[BufferInterval],
     alignment: int,
@@ -337,12 +345,16 @@ def fit(
     was found within ``max_nodes`` nodes and ``deadline``."""
     problem = _build(intervals, alignment)
     rows = capacity // problem.sections.unit
-    if rows < problem.sections.lower or max_nodes <= 0:
+    if not suits(problem.sections, rows) or max_nodes <= 0:
         return None
     offsets, _ = _attempt(problem, rows, max_nodes, deadline, seed)
     if offsets is None:
         return None
     return problem.sections.placement(intervals, offsets, alignment, NAME)
+
+
+EXACT = one_process(NAME, suits, fit)
+"""The skyline search at one capacity (``exact``)."""
 
 
 def search(

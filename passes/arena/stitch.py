@@ -21,27 +21,16 @@ fewest displaced units, then the earliest ``m``), for the pair of sweeps that go
 capacity when its sweeps got deeper. The stitched arena is usually above the
 greedy packers' (the displaced buffers land on top), but it is full wherever a tiling is kept,
 and window repacking (``windows``), which lowers a placement a few sections at a time, gets a
-little further from it than from a placement with slack everywhere: on the 400-buffer churn
-sets of ``benchmarks/packing.py`` (3 s, pack's shares, seeds 0-9) 1.08-1.14 of the lower
-bound, mean 1.095, against a mean of 1.106 from the best of the other searches (measured
-before the sweeps raced).
+little further from it than from a placement with slack everywhere.
 
 The sweeps one unit above the bound get ``RELAXED_WEIGHT`` times the nodes of those at it:
-they place far more often within a small budget (400-buffer churn sets, seeds 0-9, 2000 nodes
-a sweep: 7 of 20 against 1 of 20), a placement there hands the nodes it leaves to the sweeps
-at the bound, and without one their deeper tilings are a better start for window repacking.
-``pack`` at 3 s in two processes on those sets: mean 1.052 of the bound, 3 of 10 within 1.02
-(before, equal nodes and the pair at the bound stitched: 1.080, 2 of 10; weight 9 with the
-pair at the bound stitched: 1.086); in one process 1.073 (1.108). Where the pairs get equally
-far, the tilings at the bound are kept: window repacking closes the gap a relaxed tiling leaves
-in each section less easily (a 150-buffer cut set, seed 2, ended at 1.094 from the relaxed
-pair's stitching, lower by 5 units, and at the bound from the other). Stitching from both,
-each with half of window repacking's nodes, measured worse (1.072).
-
-Every sweep of the race leaves out dominated splits (see ``sweep``). (Earlier, the backward
-sweeps kept them, so that the two ways failed on different problems; with windows in the
-sweeps' runs, backward sweeps keeping them placed none of 15 400-buffer churn sets in 3000
-nodes, 3 leaving them out.)
+they place far more often within a small budget, a placement there hands the nodes it leaves
+to the sweeps at the bound, and without one their deeper tilings are a better start for window
+repacking. Where the pairs get equally far, the tilings at the bound are kept: window
+repacking closes the gap a relaxed tiling leaves in each section less easily. Every sweep of
+the race leaves out dominated splits (see ``sweep``). ``EXACT`` is the sweeps at a capacity
+and one unit above it as an ``exact.ExactSearch``, the stitched placement its start for window
+repacking.
 
 Invariants: the stitched offsets are a valid placement (a buffer keeps its tiling's offset only
 when it overlaps no buffer placed before it; a displaced one goes where it overlaps none); the
@@ -56,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from accy.passes.arena import race, sweep
+from accy.passes.arena.exact import Attempt, ExactFit, ExactSearch
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.sections import Sections, build_sections
 
@@ -148,13 +138,38 @@ def fit(
     others and with ``RELAXED_WEIGHT`` times their nodes: a placement within ``relaxed`` stops
     them, not the sweeps at ``capacity`` (which get the nodes it leaves), and is returned when
     those find none, with the stitching of those (window repacking gets to the capacity from it
-    where it does not from the relaxed placement, whose gaps it closes less easily: the
-    150-buffer cut set of seed 2 in ``benchmarks/packing.py``). Without any placement, the
+    where it does not from the relaxed placement, whose gaps it closes less easily). Without
+    any placement, the
     stitched one is the lowest stitching of the pair whose two sweeps got further, the pair at
     the capacity on a tie.
     ``workers`` processes run the sweeps (see ``race``; the result does not depend on it).
     """
-    sections = build_sections(intervals, alignment)
+    return _fit(
+        build_sections(intervals, alignment),
+        intervals,
+        alignment,
+        capacity,
+        max_nodes=max_nodes,
+        deadline=deadline,
+        seed=seed,
+        relaxed=relaxed,
+        workers=workers,
+    )
+
+
+def _fit(
+    sections: Sections,
+    intervals: Sequence[BufferInterval],
+    alignment: int,
+    capacity: int,
+    *,
+    max_nodes: int,
+    deadline: float,
+    seed: int,
+    relaxed: int | None,
+    workers: int,
+) -> tuple[Placement | None, Stitched | None]:
+    """``fit`` over the ``sections`` of ``intervals``."""
     rows = capacity // sections.unit
     if not sweep.suits(sections, rows):
         return None, None
@@ -200,3 +215,26 @@ def fit(
     (_, _, joined), offsets = best
     placement = sections.placement(intervals, offsets, alignment, NAME)
     return placed, Stitched(placement, ahead.depth, back.depth, joined)
+
+
+def _exact_fit(attempt: Attempt) -> ExactFit:
+    """``fit`` as an ``ExactSearch``, relaxed one unit above the capacity: the placement
+    within the capacity, else the one within the relaxed capacity, if any, with the stitched
+    placement as the start for window repacking."""
+    sections = build_sections(attempt.intervals, attempt.alignment)
+    placed, stitched = _fit(
+        sections,
+        attempt.intervals,
+        attempt.alignment,
+        attempt.capacity,
+        max_nodes=attempt.max_nodes,
+        deadline=attempt.deadline,
+        seed=attempt.seed,
+        relaxed=attempt.capacity + sections.unit,
+        workers=attempt.workers,
+    )
+    return ExactFit(placed, None if stitched is None else stitched.placement)
+
+
+EXACT = ExactSearch(NAME, sweep.suits, _exact_fit)
+"""The sweeps at one capacity and one unit above it, stitched where none places (``exact``)."""

@@ -20,8 +20,7 @@ placements to find (and more splits per boundary to work out).
 The orders still open are kept as one PQ-tree (``pq_tree``) over the live buffers: a block
 ``reduce``-s the tree so that ``G`` is consecutive, then ``replace``-s ``G`` by a P-node of
 ``H``. A set of buffers is a mask of their leaf bits (``leaf_bits``: reused over time, so a
-mask fits a machine word, and the compiled set operations allocate nothing; with frozensets of
-buffer indices the speed probe of ``compiled`` ran about a third more instructions). Offsets
+mask fits a machine word, and the compiled set operations allocate nothing). Offsets
 are only fixed at the end, from the last section back to the first: each section's order keeps
 the buffers that cross into the next section where the next order has them, and puts each
 ``G`` where its ``H`` is (``order_by`` on the tree kept for the section).
@@ -42,11 +41,10 @@ when the tree forces it next to another group of the split, or next to an ending
 to be grouped
 (*dominance*: the split joining the two groups, and their starting groups into one P-node,
 stands for every order it does and more; without these splits, which mostly had the lowest
-freedom, the collected ones are more often the useful ones: forward sweeps of 2 s on the
-200-buffer churn sets, seeds 0-29, place 11 instead of 6); starting buffers of one ``kind``
+freedom, the collected ones are more often the useful ones); starting buffers of one ``kind``
 are interchangeable, so one is tried per kind. The groups that can come next after some
 groups are the same for every starting group of those, so a collection remembers them
-(``_Level``), worked out as far as asked: the same splits, counted the same, 10-25% faster.
+(``_Level``), worked out as far as asked: the same splits, counted the same, in less time.
 A boundary's splits are worked out on the tree ``contract``-ed to its ending buffers (the
 subtrees without any made single leaves: the same groups can be made consecutive, and the
 freedoms differ by one constant) and kept per boundary and contracted ``shape``, since the
@@ -61,10 +59,8 @@ from the window's first boundary on the Luby sequence (times ``RESTART_UNIT`` wi
 boundaries, in nodes; a node is a split tried) and ``WINDOW_NODES`` nodes per window boundary
 in all. A window that gets deeper is followed by the next from just before the new deepest
 boundary; one that does not doubles ``back``, back to the first boundary, which undoes ever
-earlier choices. After the first run, near-equal splits are tried in a seeded random order.
-(On the 400-buffer churn sets, seeds 0-14, forward and backward sweeps at the bound, 6000
-nodes each: 11 of 30 placed, on 9 seeds; with restarts from the first boundary: 2 of 30.)
-At most ``MAX_SPLITS``
+earlier choices (restarting from the first boundary instead places far less often). After the
+first run, near-equal splits are tried in a seeded random order. At most ``MAX_SPLITS``
 splits per boundary are collected, with at most ``MAX_REDUCTIONS`` tree reductions (a
 boundary cut off by either, and every boundary above it on the path, is not remembered as
 failed). The node cap makes the result reproducible; the deadline is a safety stop, read
@@ -105,12 +101,9 @@ from accy.passes.arena.sections import Sections, build_sections
 
 NAME = "sweep"
 NODES_PER_MS = 6
-"""Nodes granted per millisecond (a node builds and sorts a boundary's splits). Compiled, a
-node takes 0.07-0.3 ms on the 400-buffer churn sets of ``benchmarks/packing.py`` (0.4-0.9 ms
-before the changes ``compiled`` lists), so there the stage's deadline ends some sweeps and the
-cap the others: at 3 s in one process, seeds 0-79, 72 of 80 within 1.02 at 6 (16 at the bound),
-71 at 10 (18); at a node of 0.25-0.45 ms, seeds 0-39: 35 at 3, 37 at 6, 36 at 10 (runs differ by
-a set or two)."""
+"""Nodes granted per millisecond (a node builds and sorts a boundary's splits, whose cost
+varies with the boundary: on large problems the stage's deadline may end a sweep before its
+cap does)."""
 MAX_SPLITS = 64
 """Splits collected per boundary, at most."""
 MAX_REDUCTIONS = 4096
@@ -128,8 +121,8 @@ RESTART_UNIT = 2
 """Window boundaries of nodes per unit of the Luby sequence, for the runs within a window."""
 RESTART_NOISE = 1e-6
 """After the first run, a uniform draw up to this is added to each split's freedom: splits of
-equal freedom come in a seeded random order (larger values reorder near-equal ones too, which
-measured worse on the churn sets)."""
+equal freedom come in a seeded random order (larger values would reorder near-equal ones
+too)."""
 MAX_KNOWN = 65_536
 """Entries of each of a sweep's memories (boundaries' splits by contracted shape, reductions,
 ending and starting groups), at most (each cleared when full)."""

@@ -42,6 +42,11 @@ alternative that failed propagation.
 Costs: free rows, domains and the rows a buffer may cover (its *spread*, computed when a check
 needs it) are Python ints used as bitmasks; changed columns are queued and checked until
 nothing changes; each column's row alternatives are cached with a count of its changes.
+
+Invariants: every offset placed is in its buffer's domain, so a placement found is valid
+within the capacity; every rule and branching keeps every completion, so a search that runs
+out of choices proves there is none; for the same problem, capacity, node cap and seed the result is the same.
+``EXACT`` is ``fit`` as an ``exact.ExactSearch``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from accy.passes.arena.exact import one_process
 from accy.passes.arena.placer import conflict_lists
 from accy.passes.arena.problem import BufferInterval, Placement
 from accy.passes.arena.restarts import luby
@@ -60,14 +66,9 @@ NAME = "tiling"
 MAX_ROWS = 4096
 """Capacities of more units than this are not tried (the bitmasks would get slow)."""
 NODES_PER_MS = 6
-"""Nodes granted per millisecond (a node here costs far more than a skyline node). Compiled (see
-``compiled``), 12-22 a millisecond were measured on the 400-buffer churn sets of
-``benchmarks/packing.py`` (3000 nodes in 134-252 ms, seeds 0-9; 8.6-9.5 when first measured)
-and 10-60 on its cut sets, which this search places within 107-2542 nodes (seeds 0-9, 150 and
-400 buffers): the cap, not the clock, ends the stage, and at 3 s ``pack``'s share covers every
-one of those cut sets. Spending less on the churn sets, where it never places (share 0.07 at 15
-a millisecond, the sweeps' 0.68), took 70 of churn/400 seeds 0-79 within 1.02 of the bound at
-3 s against 67 (within the noise), and left one cut set of ten at 1.016 at 300 ms."""
+"""Nodes granted per millisecond (a node here costs far more than a skyline node): below what
+the compiled search reaches on the problems of ``benchmarks/packing.py``, so the cap, not the
+clock, ends the stage."""
 RESTART_UNIT = 1.0
 """The Luby sequence's unit, in nodes per buffer."""
 MIN_TIGHT_SHARE = 0.25
@@ -507,6 +508,10 @@ def fit(
     if offsets is None:
         return None
     return sections.placement(intervals, offsets, alignment, NAME)
+
+
+EXACT = one_process(NAME, suits, fit)
+"""The exact-cover search at one capacity (``exact``)."""
 
 
 def fit_sections(

@@ -15,8 +15,8 @@ A *move* lowers one section ``t`` whose buffers reach above the aim ``R``:
   most and every other section of the window no higher than it is now (or ``R``): below a
   window-wide height, each section's limit is a fixed *blocker* covering the rows from it up.
 
-Letting crossing buffers move too, where the sections outside the window leave them room,
-measured worse on the churn sets for the same nodes: the bigger searches fail more often.
+Crossing buffers stay where they are even where the sections outside the window leave them
+room: letting them move makes bigger searches, which fail more often for the same nodes.
 
 Invariants: the offsets always form a valid placement, a move changes only the free buffers
 of its window, and no section's top ever rises; a move that succeeds brings section ``t``
@@ -45,9 +45,8 @@ from accy.passes.arena.sections import Sections, build_sections
 NAME = "windows"
 NODES_PER_MS = 16
 """Tiling nodes granted per millisecond of budget (window searches are small: a node, with
-its share of setting up the window, costs less than in ``tiling`` over the whole problem; 8
-to 13 a millisecond were measured on a slow 2-core machine as Python, 20 to 26 compiled, see
-``compiled``)."""
+its share of setting up the window, costs less than in ``tiling`` over the whole problem); set
+for the compiled search (see ``compiled``): as plain Python the deadline may end it first."""
 WIDTH = 4
 """Sections in a window before it is widened to the lifetimes it must hold."""
 MAX_WIDTH = 26

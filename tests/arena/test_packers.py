@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 import time
 
@@ -21,11 +22,13 @@ from accy.passes.arena import (
     search,
     sweep,
 )
+from accy.passes.arena.exact import ExactSearch
 from accy.passes.arena.generated import churn
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 PACKERS = [pack_greedy_by_size, pack_greedy_by_breadth, pack_best_fit]
+pack_module = importlib.import_module("accy.passes.arena.pack")  # the function shadows it
 
 
 @st.composite
@@ -240,12 +243,18 @@ def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
     intervals = GREEDY_MISSES
     fits = []  # (capacity, node cap) of each skyline fit, in order
 
-    def spy(problem, alignment, capacity, *, max_nodes, deadline, seed=0):
-        fits.append((capacity, max_nodes))
-        return fit(problem, alignment, capacity, max_nodes=max_nodes, deadline=deadline, seed=seed)
+    def spy(attempt):
+        fits.append((attempt.capacity, attempt.max_nodes))
+        return search.EXACT.fit(attempt)
 
-    fit = search.fit
-    monkeypatch.setattr(search, "fit", spy)
+    # The skyline search spied on, both where it fits the capacity and at the lower bound.
+    spied = ExactSearch(search.NAME, search.EXACT.suits, spy)
+    monkeypatch.setattr(pack_module, "CAPACITY_SEARCH", spied)
+    stages = tuple(
+        (stage, spied if exact is search.EXACT else exact)
+        for stage, exact in pack_module.LOWER_BOUND_SEARCHES
+    )
+    monkeypatch.setattr(pack_module, "LOWER_BOUND_SEARCHES", stages)
     options = {"alignment": 1, "budget_ms": 60_000, "max_iterations": 0, "search_nodes": 1000}
     fitted = pack(intervals, capacity=650, **options)
     # The capacity fit comes first, with the skyline nodes; it places everything at 600.
@@ -253,10 +262,11 @@ def test_pack_fits_a_given_capacity_first(monkeypatch) -> None:
     check_placement(intervals, fitted.placement, 1)
     assert fitted.placement.size == 600 and fitted.placement.packer == "search"
     assert pack(list(reversed(intervals)), capacity=650, **options) == fitted
-    # No capacity: the first fit is the probe at the lower bound.
+    # No capacity: a skyline fit is only the probe at the lower bound (none here: the problem
+    # is full at its bound, where the probe gets no nodes, FULL_SHARES).
     fits.clear()
     pack(intervals, **options)
-    assert fits[0][0] == 600
+    assert all(tried == 600 for tried, _ in fits)
     # A capacity below the lower bound, or one the greedy arena meets, needs no fit.
     for capacity in (500, 700):
         fits.clear()
