@@ -265,10 +265,11 @@ def _signature_source(manifest: dict) -> str:
 
 def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> dict:
     from accy import mlir_bridge
+    from accy.passes.lower.lower_pass import planned_for
     from accy.runtime.libraries import RUNTIME_LIBRARY_NAME, runtime_library_path
     from accy.targets.cuda import compile_cuda
 
-    code = compile_cuda(module, preparation, chip=chip, opt=opt_level)
+    code = compile_cuda(planned_for(module, preparation.manager, "cuda"), chip=chip, opt=opt_level)
     kernels = {}
     for name, ptx in code.ptx.items():
         (directory / f"{name}.ptx").write_text(ptx)

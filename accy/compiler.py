@@ -10,7 +10,9 @@ function.)
     exe.lowered_text               # the upstream MLIR that was compiled
 
 `plan_options` are `accy.prepare`'s keyword arguments (`rows`, `budget`, `alignment`, ...);
-`threads=N` sets the CPU target's thread count.
+`threads=N` sets the CPU target's thread count. A module in the planned form (`accy-plan`)
+is compiled as planned, for the target it was planned for, without plan options (and
+`exe.preparation` is None).
 For `cuda`, `sm_count` defaults to the GPU's own multiprocessor count when one answers.
 Targets: `cpu` (`accy.targets.cpu`) and `cuda` (`accy.targets.cuda`, when installed).
 """
@@ -24,6 +26,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from accy.diagnostics import AccyError
+from accy.passes.planned_form import is_planned
 from accy.preparation import prepare
 from accy.source import parse, verify
 
@@ -67,6 +70,16 @@ def compile(
         ) from None
     if threads is not None and target != "cpu":
         raise AccyError(f"threads applies to the cpu target, not to {target}")
+    if is_planned(module):  # compiled as planned: the plan is the IR
+        if plan_options:
+            raise AccyError(
+                "the module is already planned (accy-plan ran on it): plan options ("
+                + ", ".join(sorted(plan_options))
+                + ") do not apply"
+            )
+        if threads is not None:
+            return target_module.build(module, None, threads=threads)
+        return target_module.build(module, None)
     if target == "cuda" and "sm_count" not in plan_options:
         # Size the workspaces for the GPU this process will run on.
         from accy.runtime import device_sm_count

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 
+from accy.diagnostics import AccyError
 from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.arena_plan import ARENA, ArenaPlan
 from accy.passes.buffers import BUFFERS, BufferPlan
@@ -76,6 +77,13 @@ def prepare(
     a family's workspace expression fails and `SharedMemoryExceeded` when a kernel needs
     more shared memory per block than `shared_limit`. `target` (`cuda` or `cpu`) is what
     the plan is for: the CPU target plans no kernel-family workspaces."""
+    from accy.passes.planned_form import is_planned
+
+    if is_planned(module):
+        raise AccyError(
+            "the module is already planned (accy-plan ran on it); accy.compile and accy-run "
+            "take it as it is"
+        )
     options = PlanOptions(
         constant_capacity=constant_capacity,
         shared_limit=shared_limit,

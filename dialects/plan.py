@@ -114,11 +114,11 @@ def space_of(t: Attribute) -> MemorySpace | None:
     return None
 
 
-def buffer_bytes(t: MemRefType) -> int:
-    """The bytes of a buffer's static dims (a dynamic dim counts as 0)."""
+def buffer_bytes(t: MemRefType, rows: int = 0) -> int:
+    """The bytes of a buffer whose dynamic dims are `rows` (default 0)."""
     count = 1
     for d in t.get_shape():
-        count *= max(d, 0)
+        count *= rows if d < 0 else d
     return count * max(1, (t.get_element_type().bitwidth + 7) // 8)  # type: ignore[attr-defined]
 
 
@@ -155,23 +155,34 @@ class ArenaOp(IRDLOperation):
 @irdl_op_definition
 class ViewOp(IRDLOperation):
     """`%s = accy.view %arena[512] : memref<1024xi8, S> to memref<4x8xf32, S>`: the buffer
-    at byte `offset` of an arena, inside it and aligned as the arena says."""
+    at byte `offset` of an arena, inside it and aligned as the arena says. A view with
+    dynamic dims (`?`, the row count) records the most rows it was planned for
+    (`accy.view %arena[0] max_rows 64 : ...`), and lies inside its arena at that many."""
 
     name = "accy.view"
 
     arena = operand_def(MemRefType)
     offset = prop_def(IntegerAttr.constr(type=i64))
+    max_rows = opt_prop_def(IntegerAttr.constr(type=i64))
     buffer = result_def(MemRefType)
 
-    def __init__(self, arena: SSAValue, offset: int, t: MemRefType):
-        super().__init__(
-            operands=[arena], result_types=[t], properties={"offset": IntegerAttr(offset, i64)}
-        )
+    def __init__(self, arena: SSAValue, offset: int, t: MemRefType, max_rows: int | None = None):
+        properties: dict[str, Attribute] = {"offset": IntegerAttr(offset, i64)}
+        if max_rows is not None:
+            properties["max_rows"] = IntegerAttr(max_rows, i64)
+        super().__init__(operands=[arena], result_types=[t], properties=properties)
+
+    @property
+    def rows(self) -> int:
+        """The rows the view was planned for (0 without dynamic dims)."""
+        return self.max_rows.value.data if self.max_rows is not None else 0
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.arena)
         printer.print_string(f"[{self.offset.value.data}]")
+        if self.max_rows is not None:
+            printer.print_string(f" max_rows {self.max_rows.value.data}")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.arena.type)
@@ -184,6 +195,9 @@ class ViewOp(IRDLOperation):
         parser.parse_punctuation("[")
         offset = parser.parse_integer(allow_negative=False, allow_boolean=False)
         parser.parse_punctuation("]")
+        max_rows = None
+        if parser.parse_optional_keyword("max_rows") is not None:
+            max_rows = parser.parse_integer(allow_negative=False, allow_boolean=False)
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         pos = parser.pos
@@ -192,7 +206,7 @@ class ViewOp(IRDLOperation):
         t = parser.parse_type()
         if not isinstance(t, MemRefType):
             parser.raise_error(f"a view is a memref, not {t}", pos)
-        op = cls(parser.resolve_operand(arena, arena_type), offset, t)
+        op = cls(parser.resolve_operand(arena, arena_type), offset, t, max_rows)
         op.attributes |= attributes
         return op
 
@@ -201,14 +215,24 @@ class ViewOp(IRDLOperation):
         if not isinstance(owner, ArenaOp):
             raise VerifyException("views an arena: its operand is an 'accy.arena'")
         t = self.buffer.type
-        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
-            raise VerifyException(f"a view has a static shape, not {t}")
+        assert isinstance(t, MemRefType)
+        dynamic = any(d < 0 for d in t.get_shape())
+        if dynamic and self.max_rows is None:
+            raise VerifyException(
+                f"a view of dynamic type {t} records the rows it was planned for (max_rows)"
+            )
+        if not dynamic and self.max_rows is not None:
+            raise VerifyException(f"a view of static type {t} takes no max_rows")
         if space_of(t) != space_of(owner.buffer.type):
             raise VerifyException(
                 f"views arena memory {space_of(owner.buffer.type)} as {space_of(t)}; a view "
                 "keeps its arena's memory space"
             )
-        offset, size, alignment = self.offset.value.data, buffer_bytes(t), owner.alignment
+        offset, size, alignment = (
+            self.offset.value.data,
+            buffer_bytes(t, self.rows),
+            owner.alignment,
+        )
         if offset % alignment.value.data:
             raise VerifyException(
                 f"offset {offset} is not a multiple of the arena's alignment {alignment.value.data}"

@@ -43,6 +43,7 @@ from accy.passes.fusion import DATA_OPS, FUSION, POINTWISE, FusionPlan
 from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
@@ -165,7 +166,12 @@ def compute_buffers(manager: AnalysisManager, root: Operation, meter: WorkMeter)
 
 def splat_scalar(op: ops.ConstantOp) -> int | float | bool | None:
     """The single element of a splat constant (all elements equal, none NaN), or None."""
-    values = dense_values(op.value)
+    return splat_of(op.value)
+
+
+def splat_of(value: DenseIntOrFPElementsAttr) -> int | float | bool | None:
+    """The single element of splat data (all elements equal, none NaN), or None."""
+    values = dense_values(value)
     if values.size == 0 or not bool(np.all(values == values.flat[0])):
         return None
     scalar = values.flat[0]

@@ -62,6 +62,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
     TensorType,
@@ -171,13 +172,50 @@ def is_planned(module: ModuleOp) -> bool:
     return TARGET in module.attributes
 
 
+def signature_of(planned: func.FuncOp) -> func.FuncOp:
+    """The tensor signature of a planned function: a `func.func` of the same name whose
+    parameters are the planned parameters (names kept) and whose results are the
+    out-parameters' tensors in `accy.output` order. Its body holds no ops (it is what
+    callers check arguments against, not a program)."""
+    attrs = planned.arg_attrs.data if planned.arg_attrs is not None else ()
+    params: list[SSAValue] = []
+    outputs: dict[int, TensorType] = {}
+    for index, arg in enumerate(planned.body.block.args):
+        t = arg.type
+        assert isinstance(t, MemRefType)
+        tensor = TensorType(t.get_element_type(), t.get_shape())
+        entry = attrs[index].data.get(plan.OUTPUT) if index < len(attrs) else None
+        if isinstance(entry, IntegerAttr):
+            outputs[entry.value.data] = tensor
+        else:
+            params.append(arg)
+    block = Block(
+        arg_types=[TensorType(a.type.get_element_type(), a.type.get_shape()) for a in params]
+    )  # type: ignore[attr-defined]
+    for old, new in zip(params, block.args):
+        new.name_hint = old.name_hint
+    results = [outputs[i] for i in sorted(outputs)]
+    return func.FuncOp(
+        planned.sym_name.data,
+        FunctionType.from_lists(list(block.arg_types), results),
+        Region(block),
+    )
+
+
+def max_rows_of(planned: func.FuncOp) -> int | None:
+    """The most rows a planned function's dynamic views were planned for (None when it
+    has none: its dynamic buffers are allocations sized at the call's rows)."""
+    rows = [op.rows for op in planned.body.walk() if isinstance(op, plan.ViewOp) and op.max_rows]
+    return min(rows) if rows else None
+
+
 @dataclass(frozen=True)
 class PlanPass(ModulePass):
     """Run the whole preparation and replace the module by its planned form.
 
     Options:
-    - target: `cpu` or `cuda` (default `cuda`): what the plan is for; lowering for
-      another target plans again.
+    - target: `cpu` or `cuda` (default `cuda`): what the plan is for; only that
+      target's `accy-lower` takes it.
     """
 
     name = "accy-plan"
@@ -225,6 +263,7 @@ class FunctionPlanner:
         arena_plan = manager.get(ARENA, module)
         self.arena_plan = arena_plan.functions.get(self.name) or FunctionArena(self.name)
         self.alignment = manager.options.alignment
+        self.planned_rows = arena_plan.planned_rows
         self.items = [w for w in self.schedule.work_items if w.function == self.name]
         self.homes: dict[int, SSAValue] = {}
         self.workspace: dict[tuple[str, str], SSAValue] = {}
@@ -256,13 +295,14 @@ class FunctionPlanner:
         return b.insert(plan.AllocOp(buffer_type(t, space), self.dynamic_sizes(t))).buffer
 
     def read_as_scalar(self, value: SSAValue) -> bool:
-        """Whether kernels read `value` as a scalar (a splat constant) rather than a buffer."""
+        """Whether kernels read `value` as a scalar rather than from a buffer: a folded splat,
+        and on CUDA (whose kernels read every splat as a scalar) any splat constant."""
         owner = value.owner
         if not isinstance(owner, ops.ConstantOp):
             return False
         if value in self.buffers.folded:
             return True
-        return splat_scalar(owner) is not None
+        return self.cuda and splat_scalar(owner) is not None  # CPU kernels load the others
 
     # -- the function ----------------------------------------------------------------
 
@@ -354,7 +394,9 @@ class FunctionPlanner:
         assert isinstance(t, TensorType)
         offset = self.arena_plan.offsets.get(slot.id)
         if offset is not None and self.arena is not None:
-            view = b.insert(plan.ViewOp(self.arena, offset, buffer_type(t, self.space(slot))))
+            max_rows = self.planned_rows if not t.has_static_shape() else None
+            view_op = plan.ViewOp(self.arena, offset, buffer_type(t, self.space(slot)), max_rows)
+            view = b.insert(view_op)
             result = view.buffer
         else:
             result = self.alloc(b, t, self.space(slot))
@@ -553,6 +595,8 @@ __all__ = [
     "CpuLoweringError",
     "PlanPass",
     "is_planned",
+    "max_rows_of",
     "planned_module",
     "row_binding",
+    "signature_of",
 ]

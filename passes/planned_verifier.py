@@ -119,8 +119,8 @@ def _check_overlaps(function: func.FuncOp) -> None:
                 continue
             a0 = la.view.offset.value.data
             b0 = lb.view.offset.value.data
-            a1 = a0 + plan.buffer_bytes(a.type)  # type: ignore[arg-type]
-            b1 = b0 + plan.buffer_bytes(b.type)  # type: ignore[arg-type]
+            a1 = a0 + plan.buffer_bytes(a.type, la.view.rows)  # type: ignore[arg-type]
+            b1 = b0 + plan.buffer_bytes(b.type, lb.view.rows)  # type: ignore[arg-type]
             if a0 >= b1 or b0 >= a1 or _in_place(a, la, b, lb):
                 continue
             raise AccyVerifyError(
@@ -134,7 +134,9 @@ def _check_overlaps(function: func.FuncOp) -> None:
 def _in_place(a: SSAValue, la: _Live, b: SSAValue, lb: _Live) -> bool:
     """`b` takes `a`'s buffer over where `a` dies: same bytes, touching at one elementwise
     kernel that reads `a` and writes `b`."""
-    if la.view.offset != lb.view.offset or plan.buffer_bytes(a.type) != plan.buffer_bytes(b.type):  # type: ignore[arg-type]
+    a_bytes = plan.buffer_bytes(a.type, la.view.rows)  # type: ignore[arg-type]
+    b_bytes = plan.buffer_bytes(b.type, lb.view.rows)  # type: ignore[arg-type]
+    if la.view.offset != lb.view.offset or a_bytes != b_bytes:
         return False
     if la.end != lb.start:
         return False

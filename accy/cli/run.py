@@ -106,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         prog="accy-run", description="Compile an accy program and run a function."
     )
     parser.add_argument("file", help="the accy program (.mlir)")
-    parser.add_argument("--target", default="cpu", help="cpu (default) or cuda")
+    parser.add_argument(
+        "--target",
+        default=None,
+        help="cpu (default; a planned module's default is the target it was planned for) or cuda",
+    )
     parser.add_argument("--function", help="the function to run (default: the first)")
     parser.add_argument("--inputs", help=".npz with arrays arg0, arg1, ... (or in order)")
     parser.add_argument(
@@ -167,6 +171,8 @@ def _run(args: argparse.Namespace) -> None:
     import time
 
     from accy.compiler import compile as accy_compile
+    from accy.dialects import plan
+    from accy.passes.lower.host import planned_functions
 
     path = Path(args.file)
     if not path.is_file():
@@ -181,6 +187,10 @@ def _run(args: argparse.Namespace) -> None:
         module = import_stablehlo(path)
     else:
         module = parse(path)
+    if args.target is None:
+        from accy.passes.planned_form import TARGET, is_planned
+
+        args.target = module.attributes[TARGET].data if is_planned(module) else "cpu"  # type: ignore[attr-defined]
     if args.inputs and args.random_inputs:
         raise AccyError("give --inputs or --random-inputs, not both")
     options: dict = {"rows": args.rows} if args.rows else {}
@@ -219,14 +229,14 @@ def _run(args: argparse.Namespace) -> None:
         print(f"result #{index}: shape {shape} dtype {result.dtype}")
         text = np.array2string(result, threshold=threshold, edgeitems=3, precision=6)
         print("  " + text.replace("\n", "\n  "))
-    prep = exe.preparation
-    arena = prep.arena.functions.get(name)
-    items = sum(1 for w in prep.schedule.work_items if w.function == name)
+    planned = next(f for f in planned_functions(exe.planned) if f.sym_name.data == name)
+    arena = sum(op.size for op in planned.walk() if isinstance(op, plan.ArenaOp))
+    items = sum(1 for op in planned.walk() if isinstance(op, (plan.KernelOp, plan.LoopOp)))
     threads = (
         f", {exe.threads} thread{'' if exe.threads == 1 else 's'}" if args.target == "cpu" else ""
     )
     print(
-        f"@{name} on {args.target}: arena {arena.size if arena else 0} bytes, "
+        f"@{name} on {args.target}: arena {arena} bytes, "
         f"{items} work item{'' if items == 1 else 's'}{threads}, {elapsed * 1e3:.3f} ms"
     )
     if args.output:

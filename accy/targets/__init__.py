@@ -2,7 +2,9 @@
 MLIR's ExecutionEngine) and `cuda` (`accy.targets.cuda`, kernels as PTX and host code
 JIT-compiled against accy's runtime library).
 
-A target module exposes `build(module, preparation, **options) -> Executable`.
+A target module exposes `build(module, preparation, **options) -> Executable`; it runs
+the planned form of `module` (`planned_input`): `module` itself when it is planned
+(`accy-plan`; `preparation` is then None), else `module` planned with `preparation`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,20 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from accy.diagnostics import AccyInputError
+from accy.passes.analysis import AnalysisManager
 from accy.preparation import Preparation
 from accy.reference import find_function
+
+
+def planned_input(module: ModuleOp, preparation: Preparation | None, target: str) -> ModuleOp:
+    """The planned form an executable for `target` runs (see the module doc)."""
+    from accy.passes.lower.lower_pass import planned_for
+    from accy.passes.planned_form import is_planned
+
+    if preparation is None:
+        assert is_planned(module), "an unplanned module is compiled with its preparation"
+        return planned_for(module, AnalysisManager(), target)  # checks the planned target
+    return planned_for(module, preparation.manager, target)
 
 
 class Executable:
@@ -27,7 +41,10 @@ class Executable:
 
     target: str
     module: ModuleOp
-    preparation: Preparation
+    preparation: Preparation | None
+    """The plan's analyses (None for a module compiled in its planned form)."""
+    planned: ModuleOp
+    """The planned form it runs."""
     functions: dict[str, Callable[..., tuple[np.ndarray, ...]]]
 
     @property

@@ -3,7 +3,7 @@
     exe = accy.compile(text, target="cpu")
     (y,) = exe(x)                      # the first (or only) function
     (y,) = exe["other"](x)             # any function by name
-    exe.preparation.arena.functions    # the plan it runs
+    exe.planned                        # the plan it runs (the planned form)
     print(exe.lowered_text)            # the upstream MLIR it compiled
     accy.compile(text, target="cpu", threads=1)   # sequential code
 
@@ -39,11 +39,12 @@ from xdsl.printer import Printer
 from accy import mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
 from accy.dtypes import numpy_dtype
-from accy.passes.lower.cpu import row_binding
-from accy.passes.lower.lower_pass import lower_module
+from accy.passes.lower.cpu import lower_cpu
+from accy.passes.lower.host import planned_functions
+from accy.passes.planned_form import max_rows_of, row_binding, signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
-from accy.targets import Executable
+from accy.targets import Executable, planned_input
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
 """The CPU pipeline expands bf16 truncation in arith (LLVM would call `__truncsfbf2`)."""
@@ -133,11 +134,15 @@ def _fits(arrays: Sequence[Any], params: Signature) -> bool:
 class CpuFunction:
     """One compiled function: call it with numpy arrays, get a tuple of arrays."""
 
-    def __init__(self, executable: CpuExecutable, function: func.FuncOp):
+    def __init__(self, executable: CpuExecutable, planned: func.FuncOp):
         self.executable = executable
-        self.function = function
+        self.function = signature_of(planned)
+        """The tensor signature arguments are checked against."""
+        function = self.function
         self.name = function.sym_name.data
         self.binding = row_binding(function)
+        self.max_rows = max_rows_of(planned)
+        """The most rows a call may bind (None: any), from the plan's dynamic views."""
         self.last_seconds: float | None = None
         """Wall time of the last call's compiled code (arguments already checked)."""
         self.static = _static_signature(function)
@@ -160,21 +165,12 @@ class CpuFunction:
                         f"{array.shape[d]}, but the CPU target binds every '?' of a call to "
                         f"one row count, {rows} (dim {dim} of argument #{arg})"
                     )
-        planned = self.executable.preparation.arena.planned_rows
-        if planned is not None and rows > planned and self._has_planned_dynamic_slots():
+        if self.max_rows is not None and rows > self.max_rows:
             raise AccyInputError(
-                f"@{self.name} was planned for at most {planned} rows (rows=...), got {rows}; "
-                "compile with a larger rows value"
+                f"@{self.name} was planned for at most {self.max_rows} rows (rows=...), got "
+                f"{rows}; compile with a larger rows value"
             )
         return rows
-
-    def _has_planned_dynamic_slots(self) -> bool:
-        prep = self.executable.preparation
-        arena = prep.arena.functions.get(self.name)
-        return arena is not None and any(
-            slot.function is self.function and slot.is_dynamic and slot.id in arena.offsets
-            for slot in prep.buffers.slots
-        )
 
     def result_specs(self, rows: int | None) -> list[tuple[tuple[int, ...], np.dtype]]:
         specs = []
@@ -212,7 +208,7 @@ class CpuExecutable(Executable):
     def __init__(
         self,
         module: ModuleOp,
-        preparation: Preparation,
+        preparation: Preparation | None,
         *,
         opt_level: int = 3,
         threads: int | None = None,
@@ -221,9 +217,11 @@ class CpuExecutable(Executable):
 
         self.module = module
         self.preparation = preparation
+        self.planned = planned_input(module, preparation, "cpu")
+        """The planned form it runs (`accy-plan{target=cpu}`)."""
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
-        lowered = lower_module(module, preparation.manager, "cpu")
+        lowered = lower_cpu(self.planned)
         self.lowered_text = module_text(lowered)
         libraries = [async_runtime(self.threads)] if self.threads > 1 else []
         self.jit = mlir_bridge.JitModule(
@@ -233,13 +231,11 @@ class CpuExecutable(Executable):
             shared_libs=libraries,
         )
         self.functions = {
-            op.sym_name.data: CpuFunction(self, op)
-            for op in module.ops
-            if isinstance(op, func.FuncOp) and op.body.blocks
+            op.sym_name.data: CpuFunction(self, op) for op in planned_functions(self.planned)
         }
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
 
 
-def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CpuExecutable:
+def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CpuExecutable:
     return CpuExecutable(module, preparation, **options)

@@ -32,11 +32,13 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from accy.dtypes import numpy_dtype
 from accy.passes.lower.cuda import lower_cuda_programs
 from accy.passes.lower.cuda_kernels import KernelProgram
+from accy.passes.lower.host import planned_functions
+from accy.passes.planned_form import signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
 from accy.runtime.libraries import runtime_library_path
 from accy.runtime.loader import CudaRuntimeError, RuntimeErrors
-from accy.targets import Executable
+from accy.targets import Executable, planned_input
 from accy.targets.cpu import module_text
 
 DEFAULT_CHIP = "sm_90"
@@ -57,13 +59,12 @@ class CudaCode:
     chip: str
 
 
-def compile_cuda(
-    module: ModuleOp, preparation: Preparation, *, chip: str = DEFAULT_CHIP, opt: int = 3
-) -> CudaCode:
-    """Lower `module` with its plan and compile its kernels to PTX for `chip`."""
+def compile_cuda(planned: ModuleOp, *, chip: str = DEFAULT_CHIP, opt: int = 3) -> CudaCode:
+    """Lower a planned module (`accy-plan{target=cuda}`) and compile its kernels to PTX
+    for `chip`."""
     from accy import mlir_bridge
 
-    lowered, programs = lower_cuda_programs(module, preparation.manager)
+    lowered, programs = lower_cuda_programs(planned)
     text = module_text(lowered)
     binary = mlir_bridge.compile_kernels_to_ptx(text, chip=chip, opt=opt)
     ptx = {name: code for name, code in mlir_bridge.extract_ptx(binary).items() if ":" not in name}
@@ -109,7 +110,7 @@ class CudaExecutable(Executable):
     def __init__(
         self,
         module: ModuleOp,
-        preparation: Preparation,
+        preparation: Preparation | None,
         *,
         chip: str = DEFAULT_CHIP,
         opt_level: int = 3,
@@ -118,7 +119,9 @@ class CudaExecutable(Executable):
 
         self.module = module
         self.preparation = preparation
-        self.code = compile_cuda(module, preparation, chip=chip, opt=opt_level)
+        self.planned = planned_input(module, preparation, "cuda")
+        """The planned form it runs (`accy-plan{target=cuda}`)."""
+        self.code = compile_cuda(self.planned, chip=chip, opt=opt_level)
         runtime = runtime_library_path()
         self.errors = RuntimeErrors(ctypes.CDLL(str(runtime), mode=ctypes.RTLD_GLOBAL))
         self.lock = threading.Lock()
@@ -134,9 +137,8 @@ class CudaExecutable(Executable):
                 "target='cuda') still compiles ahead of time)"
             ) from None
         self.functions = {
-            op.sym_name.data: CudaFunction(self, op)
-            for op in module.ops
-            if isinstance(op, func.FuncOp) and op.body.blocks
+            op.sym_name.data: CudaFunction(self, signature_of(op))
+            for op in planned_functions(self.planned)
         }
 
     def close(self) -> None:
@@ -155,5 +157,5 @@ class CudaExecutable(Executable):
         return self.code.ptx
 
 
-def build(module: ModuleOp, preparation: Preparation, **options: Any) -> CudaExecutable:
+def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CudaExecutable:
     return CudaExecutable(module, preparation, **options)

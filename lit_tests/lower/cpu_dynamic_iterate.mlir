@@ -23,9 +23,9 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 }
 
 // CHECK:      func.func @f(%[[X:.*]]: memref<?x4xf32> {llvm.noalias}, %[[V:.*]]: memref<4xf32> {llvm.noalias}, %[[T:.*]]: memref<?x4xf32> {llvm.noalias}, %[[R:.*]]: memref<4xf32> {llvm.noalias})
-// CHECK-DAG:  %[[C0:.*]] = arith.constant 0 : index
+// CHECK:      %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
 // CHECK-DAG:  %[[C3:.*]] = arith.constant 3 : index
-// CHECK:      %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
 // CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
 // CHECK:      %[[S:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x4xf32>
 // CHECK:      %[[Q:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?xf32>

@@ -29,7 +29,7 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // PLAN-NEXT: 5 output offset 0 reuses slot 3 16 [2, 2]
 
 // The constant lives in a read-only global.
-// CHECK:      "memref.global"() <{sym_name = "__accy_constant_2", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant
+// CHECK:      "memref.global"() <{sym_name = "accy_constant_0", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant
 // Inputs first, then one out-param per result.
 // CHECK:      func.func @f(%[[A:.*]]: memref<4xf32> {llvm.noalias}, %[[B:.*]]: memref<4xf32> {llvm.noalias}, %[[OUT:.*]]: memref<4xf32> {llvm.noalias}) attributes {llvm.emit_c_interface} {
 // CHECK-DAG:  %[[OFF0:.*]] = arith.constant 0 : index
@@ -39,7 +39,7 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // The arena is allocated once at the planned 768 bytes = 3 x 256 (the plan also places the
 // inputs and the output, which on the CPU are the caller's buffers).
 // CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<768xi8>
-// CHECK:      %[[C:.*]] = memref.get_global @__accy_constant_2 : memref<4xf32>
+// CHECK:      %[[C:.*]] = memref.get_global @accy_constant_0 : memref<4xf32>
 // CHECK:      %[[E:.*]] = memref.view %arena[%[[OFF0]]][] : memref<768xi8> to memref<4xf32>
 // CHECK:      %[[R:.*]] = memref.view %arena[%[[OFF256]]][] : memref<768xi8> to memref<f32>
 // Work item 0: add, multiply, exp fused in one loop writing slot 3.

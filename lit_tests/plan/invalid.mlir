@@ -70,3 +70,23 @@ func.func @mismatch(%x: memref<4xf32, #accy.space<host>>, %y: memref<8xf32, #acc
   }
   func.return
 }
+
+// -----
+
+// A dynamic view that does not say how many rows it was planned for.
+func.func @unbounded(%x: memref<?x4xf32, #accy.space<host>>) attributes {accy.planned = "cpu"} {
+  %arena = accy.arena alignment 16 : memref<256xi8, #accy.space<host>>
+  // expected-error @+1 {{'accy.view' op a view of dynamic type memref<?x4xf32, #accy.space<host>> records the rows it was planned for (max_rows)}}
+  %a = accy.view %arena[0] : memref<256xi8, #accy.space<host>> to memref<?x4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A dynamic view past the end of its arena at the rows it was planned for.
+func.func @rows_outside(%x: memref<?x4xf32, #accy.space<host>>) attributes {accy.planned = "cpu"} {
+  %arena = accy.arena alignment 16 : memref<256xi8, #accy.space<host>>
+  // expected-error @+1 {{'accy.view' op bytes [0, 1024) lie outside the arena of 256 bytes}}
+  %a = accy.view %arena[0] max_rows 64 : memref<256xi8, #accy.space<host>> to memref<?x4xf32, #accy.space<host>>
+  func.return
+}

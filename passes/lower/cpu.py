@@ -1,56 +1,34 @@
-"""The CPU target: accy functions → upstream `func`/`memref`/`scf`/`arith`/`math` host code
-that runs the preparation's plan with loops instead of kernels.
+"""The CPU target: a planned module (`accy-plan{target=cpu}`) → upstream
+`func`/`memref`/`scf`/`arith`/`math` code that runs the plan with loops instead of kernels.
 
-For each accy function `@f(%args: tensor...) -> (tensor...)` the lowering emits
+The host side is `host.HostLowering`'s: each planned function becomes
 
     func.func @f(%in_0: memref<...>, ..., %out_0: memref<...>, ...)
         attributes {llvm.emit_c_interface}
 
 (the calling convention of `accy.mlir_bridge.JitModule.run`: inputs, then one out-param
-per result; the caller owns every argument buffer) whose body
+per result; the caller owns every argument buffer, each `llvm.noalias`), its arena and
+`accy.alloc`s `memref.alloc`s (aligned as planned), its views `memref.view`s, its copies
+`memref.copy`s. Each `accy.kernel` becomes one loop nest (the innermost loop over the
+contiguous last dim; see *Parallel loops* for which loops are `scf.parallel`), reading its
+ins and writing its outs:
 
-1. binds the row count (see *Dynamic dims*) and allocates the function's arena once:
-   `memref.alloc() {alignment = 256} : memref<SIZExi8>` at the planned size;
-2. gives every slot its storage ("home"):
-   - a temporary slot in the arena: `memref.view %arena[%offset][sizes]` at the planned
-     offset (dynamic slots planned without `rows`: a separate `memref.alloc` with the
-     dynamic size, freed at the end); each arena workspace: a view of its bytes;
-   - an input slot: the argument memref itself;
-   - an output slot that a work item writes: the out-param itself (kernel-written outputs
-     are written straight into it);
-   - a constant slot: `memref.get_global` of a `memref.global ... constant` holding it;
-   - copies only where the plan needs a distinct output buffer: an aliased output (an
-     input or constant returned as is) and a bidirectional slot (an input that is also an
-     output) are copied input/constant → out-param at the start; an input or constant
-     that a work item writes (a scan's scratch) is first copied into a private buffer so
-     the caller's array and the read-only global stay untouched; a value returned twice
-     is copied into its other out-params at the end;
-3. runs one loop nest per work item in schedule order (the innermost loop over the
-   contiguous last dim; see *Parallel loops* for which loops are `scf.parallel`):
-   - fused elementwise/broadcast/reshape groups: one loop nest over the root's shape,
-     the members through `scalar` + `indexing` (splat constants become `arith.constant`);
-   - transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
-   - reduce: loops over the kept dims, then blocked loops per reduced dim (see
-     *Reductions*) accumulating in f32 for f16/bf16, with the fused prologue evaluated
-     in the innermost loop;
-   - dot_general: output zeroed, then loops batch, lhs free (i), contracting (k), rhs free
-     (j) accumulating into the output, so the innermost loop is contiguous; f16/bf16
-     accumulate in f32 in loops batch, i, j, k and round once;
-   - scan: loops over the other dims, then a sequential loop along the scan dim with the
-     carry, writing the scratch slot (which the result shares);
-   - iterate: inits copied into the carried slots (its result slots, which the body's
-     block arguments share), one host `scf.for` over the trip count emitting the body's
-     work items, then the yielded values copied into the carried slots; a yielded value
-     that is itself a carried slot is staged through a temporary buffer first (so
-     `yield %b, %a` swaps correctly);
-4. deallocates the separate allocations and the arena, and returns.
+- fused elementwise/broadcast/reshape groups: one loop nest over the root's shape, the
+  members through `scalar` + `indexing` (splat constants become `arith.constant`);
+- transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
+- reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
+  accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
+  loop;
+- dot_general: output zeroed, then loops batch, lhs free (i), contracting (k), rhs free
+  (j) accumulating into the output, so the innermost loop is contiguous; f16/bf16
+  accumulate in f32 in loops batch, i, j, k and round once;
+- scan: loops over the other dims, then a sequential loop along the scan dim with the
+  carry, writing its out (the scratch the result shares).
 
-Allocation failures: every allocation of a function (its arena, separately allocated
-slots, private copies, a split reduction's partials, an iterate's staging buffers) is
-made at its start, before anything runs. If one returns null, the function calls
-`accy_allocation_failed(bytes)` (i64: the size of the first that failed; the caller's
-runtime records it and raises), frees the others and returns: the entry block ends in a
-`cf.cond_br` to that exit or to the block that runs the plan.
+Allocation failures: every allocation of a function (its arena, its `accy.alloc`s, a
+split reduction's partials) is made at its start, before anything runs. If one returns
+null, the function calls `accy_allocation_failed(bytes)` (i64: the size of the first that
+failed; the caller's runtime records it and raises), frees the others and returns.
 
 Parallel loops: a nest whose iterations write disjoint elements (every item's loops over
 its result's dims; a reduce's kept dims, or a split reduce's chunks and kept dims; a
@@ -95,13 +73,18 @@ planned (`accy.compile` checks this before running).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from accy.dialects import accy as ops
-from accy.passes.analysis import AnalysisManager
-from accy.passes.arena_plan import FunctionArena
-from accy.passes.buffers import BufferSlot, splat_scalar
+from accy.passes.buffers import splat_of, splat_scalar
+from accy.passes.lower.host import (
+    HostGlobals,
+    HostLowering,
+    KernelPattern,
+    drop_unread_globals,
+    planned_functions,
+)
 from accy.passes.lower.indexing import (
     FusedGroup,
     iota_element,
@@ -109,51 +92,43 @@ from accy.passes.lower.indexing import (
     slice_operand_indices,
     transpose_operand_indices,
 )
-from accy.passes.lower.plan import LoweringPlan
+from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     blocked_steps,
     combine,
     combiner_identity,
     compute_type,
-    constant,
     emit,
     is_float,
     is_low_precision,
     narrow,
     widen,
 )
-from accy.passes.memory import written_slots
-from accy.passes.planned_form import CpuLoweringError, row_binding
-from accy.passes.schedule import WorkItem
+from accy.passes.planned_form import CpuLoweringError
+from accy.passes.schedule import WorkItem, WorkKind
 from xdsl.builder import Builder
-from xdsl.dialects import arith, cf, func, memref, scf, vector
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float32Type,
-    FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
-    StringAttr,
-    TensorType,
     UnitAttr,
     VectorType,
-    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
-from accy.dtypes import dense_values
 from accy.mlir_bridge import ALLOCATION_FAILED
 
 INDEX = IndexType()
-ARENA_ALIGNMENT = 256
-EMIT_C_INTERFACE = "llvm.emit_c_interface"
 NOALIAS = "llvm.noalias"
 
 
@@ -265,70 +240,20 @@ def _block(size: int, most: int) -> int:
     return block
 
 
-def memref_type(t: Attribute) -> MemRefType:
-    """The identity-layout memref of a tensor type (`?` dims stay dynamic)."""
-    assert isinstance(t, TensorType), t
-    return MemRefType(t.get_element_type(), list(t.get_shape()))
-
-
-def global_name(slot: BufferSlot) -> str:
-    return f"__accy_constant_{slot.id}"
-
-
-# ---------------------------------------------------------------------------------------
-# Module
-# ---------------------------------------------------------------------------------------
-
-
-def lower_module_cpu(module: ModuleOp, plan: LoweringPlan) -> ModuleOp:
-    """A new module of upstream ops running `module`'s plan on the CPU (the input module
-    is not changed)."""
+def lower_cpu(module: ModuleOp) -> ModuleOp:
+    """A new module of upstream ops running the planned `module` (`accy-plan{target=cpu}`)
+    on the CPU (the input module is not changed)."""
     lowered = ModuleOp([])
-    top = Builder(InsertPoint.at_end(lowered.body.block))
-    for slot in plan.buffers.slots:
-        if slot.role.constant and isinstance(slot.producer, ops.ConstantOp):
-            top.insert(_global_of(slot))
+    globals_ = HostGlobals(lowered)
     hook = False
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            lowering = FunctionLowering(op, plan)
-            top.insert(lowering.lower())
-            hook = hook or lowering.uses_allocation_hook
+    for planned in planned_functions(module):
+        lowering = FunctionLowering(planned, globals_)
+        lowered.body.block.add_op(lowering.lower())
+        hook = hook or lowering.uses_allocation_hook
     if hook:
-        top.insert(func.FuncOp.external(ALLOCATION_FAILED, [i64], []))
-    _drop_unread_globals(lowered)
+        lowered.body.block.add_op(func.FuncOp.external(ALLOCATION_FAILED, [i64], []))
+    drop_unread_globals(lowered)
     return lowered
-
-
-def _drop_unread_globals(module: ModuleOp) -> None:
-    """Erase the `memref.get_global`s nothing reads (a splat constant read only as
-    `arith.constant` scalars) and then the globals no `get_global` names, so a splat
-    `tensor<1024x1024xf32>` does not become 4 MB of data in the compiled module."""
-    named: set[str] = set()
-    for op in list(module.walk()):
-        if isinstance(op, memref.GetGlobalOp):
-            if op.memref.uses:
-                named.add(op.name_.root_reference.data)
-            else:
-                op.detach()
-                op.erase()
-    for op in list(module.body.block.ops):
-        if isinstance(op, memref.GlobalOp) and op.sym_name.data not in named:
-            op.detach()
-            op.erase()
-
-
-def _global_of(slot: BufferSlot) -> memref.GlobalOp:
-    assert isinstance(slot.producer, ops.ConstantOp)
-    value: DenseIntOrFPElementsAttr = slot.producer.value
-    return memref.GlobalOp.get(
-        StringAttr(global_name(slot)),
-        memref_type(slot.value.type),
-        value,
-        StringAttr("private"),
-        UnitAttr(),
-        alignment=64,
-    )
 
 
 FoldBody = Callable[[Builder, SSAValue, SSAValue], SSAValue]
@@ -445,203 +370,52 @@ class ReduceFold:
 
 
 @dataclass
-class FunctionLowering:
-    """Lowers one accy function (see the module docstring)."""
+class FunctionLowering(HostLowering):
+    """Lowers one planned function for the CPU (see the module docstring): the shared host
+    lowering (`host`) with `memref` allocations and copies, and a loop nest per kernel."""
 
-    source: func.FuncOp
-    plan: LoweringPlan
-    homes: dict[int, SSAValue] = field(default_factory=dict)
-    frees: list[SSAValue] = field(default_factory=list)
-    constants: dict[tuple[object, Attribute], SSAValue] = field(default_factory=dict)
-    splats: dict[SSAValue, object] = field(default_factory=dict)
-    uses_allocation_hook: bool = False
-    """Whether the lowered function calls `ALLOCATION_FAILED` (it allocates)."""
-
-    @property
-    def name(self) -> str:
-        return self.source.sym_name.data
-
-    # ----------------------------------------------------------------- entry and exit
+    def __init__(self, planned: func.FuncOp, globals_: HostGlobals):
+        super().__init__(planned, globals_)
+        self.uses_allocation_hook = False
+        """Whether the lowered function calls `ALLOCATION_FAILED` (it allocates)."""
 
     def lower(self) -> func.FuncOp:
-        binding = row_binding(self.source)
-        params = [memref_type(a.type) for a in self.source.body.block.args]
-        results = [memref_type(t) for t in self.source.function_type.outputs]
-        self.entry = Block(arg_types=[*params, *results])
-        self.inputs = list(self.entry.args[: len(params)])
-        self.outputs = list(self.entry.args[len(params) :])
-        # Constants go to a prologue block, moved to the top of the entry block at the end.
-        self.prologue = Block()
-        self.start = Builder(InsertPoint.at_end(self.prologue))
-        b = Builder(InsertPoint.at_end(self.entry))
-        self.rows: SSAValue | None = None
-        if binding is not None:
-            arg, dim = binding
-            self.rows = emit(b, memref.DimOp(self.inputs[arg], self.index(dim)))
-            self.rows.name_hint = "rows"
-        self.items = [w for w in self.plan.schedule.work_items if w.function == self.name]
-        self.arena_plan: FunctionArena | None = self.plan.arena.functions.get(self.name)
-        # Allocations go before `null`, a placeholder erased by `_check_allocations`.
-        self.null = arith.ConstantOp(IntegerAttr(0, IndexType()))
-        b.insert(self.null)
-        self.allocations = Builder(InsertPoint.before(self.null))
-        self._allocate(b)
-        self._emit_items(b, None)
-        self._finish(b)
-        blocks = [self.entry, *self._check_allocations()]
-        first = self.entry.first_op
-        for op in list(self.prologue.ops):
-            op.detach()
-            self.entry.insert_op_before(op, first)  # type: ignore[arg-type]
-        function = func.FuncOp(
-            self.name,
-            FunctionType.from_lists([*params, *results], []),
-            Region(blocks),
-        )
-        function.attributes[EMIT_C_INTERFACE] = UnitAttr()
+        function = super().lower()
         # Parameters and results are distinct arrays (results are fresh; inputs are only
         # read), so LLVM may vectorize the loops without runtime overlap checks.
         function.arg_attrs = ArrayAttr(
-            [DictionaryAttr({NOALIAS: UnitAttr()}) for _ in (*params, *results)]
+            [DictionaryAttr({NOALIAS: UnitAttr()}) for _ in function.function_type.inputs]
         )
         return function
 
-    def index(self, value: int) -> SSAValue:
-        """An index constant, built once at the function's start."""
-        key = (value, INDEX)
-        if key not in self.constants:
-            self.constants[key] = constant(self.start, value, INDEX)
-        return self.constants[key]
+    # ----------------------------------------------------------------- host hooks
 
-    def sizes(self, value: SSAValue) -> list[SSAValue]:
-        """The dim sizes of a tensor value as index values (`?` → the row count)."""
-        return [
-            self.rows if d == DYNAMIC_INDEX else self.index(d)  # type: ignore[misc]
-            for d in shape_of(value)
-        ]
-
-    def dynamic_sizes(self, value: SSAValue) -> list[SSAValue]:
-        return [self.rows for d in shape_of(value) if d == DYNAMIC_INDEX]  # type: ignore[misc]
-
-    def _returned(self) -> list[SSAValue]:
-        ret = self.source.body.block.last_op
-        assert isinstance(ret, func.ReturnOp)
-        return list(ret.arguments)
-
-    def _allocate(self, b: Builder) -> None:
-        buffers = self.plan.buffers
-        slots = [s for s in buffers.slots if s.function is self.source]
-        written = {slot_id for item in self.items for slot_id in written_slots(item, buffers)}
-        out_param: dict[int, SSAValue] = {}
-        for index, value in enumerate(self._returned()):
-            out_param.setdefault(buffers.slot_of_value[value].id, self.outputs[index])
-        arena = self.arena_plan
-        self.arena: SSAValue | None = None
-        if arena is not None and arena.size > 0 and self._needs_arena(slots, arena):
-            alloc = memref.AllocOp.get(i8, ARENA_ALIGNMENT, [arena.size])
-            self.arena = emit(self.allocations, alloc)
-            self.arena.name_hint = "arena"
-            self.frees.append(self.arena)
-        for slot in slots:
-            self.homes[slot.id] = self._home(b, slot, slot.id in written, out_param)
-        if arena is not None and self.arena is not None:
-            for workspace in arena.workspaces:
-                view = memref.ViewOp(
-                    self.arena,
-                    self.index(workspace.offset),
-                    [],
-                    MemRefType(i8, [workspace.term.bytes]),
-                )
-                emit(b, view).name_hint = "workspace"
-
-    def _needs_arena(self, slots: list[BufferSlot], arena: FunctionArena) -> bool:
-        return bool(arena.workspaces) or any(
-            s.is_temporary and s.id in arena.offsets for s in slots
-        )
-
-    def _home(
-        self, b: Builder, slot: BufferSlot, written: bool, out_param: dict[int, SSAValue]
+    def allocate(
+        self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
     ) -> SSAValue:
-        t = memref_type(slot.value.type)
-        if slot.role.constant or slot.role.input:
-            if slot.role.constant:
-                source = emit(b, memref.GetGlobalOp(global_name(slot), t))
-                self._note_splat(slot)
-            else:
-                source = slot.value  # the block argument of the accy function
-                source = self.inputs[self.source.body.block.args.index(source)]
-            if slot.id in out_param:  # aliased or bidirectional: copy into the out-param
-                b.insert(memref.CopyOp(source, out_param[slot.id]))
-                return out_param[slot.id]
-            if written:  # a work item writes it: keep the caller's array untouched
-                private = self._alloc(b, slot.value)
-                b.insert(memref.CopyOp(source, private))
-                return private
-            return source
-        if slot.id in out_param:
-            return out_param[slot.id]
-        arena = self.arena_plan
-        if arena is not None and slot.id in arena.offsets and self.arena is not None:
-            view = memref.ViewOp(
-                self.arena, self.index(arena.offsets[slot.id]), self.dynamic_sizes(slot.value), t
-            )
-            result = emit(b, view)
-            result.name_hint = f"slot{slot.id}"
-            return result
-        return self._alloc(b, slot.value)
+        return emit(b, memref.AllocOp(list(sizes), [], t, IntegerAttr(alignment, 64)))
 
-    def _alloc(self, b: Builder, value: SSAValue) -> SSAValue:
-        """A buffer for `value`, allocated at the function's start (`b` is unused: where
-        the buffer is needed) and freed at its end."""
-        return self.allocate(memref_type(value.type), self.dynamic_sizes(value))
+    def deallocate(self, b: Builder, buffer: SSAValue) -> None:
+        b.insert(memref.DeallocOp.get(buffer))
 
-    def allocate(self, t: MemRefType, dynamic_sizes: Sequence[SSAValue] = ()) -> SSAValue:
-        """A buffer of type `t` among the function's allocations (see *Allocation
-        failures*), freed at its end."""
-        alloc = memref.AllocOp(list(dynamic_sizes), [], t, IntegerAttr(64, 64))
-        result = emit(self.allocations, alloc)
-        self.frees.append(result)
-        return result
+    def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
+        if source is not target:
+            b.insert(memref.CopyOp(source, target))
 
-    def _check_allocations(self) -> list[Block]:
-        """Split the entry block after the allocations: it ends in a branch to the plan's
-        block when every allocation succeeded, else to an exit that reports the first
-        failure, frees the others and returns (see *Allocation failures*). The new
-        blocks, in order; none when the function allocates nothing."""
-        null = self.null
-        if not self.frees:
-            null.detach()
-            null.erase()
-            return []
-        body = Block()
-        after = null.next_op
-        while after is not None:
-            following = after.next_op
-            after.detach()
-            body.add_op(after)
-            after = following
-        null.detach()
-        null.erase()
-        b = Builder(InsertPoint.at_end(self.entry))
+    def allocation_failed(self, b: Builder) -> None:
+        """Report the size of the first allocation that failed (see *Allocation failures*)."""
         zero = self.index(0)
         failed: SSAValue = zero
-        any_null: SSAValue | None = None
-        for buffer in reversed(self.frees):  # the first allocation's failure wins
+        for buffer in reversed(self.allocated):  # the first allocation's failure wins
             pointer = emit(b, memref.ExtractAlignedPointerAsIndexOp.get(buffer))
             is_null = emit(b, arith.CmpiOp(pointer, zero, "eq"))
             failed = emit(b, arith.SelectOp(is_null, self._bytes(b, buffer), failed))
-            any_null = is_null if any_null is None else emit(b, arith.OrIOp(any_null, is_null))
-        assert any_null is not None
-        exit_block = Block()
-        out = Builder(InsertPoint.at_end(exit_block))
-        size = emit(out, arith.IndexCastOp(failed, i64))
-        out.insert(func.CallOp(ALLOCATION_FAILED, [size], []))
-        for buffer in reversed(self.frees):
-            out.insert(memref.DeallocOp.get(buffer))  # free(NULL) does nothing
-        out.insert(func.ReturnOp())
-        b.insert(cf.ConditionalBranchOp(any_null, exit_block, [], body, []))
+        size = emit(b, arith.IndexCastOp(failed, i64))
+        b.insert(func.CallOp(ALLOCATION_FAILED, [size], []))
         self.uses_allocation_hook = True
-        return [body, exit_block]
+
+    def kernel_patterns(self) -> list[KernelPattern]:
+        return [pattern(self) for pattern in CPU_KERNEL_PATTERNS]
 
     def _bytes(self, b: Builder, buffer: SSAValue) -> SSAValue:
         """The byte size of an allocated buffer (dynamic dims read from it)."""
@@ -656,51 +430,33 @@ class FunctionLowering:
                 size = emit(b, arith.MuliOp(size, extent))
         return size
 
-    def _note_splat(self, slot: BufferSlot) -> None:
-        assert isinstance(slot.producer, ops.ConstantOp)
-        values = dense_values(slot.producer.value)
-        if (
-            values.size > 0
-            and bool(np.all(values == values.flat[0]))
-            and not (values.dtype.kind == "f" and np.isnan(values.flat[0]))
-        ):
-            self.splats[slot.value] = values.flat[0].item()
-
-    def _finish(self, b: Builder) -> None:
-        buffers = self.plan.buffers
-        for index, value in enumerate(self._returned()):
-            home = self.homes[buffers.slot_of_value[value].id]
-            if home is not self.outputs[index]:
-                b.insert(memref.CopyOp(home, self.outputs[index]))
-        for buffer in reversed(self.frees):
-            b.insert(memref.DeallocOp.get(buffer))
-        b.insert(func.ReturnOp())
-
     # ------------------------------------------------------------------- helpers
 
+    def sizes(self, value: SSAValue) -> list[SSAValue]:
+        """The dim sizes of a tensor value as index values (`?` → the row count)."""
+        return [self.rows if d == DYNAMIC_INDEX else self.index(d) for d in shape_of(value)]
+
     def memref_of(self, value: SSAValue) -> SSAValue:
-        slot = self.plan.buffers.get_slot(value)
-        if slot is None:
-            raise CpuLoweringError(
-                f"internal: value read from storage has no slot ({value})",
-                getattr(value.owner, "location", None),
-            )
-        return self.homes[slot.id]
+        """The memref the current kernel reads `value` from or writes it to."""
+        return self.kernel.buffer_of(value)
 
     def load(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
         return emit(b, memref.LoadOp.get(self.memref_of(value), list(indices)))
 
     def splat(self, b: Builder, value: SSAValue) -> SSAValue | None:
-        if value not in self.splats and value in self.plan.buffers.folded:  # planned slotless
-            assert isinstance(value.owner, ops.ConstantOp)
-            self.splats[value] = splat_scalar(value.owner)
-        if value not in self.splats:
+        """The scalar of a splat constant, cloned into the kernel's body or read from a
+        host constant (None for other values)."""
+        owner = value.owner
+        scalar = None
+        if isinstance(owner, ops.ConstantOp):
+            scalar = splat_scalar(owner)
+        elif value in self.kernel.buffers:
+            data = self.kernel.buffers[value].owner
+            if isinstance(data, memref.GetGlobalOp):
+                scalar = splat_of(self.globals.value_of(data))
+        if scalar is None:
             return None
-        t = value.type.get_element_type()  # type: ignore[attr-defined]
-        key = (self.splats[value], t)
-        if key not in self.constants:
-            self.constants[key] = constant(self.start, self.splats[value], t)
-        return self.constants[key]
+        return self.scalar(scalar, value.type.get_element_type())  # type: ignore[attr-defined]
 
     def store(self, b: Builder, element: SSAValue, target: SSAValue, indices) -> None:
         b.insert(memref.StoreOp.get(element, target, list(indices)))
@@ -766,42 +522,12 @@ class FunctionLowering:
             ivs.append(body.args[0])
         return b, ivs
 
-    def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
-        if source is not target:
-            b.insert(memref.CopyOp(source, target))
-
     # --------------------------------------------------------------- work items
-
-    def _emit_items(self, b: Builder, parent: int | None) -> None:
-        for item in self.items:
-            if item.parent == parent:
-                self._emit_item(b, item)
-
-    def _emit_item(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        if isinstance(root, ops.IterateOp):
-            self._iterate(b, item)
-        elif isinstance(root, ops.ReduceOp):
-            self._reduce(b, item)
-        elif isinstance(root, ops.DotGeneralOp):
-            self._dot(b, item)
-        elif isinstance(root, ops.ScanOp):
-            self._scan(b, item)
-        elif isinstance(root, ops.TransposeOp):
-            self._transpose(b, item)
-        elif isinstance(root, ops.IotaOp):
-            self._iota(b, item)
-        elif isinstance(root, ops.ConcatenateOp):
-            self._concatenate(b, item)
-        elif isinstance(root, ops.SliceOp):
-            self._slice(b, item)
-        else:
-            self._elementwise(b, item)
 
     def _group(self, item: WorkItem) -> FusedGroup:
         return FusedGroup(item.members, self.load, self.sizes, self.splat)
 
-    def _elementwise(self, b: Builder, item: WorkItem) -> None:
+    def elementwise_loops(self, b: Builder, item: WorkItem) -> None:
         result = item.root.results[0]
         target = self.memref_of(result)
         inner, ivs = self.parallel_nest(b, self.sizes(result))
@@ -809,28 +535,28 @@ class FunctionLowering:
         self.store(inner, element, target, ivs)
         _hoist_invariants(ivs)
 
-    def _transpose(self, b: Builder, item: WorkItem) -> None:
+    def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.TransposeOp)
         inner, ivs = self.parallel_nest(b, self.sizes(root.result))
         element = self.load(inner, root.operand, transpose_operand_indices(root, ivs))
         self.store(inner, element, self.memref_of(root.result), ivs)
 
-    def _iota(self, b: Builder, item: WorkItem) -> None:
+    def iota_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.IotaOp)
         inner, ivs = self.parallel_nest(b, self.sizes(root.result))
         element = iota_element(inner, root, ivs)
         self.store(inner, element, self.memref_of(root.result), ivs)
 
-    def _slice(self, b: Builder, item: WorkItem) -> None:
+    def slice_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.SliceOp)
         inner, ivs = self.parallel_nest(b, self.sizes(root.result))
         element = self.load(inner, root.operand, slice_operand_indices(inner, root, ivs))
         self.store(inner, element, self.memref_of(root.result), ivs)
 
-    def _concatenate(self, b: Builder, item: WorkItem) -> None:
+    def concatenate_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.ConcatenateOp)
         target = self.memref_of(root.result)
@@ -844,7 +570,7 @@ class FunctionLowering:
             self.store(inner, element, target, out)
             offset += shape_of(value)[root.dim]
 
-    def _reduce(self, b: Builder, item: WorkItem) -> None:
+    def reduce_loops(self, b: Builder, item: WorkItem) -> None:
         """Loops over the kept dims, then the reduced dims' folds (see *Reductions* in the
         module docstring); a reduction with few rows and a wide static outermost reduced
         dim is split into chunks folded in parallel (`_split_reduce`)."""
@@ -949,7 +675,7 @@ class FunctionLowering:
         width = shape[reduced[0]]
         chunks = -(-width // chunk)
         partials_type = MemRefType(fold.acc_type, [chunks, *[shape[d] for d in kept]])
-        partials = self.allocate(partials_type)
+        partials = self.add_allocation(partials_type)
         partials.name_hint = "partials"
         inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
         identity = self.identity(fold.kind, fold.acc_type)
@@ -1004,7 +730,7 @@ class FunctionLowering:
             self.constants[key] = combiner_identity(self.start, kind, t)
         return self.constants[key]
 
-    def _dot(self, b: Builder, item: WorkItem) -> None:
+    def dot_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.DotGeneralOp)
         (lb, rb), (lc, rc) = root.batching, root.contracting
@@ -1184,7 +910,7 @@ class FunctionLowering:
                     vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column])
                 )
 
-    def _scan(self, b: Builder, item: WorkItem) -> None:
+    def scan_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.ScanOp)
         kind = root.kind.data
@@ -1210,40 +936,131 @@ class FunctionLowering:
         body.insert(scf.YieldOp(new))
         del loop
 
-    def _iterate(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.IterateOp)
-        carried = [self.memref_of(r) for r in root.res]
-        for init, home in zip(root.inits, carried):
-            self.copy(b, self.memref_of(init), home)
-        yielded = root.body.block.last_op
-        assert isinstance(yielded, ops.YieldOp)
-        sources = [self.memref_of(v) for v in yielded.values]
-        # A yielded value that is another position's carried buffer is overwritten by the
-        # copies: stage it through a temporary first.
-        staged: dict[int, SSAValue] = {}
-        for position, (source, home) in enumerate(zip(sources, carried)):
-            if source is not home and source in carried:
-                staged[position] = self._alloc(b, yielded.values[position])
-        _, body, _, _ = self.loop(b, self.index(root.trip_count.value.data))
-        self._emit_items(body, item.id)
-        for position, temp in staged.items():
-            body.insert(memref.CopyOp(sources[position], temp))
-        for position, (source, home) in enumerate(zip(sources, carried)):
-            self.copy(body, staged.get(position, source), home)
-        body.insert(scf.YieldOp())
+
+# ---------------------------------------------------------------------------------------
+# Kernel patterns
+# ---------------------------------------------------------------------------------------
 
 
-def lower_cpu(module: ModuleOp, manager: AnalysisManager) -> ModuleOp:
-    """Lower `module` (planned through `manager`) for the CPU target; a new module."""
-    return lower_module_cpu(module, LoweringPlan.from_manager(manager, module))
+@dataclass
+class CpuKernelPattern(KernelPattern):
+    """A kernel lowered to loops in place by one of `lowering`'s loop builders."""
+
+    lowering: FunctionLowering
+
+    @property
+    def function(self) -> str:  # type: ignore[override]
+        return self.lowering.name
+
+    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
+        self.lowering.kernel = kernel
+        self.emit(rewriter, kernel)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        raise NotImplementedError
+
+
+class ReduceLoops(CpuKernelPattern):
+    """`reduce` kernels: loops over the kept dims, then blocked loops per reduced dim with
+    the fused prologue in the innermost (see *Reductions*); split into chunks folded in
+    parallel when few rows are wide."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.ReduceOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.reduce_loops(b, kernel)
+
+
+class DotLoops(CpuKernelPattern):
+    """`dot` kernels: the output zeroed, then loops batch, i, k, j (register tiles of
+    `vector<8xf32>` for f32; f16/bf16 accumulate in f32 over k innermost and round once)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.DotGeneralOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.dot_loops(b, kernel)
+
+
+class ScanLoops(CpuKernelPattern):
+    """`scan` kernels: loops over the other dims, then a sequential loop along the scanned
+    dim carrying the running value."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.ScanOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.scan_loops(b, kernel)
+
+
+class TransposeLoops(CpuKernelPattern):
+    """`transpose` kernels: one loop nest over the result, reading the operand permuted."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.TransposeOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.transpose_loops(b, kernel)
+
+
+class IotaLoops(CpuKernelPattern):
+    """Kernels rooted at `iota`: one loop nest storing each index along the iota dim."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.IotaOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.iota_loops(b, kernel)
+
+
+class SliceLoops(CpuKernelPattern):
+    """Kernels rooted at `slice`: one loop nest over the result, reading the operand at
+    `start + index * stride`."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.SliceOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.slice_loops(b, kernel)
+
+
+class ConcatenateLoops(CpuKernelPattern):
+    """Kernels rooted at `concatenate`: one loop nest per operand, each writing its range."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.ConcatenateOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.concatenate_loops(b, kernel)
+
+
+class ElementwiseLoops(CpuKernelPattern):
+    """Fused elementwise, broadcast and reshape kernels: one loop nest over the root's
+    shape computing each element through the fused members."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind in (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.elementwise_loops(b, kernel)
+
+
+CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
+    ReduceLoops,
+    DotLoops,
+    ScanLoops,
+    TransposeLoops,
+    IotaLoops,
+    SliceLoops,
+    ConcatenateLoops,
+    ElementwiseLoops,
+)
+"""The CPU target's kernel patterns, tried in order (the root-specific ones before
+`ElementwiseLoops`, which takes what remains of the elementwise kinds)."""
 
 
 __all__ = [
     "CpuLoweringError",
-    "LoweringPlan",
     "lower_cpu",
-    "lower_module_cpu",
-    "memref_type",
-    "row_binding",
 ]

@@ -35,6 +35,7 @@ from accy.passes.lower.cuda_reductions import (
     to_partial,
     workspace_view,
 )
+from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     combine,
     combiner_identity,
@@ -44,7 +45,6 @@ from accy.passes.lower.scalar import (
     narrow,
     widen,
 )
-from accy.passes.schedule import WorkItem
 from accy.passes.shared_memory import DOT_TILE
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -171,7 +171,7 @@ def _tile_memory(kernel: Kernel, contraction: Contraction) -> tuple[SSAValue, SS
     )
 
 
-def tiled_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def tiled_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`dot.tiled`: block `(x, y, z)` computes output tile `(m0, n0) = (16 y, 16 x)` of
     batch `z` over the whole contraction; grid `(ceil(N/16), ceil(M/16), batch)`."""
     op = item.root
@@ -193,7 +193,7 @@ def tiled_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     return KernelProgram((kernel.launch(grid, [TILE, TILE]),))
 
 
-def splitk_dot_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`dot.splitk`: the host loops over the 128 x 128 output tiles (of every batch);
     phase 1 (`sm_count` blocks of 16 x 16 threads) accumulates contraction slice `g` of
     the tile into `partials[g]`, 16 x 16 sub-tile by sub-tile; phase 2 (64 blocks of 256

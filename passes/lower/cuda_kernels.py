@@ -1,20 +1,21 @@
 """CUDA kernels: one `gpu.func` (or a few, for multi-phase families) per work item.
 
-A *kernel pattern* turns one work item into a `KernelProgram`: the `gpu.func`s it adds to
-the module's `gpu.module` and the launches the host makes, in order, each with its grid,
-block and arguments. The patterns are chosen by the family the workspace plan assigned
-to the work item (`reduce.row`, `reduce.split`, `scan.block`, `scan.multiblock`,
-`dot.tiled`, `dot.splitk`) and, for work items without a family, by their kind
-(elementwise, broadcast, reshape, transpose; `iterate` is a host loop, not a kernel).
-Multi-phase families take their scratch only from their workspace buffers.
+A kernel program is what one planned kernel (`accy.kernel`, read as a `PlannedKernel`)
+becomes: the `gpu.func`s it adds to the module's `gpu.module` and the launches the host
+makes, in order, each with its grid, block and arguments. The CUDA target's kernel patterns
+(`cuda.CUDA_KERNEL_PATTERNS`) pick the builder by the kernel's planned family (`reduce.row`,
+`reduce.split`, `scan.block`, `scan.multiblock`, `dot.tiled`, `dot.splitk`) and, for
+kernels without a family, by their kind (elementwise, broadcast, reshape, transpose: the
+one-thread-per-element `element_kernel`). Multi-phase families take their scratch only
+from their planned workspace buffers.
 
 This module holds the machinery every pattern shares (`KernelContext`, `Kernel`) and the
 patterns whose threads each compute one element of the result (`element_kernel`); the
 reductions and scans are in `cuda_reductions.py`, the contractions in `cuda_dot.py`.
 
-Kernel arguments are the device buffers of slots (a `memref` of the value's static shape,
-a view into the arena that the host passes), workspace buffers (`memref<N x i8>`) and, for
-patterns that run in a host loop, the loop's index. Constants planned in
+Kernel arguments are the kernel's planned device buffers (a `memref` of the value's static
+shape, a view into the arena that the host passes), its workspace buffers (`memref<N x i8>`)
+and, for patterns that run in a host loop, the loop's index. Constants planned in
 `device_constant` are not arguments: they are `memref.global constant`s in address space
 4 of the `gpu.module` (PTX `.const`, part of the module image, so never copied by the
 host). Splat constants are not read from memory at all.
@@ -27,7 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from accy.dialects import accy as ops
-from accy.passes.buffers import BufferPlan
+from accy.dialects import plan
+from accy.dialects.plan import MemorySpace, buffer_bytes
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
 from accy.passes.lower.indexing import (
@@ -36,10 +38,9 @@ from accy.passes.lower.indexing import (
     slice_operand_indices,
     transpose_operand_indices,
 )
+from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import constant, element_type
-from accy.passes.memory import MemorySpace, MemorySpacePlan
-from accy.passes.schedule import WorkItem, WorkKind
-from accy.passes.workspace.sizing import WorkspacePlan, WorkspaceTerm
+from accy.passes.schedule import WorkKind
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (
@@ -66,18 +67,27 @@ class CudaLoweringError(AccyError):
 
 
 @dataclass(frozen=True)
-class SlotArg:
-    """A kernel argument: the device buffer of a slot."""
+class BufferArg:
+    """A kernel argument: a planned device buffer."""
 
-    slot: int
+    buffer: SSAValue
     type: MemRefType
 
 
 @dataclass(frozen=True)
-class WorkspaceArg:
-    """A kernel argument: a workspace term's buffer, as bytes."""
+class Workspace:
+    """A kernel's planned workspace: its name, its planned buffer and its bytes."""
 
-    term: WorkspaceTerm
+    name: str
+    buffer: SSAValue
+    bytes: int
+
+
+@dataclass(frozen=True)
+class WorkspaceArg:
+    """A kernel argument: a workspace's buffer, as bytes."""
+
+    workspace: Workspace
     type: MemRefType
 
 
@@ -86,7 +96,7 @@ class LoopIndexArg:
     """A kernel argument: the index of the host loop the launch runs in."""
 
 
-KernelArg = SlotArg | WorkspaceArg | LoopIndexArg
+KernelArg = BufferArg | WorkspaceArg | LoopIndexArg
 
 
 @dataclass(frozen=True)
@@ -147,43 +157,30 @@ def splat_value(value: SSAValue) -> int | float | bool | None:
 
 @dataclass
 class KernelContext:
-    """The plan the kernels follow and the `gpu.module` they are added to."""
+    """The multiprocessor count the plan was sized for and the `gpu.module` the kernels are
+    added to."""
 
-    buffers: BufferPlan
-    memory: MemorySpacePlan
-    workspaces: WorkspacePlan
     sm_count: int
     module_block: Block
-    constant_globals: dict[int, Operation] = field(default_factory=dict)
+    constant_globals: dict[SSAValue, Operation] = field(default_factory=dict)
+    """Planned constant-memory buffer (`accy.global`) → its `memref.global`."""
     names: set[str] = field(default_factory=set)
 
-    def slot_id(self, value: SSAValue) -> int:
-        slot = self.buffers.get_slot(value)
-        if slot is None:
-            raise CudaLoweringError(
-                f"value {value.name_hint or value} has no storage in the buffer plan",
-                _location(value),
-            )
-        return slot.id
-
-    def in_constant_memory(self, value: SSAValue) -> bool:
-        assignment = self.memory.assignment_for_value(value)
-        return assignment is not None and assignment.space is MemorySpace.DEVICE_CONSTANT
-
-    def constant_global(self, value: SSAValue) -> Operation:
-        """The `memref.global` in constant memory (address space 4) of a constant slot."""
-        slot = self.slot_id(value)
-        if slot not in self.constant_globals:
-            owner = value.owner
-            assert isinstance(owner, ops.ConstantOp)
+    def constant_global(self, buffer: SSAValue) -> Operation:
+        """The `memref.global` in constant memory (address space 4) of a planned
+        `accy.global` in device constant memory."""
+        if buffer not in self.constant_globals:
+            owner = buffer.owner
+            assert isinstance(owner, plan.GlobalOp)
+            t = owner.value.type
             global_op = ir.global_buffer(
-                f"accy_constant_{slot}",
-                ir.memref_type(element_type(value), static_shape(value), ir.CONSTANT),
+                f"accy_device_constant_{len(self.constant_globals)}",
+                ir.memref_type(t.get_element_type(), t.get_shape(), ir.CONSTANT),  # type: ignore[attr-defined]
                 owner.value,
             )
             self.add_global(global_op)
-            self.constant_globals[slot] = global_op
-        return self.constant_globals[slot]
+            self.constant_globals[buffer] = global_op
+        return self.constant_globals[buffer]
 
     def add_global(self, op: Operation) -> None:
         """Put a `memref.global` at the top of the `gpu.module`."""
@@ -201,103 +198,108 @@ class KernelContext:
         self.names.add(name)
         return name
 
-    def workspace_of(self, item: WorkItem, name: str, needed: int) -> WorkspaceTerm:
-        """The workspace `name` of the item's family, checked to hold `needed` bytes."""
-        family = self.workspaces.family_of[item.id]
-        term = self.workspaces.term(family, name)
-        if term is None or item.id not in term.nodes:
+    def workspace_of(self, item: PlannedKernel, name: str, needed: int) -> Workspace:
+        """The kernel's workspace `name`, checked to hold `needed` bytes."""
+        family = item.family
+        buffer = item.workspaces.get(name)
+        if buffer is None:
             raise CudaLoweringError(
                 f"work item {item.id} runs {family} but the plan has no '{name}' workspace for it",
                 item.root.location,
             )
-        if term.bytes < needed:
+        size = buffer_bytes(buffer.type)  # type: ignore[arg-type]
+        if size < needed:
             raise CudaLoweringError(
                 f"work item {item.id} ({family}) needs {needed} bytes of '{name}' but the "
-                f"plan sized it at {term.bytes} bytes (its expression does not cover this "
-                "shape)",
+                f"plan sized it at {size} bytes (its expression does not cover this shape)",
                 item.root.location,
             )
-        return term
+        return Workspace(name, buffer, size)
 
     def kernel(
         self,
-        item: WorkItem,
+        item: PlannedKernel,
         phase: str,
         *,
         reads: Sequence[SSAValue] = (),
         writes: Sequence[SSAValue] = (),
-        workspaces: Sequence[WorkspaceTerm] = (),
+        workspaces: Sequence[Workspace] = (),
         loop_index: bool = False,
     ) -> Kernel:
         """A new `gpu.func` for a phase of a work item's kernel program."""
         name = self.unique_name(f"{item.function}_item{item.id}_{phase}")
-        return Kernel(self, name, reads, writes, workspaces, loop_index)
+        return Kernel(self, item, name, reads, writes, workspaces, loop_index)
 
 
 class Kernel:
     """One `gpu.func` being built, with its arguments bound to the values it touches.
 
-    Values that share a slot share one argument; constants in constant memory and splat
-    constants are read without an argument.
+    Values that share a planned buffer share one argument; constants in constant memory and
+    splat constants are read without an argument.
     """
 
     def __init__(
         self,
         context: KernelContext,
+        item: PlannedKernel,
         name: str,
         reads: Sequence[SSAValue],
         writes: Sequence[SSAValue],
-        workspaces: Sequence[WorkspaceTerm],
+        workspaces: Sequence[Workspace],
         loop_index: bool,
     ):
         self.context = context
+        self.item = item
         self.name = name
         args: list[KernelArg] = []
-        slot_index: dict[int, int] = {}
+        buffer_index: dict[SSAValue, int] = {}
         for value in writes:
-            if context.in_constant_memory(value):
+            if self.in_constant_memory(value):
                 raise CudaLoweringError(
-                    f"kernel {name} writes slot {context.slot_id(value)}, which the plan "
-                    "put in device_constant memory (a scan into a constant's buffer?)",
+                    f"kernel {name} writes {value.name_hint or value}, which the plan put in "
+                    "device_constant memory (a scan into a constant's buffer?)",
                     _location(value),
                 )
         for value in (*writes, *reads):
             if value in writes or not self._without_argument(value):
-                slot = context.slot_id(value)
-                if slot not in slot_index:
-                    slot_index[slot] = len(args)
-                    args.append(SlotArg(slot, storage_type(value)))
-        workspace_index: dict[tuple[str, str], int] = {}
-        for term in workspaces:
-            workspace_index[(term.family, term.name)] = len(args)
-            args.append(WorkspaceArg(term, ir.bytes_type(term.bytes)))
+                buffer = item.buffer_of(value)
+                if buffer not in buffer_index:
+                    buffer_index[buffer] = len(args)
+                    args.append(BufferArg(buffer, storage_type(value)))
+        workspace_index: dict[str, int] = {}
+        for workspace in workspaces:
+            workspace_index[workspace.name] = len(args)
+            args.append(WorkspaceArg(workspace, ir.bytes_type(workspace.bytes)))
         if loop_index:
             args.append(LoopIndexArg())
         self.args = tuple(args)
         types = [ir.INDEX if isinstance(a, LoopIndexArg) else a.type for a in args]
         self.func = gpu.FuncOp(name, FunctionType.from_lists(types, []), kernel=True)
         self.block = self.func.body.block
-        self._slot_index = slot_index
+        self._buffer_index = buffer_index
         self._workspace_index = workspace_index
         self.builder = ir.builder_at_end(self.block)
-        self._globals: dict[int, SSAValue] = {}
+        self._globals: dict[SSAValue, SSAValue] = {}
+
+    def in_constant_memory(self, value: SSAValue) -> bool:
+        return self.item.space_of(value) is MemorySpace.DEVICE_CONSTANT
 
     def _without_argument(self, value: SSAValue) -> bool:
-        return splat_value(value) is not None or self.context.in_constant_memory(value)
+        return splat_value(value) is not None or self.in_constant_memory(value)
 
     def buffer(self, value: SSAValue) -> SSAValue:
         """The memref a value is stored in (an argument or a constant-memory global)."""
-        if self.context.in_constant_memory(value):
-            slot = self.context.slot_id(value)
-            if slot not in self._globals:
-                self._globals[slot] = ir.get_global(
-                    self.builder, self.context.constant_global(value)
+        buffer = self.item.buffer_of(value)
+        if self.in_constant_memory(value):
+            if buffer not in self._globals:
+                self._globals[buffer] = ir.get_global(
+                    self.builder, self.context.constant_global(buffer)
                 )
-            return self._globals[slot]
-        return self.block.args[self._slot_index[self.context.slot_id(value)]]
+            return self._globals[buffer]
+        return self.block.args[self._buffer_index[buffer]]
 
-    def workspace(self, term: WorkspaceTerm) -> SSAValue:
-        return self.block.args[self._workspace_index[(term.family, term.name)]]
+    def workspace(self, workspace: Workspace) -> SSAValue:
+        return self.block.args[self._workspace_index[workspace.name]]
 
     def loop_index(self) -> SSAValue:
         return self.block.args[-1]
@@ -314,7 +316,7 @@ class Kernel:
     ) -> None:
         ir.store(b, element, self.buffer(value), indices)
 
-    def fused(self, item: WorkItem) -> FusedGroup:
+    def fused(self, item: PlannedKernel) -> FusedGroup:
         """The item's members evaluated element by element, reading stored values here."""
         return FusedGroup(
             item.members,
@@ -432,7 +434,7 @@ ROOT_ELEMENTS: dict[type[Operation], RootElement] = {
 """Roots that are not fusible ops: how one element of their result is found."""
 
 
-def element_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def element_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """One thread per result element (an exact grid of `ELEMENT_BLOCK`-thread blocks):
     the thread delinearizes its index into the result's indices and computes the element
     through the fused group (elementwise ops, broadcasts by index mapping, reshapes) or
@@ -460,52 +462,5 @@ def element_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
 
 
-# ---------------------------------------------------------------------------------------
-# Dispatch
-# ---------------------------------------------------------------------------------------
-
-KernelPattern = Callable[[KernelContext, WorkItem], KernelProgram]
-
-
-def family_patterns() -> dict[str, KernelPattern]:
-    """Family id → the pattern that implements it."""
-    from accy.passes.lower.cuda_dot import splitk_dot_kernel, tiled_dot_kernel
-    from accy.passes.lower.cuda_reductions import (
-        block_scan_kernel,
-        multiblock_scan_kernel,
-        row_reduce_kernel,
-        split_reduce_kernel,
-    )
-
-    return {
-        "reduce.row": row_reduce_kernel,
-        "reduce.split": split_reduce_kernel,
-        "scan.block": block_scan_kernel,
-        "scan.multiblock": multiblock_scan_kernel,
-        "dot.tiled": tiled_dot_kernel,
-        "dot.splitk": splitk_dot_kernel,
-    }
-
-
 ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)
-
-
-def lower_work_item(context: KernelContext, item: WorkItem) -> KernelProgram:
-    """The kernel program of a work item: by its planned family, else by its kind."""
-    family = context.workspaces.family_of.get(item.id)
-    if family is not None:
-        pattern = family_patterns().get(family)
-        if pattern is None:
-            raise CudaLoweringError(
-                f"work item {item.id} ({item.kind.value}) runs family '{family}', which "
-                "the CUDA target does not implement",
-                item.root.location,
-            )
-        return pattern(context, item)
-    if item.kind in ELEMENT_KINDS:
-        return element_kernel(context, item)
-    raise CudaLoweringError(
-        f"work item {item.id} of kind {item.kind.value} has no kernel family; the CUDA "
-        "target lowers reduce, scan and dot only through their families",
-        item.root.location,
-    )
+"""The kinds `element_kernel` lowers (kernels without a family)."""

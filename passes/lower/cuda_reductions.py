@@ -42,6 +42,7 @@ from accy.passes.lower.cuda_kernels import (
     static_indices,
     static_shape,
 )
+from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     blocked_steps,
     combine,
@@ -54,7 +55,6 @@ from accy.passes.lower.scalar import (
     narrow,
     widen,
 )
-from accy.passes.schedule import WorkItem
 from accy.passes.shared_memory import REDUCE_BLOCK, SCAN_TILE, scan_block_size
 from xdsl.builder import Builder
 from xdsl.dialects import arith
@@ -137,7 +137,7 @@ def block_scan(
     return prefix, total
 
 
-def partial_type(item: WorkItem, element: Attribute) -> Attribute:
+def partial_type(item: PlannedKernel, element: Attribute) -> Attribute:
     """The 4-byte accumulator a workspace holds for `element` (f32, or i32)."""
     if is_float(element):
         return Float32Type()
@@ -193,7 +193,7 @@ class ReductionShape:
 def fold_row_range(
     b: Builder,
     kernel: Kernel,
-    item: WorkItem,
+    item: PlannedKernel,
     shape: ReductionShape,
     row: list[SSAValue],
     begin: SSAValue,
@@ -236,7 +236,7 @@ def fold_row_range(
 # ---------------------------------------------------------------------------------------
 
 
-def row_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def row_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`reduce.row`: block `r` folds row `r`; its threads stride over the row and a
     shared-memory tree folds their values; thread 0 stores the row's result."""
     op = item.root
@@ -260,7 +260,7 @@ def row_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     return KernelProgram((kernel.launch([shape.rows], [REDUCE_BLOCK]),))
 
 
-def split_reduce_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def split_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`reduce.split`: phase 1 (`sm_count * 8` blocks) folds slice `b` of every row into
     `partials[row, b]`; phase 2 (one block per row) folds the row's partials in order."""
     op = item.root
@@ -380,7 +380,7 @@ def scan_row_in_chunks(
     ir.for_range(b, 0, width, threads, chunk, [identity])
 
 
-def block_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def block_scan_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`scan.block`: block `r` scans row `r` in chunks of its block size (at most 1024
     threads), writing into the scan's output buffer (its scratch operand's slot)."""
     op = item.root
@@ -407,7 +407,7 @@ def block_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
     return KernelProgram((kernel.launch([shape.rows], [threads]),))
 
 
-def multiblock_scan_kernel(context: KernelContext, item: WorkItem) -> KernelProgram:
+def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`scan.multiblock`: (1) one block per 1024-element tile scans it and stores its total
     in `carries[row, tile]`; (2) one block per row scans the row's carries in place;
     (3) every tile but the first adds the carry of the tiles before it."""

@@ -1,10 +1,10 @@
-"""`accy-lower{target=cpu}`: replace the module's accy functions by upstream-only IR.
+"""`accy-lower{target=cpu|cuda}`: replace a planned module by upstream-only IR.
 
-The pass reads the plan from the pipeline's analysis manager (`plan_passes.analysis_manager`,
-preparing the module there, for the target, if it was not yet), builds the target's lowering of the whole
-module and swaps it in. Targets are looked up in `TARGETS` (name → `lower(module,
-manager) -> new module`); `cuda` is registered by `accy.passes.lower.cuda` when that module
-exists.
+The pass lowers the planned form (`accy-plan`): given an unplanned module it plans it first
+(through the pipeline's analysis manager, for the target), given a planned one it reads
+only that IR, so `accy-plan,accy-lower` and `accy-plan | accy-lower` print the same.
+Targets are looked up in `TARGETS` (name → `lower(planned module) -> new module`); `cuda`
+is registered by `accy.passes.lower.cuda` when that module exists.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from accy.passes.analysis import AnalysisManager
 from accy.passes.lower.cpu import lower_cpu
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
 from accy.diagnostics import AccyError
 
-TargetLowering = Callable[[ModuleOp, AnalysisManager], ModuleOp]
+TargetLowering = Callable[[ModuleOp], ModuleOp]
 
 TARGETS: dict[str, TargetLowering] = {"cpu": lower_cpu}
 """Target name → its lowering. A target module registers itself here on import."""
@@ -53,18 +53,35 @@ def target_lowering(target: str) -> TargetLowering:
 
 
 def lower_module(module: ModuleOp, manager: AnalysisManager, target: str = "cpu") -> ModuleOp:
-    """A new module: `module` lowered for `target` with the plan of `manager`, planned
-    for that target (the CPU target plans no kernel-family workspaces)."""
-    from accy.passes.planned_form import plan_target
+    """A new module: `module` lowered for `target`; planned first for that target with
+    `manager` when it is not in the planned form yet."""
+    return target_lowering(target)(planned_for(module, manager, target))
 
-    lowering = target_lowering(target)
-    plan_target(manager, target)
-    return lowering(module, manager)
+
+def planned_for(module: ModuleOp, manager: AnalysisManager, target: str) -> ModuleOp:
+    """`module` in the planned form for `target`: itself when it is planned (for that
+    target, else an `AccyError`), else a new module planned by `manager`."""
+    from accy.passes.planned_form import TARGET, is_planned, planned_module
+
+    if not is_planned(module):
+        return planned_module(module, manager, target)
+    planned = module.attributes[TARGET]
+    assert isinstance(planned, StringAttr)
+    if planned.data != target:
+        raise AccyError(
+            f"the module is planned for the {planned.data} target, not for {target}; use "
+            f"target={planned.data} or plan the program again for {target}"
+        )
+    return module
 
 
 @dataclass(frozen=True)
 class LowerPass(ModulePass):
-    """Lower accy functions to upstream MLIR for `target` (`cpu`; `cuda` when present)."""
+    """Lower a planned module (planning it first when it is not) to upstream MLIR.
+
+    Options:
+    - target: `cpu` (default) or `cuda` (when present).
+    """
 
     name = "accy-lower"
 
@@ -72,15 +89,10 @@ class LowerPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from accy.passes.plan_passes import analysis_manager
+        from accy.passes.planned_form import replace_module_body
 
         target_lowering(self.target)  # an unknown target fails before planning
         manager = analysis_manager(ctx, op)
         lowered = lower_module(op, manager, self.target)
-        for old in list(op.body.block.ops):
-            old.detach()
-        for new in list(lowered.body.block.ops):
-            new.detach()
-            op.body.block.add_op(new)
-        op.attributes.clear()
-        op.attributes.update(lowered.attributes)  # e.g. gpu.container_module
+        replace_module_body(op, lowered)  # with its attributes, e.g. gpu.container_module
         manager.invalidate()

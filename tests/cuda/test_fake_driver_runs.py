@@ -243,7 +243,7 @@ def test_constants_live_in_constant_memory(exports):
     constant_slots = [t for t in plan["transfers"] if "constant" in t["role"]]
     assert {t["space"] for t in constant_slots} == {"device_constant"}
     ptx = (exports["constants"] / "accy_kernels.ptx").read_text()
-    assert ".const .align 16 .b8 accy_constant_" in ptx  # the 4x4 table, not the splat
+    assert ".const .align 16 .b8 accy_device_constant_" in ptx  # the 4x4 table, not the splat
     assert ptx.count(".const ") == 1
 
 

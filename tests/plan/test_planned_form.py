@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from accy.dialects import plan
 from accy.passes.analysis import AnalysisManager
+from accy.passes.lower.lower_pass import lower_module
 from accy.passes.planned_form import PlanPass, planned_module
 from accy.passes.planned_verifier import verify_planned_module
 from xdsl.context import Context
@@ -35,7 +36,7 @@ def _chunks(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("target", ["cpu", "cuda"])
-def test_every_program_plans_and_round_trips(target):
+def test_every_program_plans_round_trips_and_lowers_from_its_text(target):
     planned = 0
     for path in PROGRAMS:
         for chunk in _chunks(path):
@@ -48,6 +49,9 @@ def test_every_program_plans_and_round_trips(target):
             again = accy.parse(text)  # verifies, the planned-form rules included
             assert str(again) == text, path
             verify_planned_module(result)
+            # No re-planning: the plan read back from its text lowers as the plan itself.
+            lowered = str(lower_module(result, AnalysisManager(), target))
+            assert str(lower_module(again, AnalysisManager(), target)) == lowered, path
             planned += 1
     assert planned >= {"cpu": 30, "cuda": 20}[target]
 

@@ -1,0 +1,349 @@
+"""The host side of every target: a planned function (`accy-plan`) → a `func.func` on memrefs.
+
+`HostLowering` translates the planned host ops one by one, the same way for each target:
+
+- the row count (`arith.constant`, `memref.dim`) is cloned at the function's start;
+- `accy.arena` and `accy.alloc` become the target's allocations (`allocate`), all made at
+  the function's start, before anything runs; `accy.view` is a `memref.view` of the arena
+  at its planned offset;
+- an `accy.global` in host memory is a private constant `memref.global` of the module
+  (`accy_constant_N`, 64-byte aligned) read with `memref.get_global`; one in device constant
+  memory stays for the kernel patterns (which put its data into their module) and then goes;
+- `accy.copy` is the target's copy (`copy`), `accy.loop` an `scf.for` over its trip count;
+- `accy.kernel` is cloned with its operands lowered, then rewritten by the target's
+  `KernelPattern`s (`kernel_patterns`: one per kernel kind, loops on the CPU, launches of
+  `gpu.func`s on CUDA), driven by xDSL's pattern rewriter; a kernel no pattern takes is an
+  error;
+- `func.return` frees the allocations, last first, and returns.
+
+When the function allocates, everything after the allocations runs inside an `scf.if`
+taken only when every allocation succeeded (a failed one returns null); otherwise the
+target's `allocation_failed` runs. Buffer types lose their planned memory space: the
+lowered function is `@f(%in..., %out...)` on plain memrefs, `llvm.emit_c_interface`.
+
+Invariants: the lowered function reads nothing but the planned function (and the module
+attributes `accy.target` and `accy.sm_count`); every planned buffer maps to one lowered
+memref (none for constant memory); the allocations are freed on every path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from accy.dialects import plan
+from accy.dialects.plan import MemorySpace, space_of
+from accy.passes.lower.planned_kernel import PlannedKernel
+from accy.passes.lower.scalar import constant, emit
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    UnitAttr,
+    i8,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from accy.diagnostics import AccyError
+
+INDEX = IndexType()
+EMIT_C_INTERFACE = "llvm.emit_c_interface"
+CONSTANT_ALIGNMENT = 64
+
+
+def lowered_type(t: Attribute) -> MemRefType:
+    """A planned buffer type without its memory space."""
+    assert isinstance(t, MemRefType), t
+    return MemRefType(t.get_element_type(), list(t.get_shape()), NoneAttr(), NoneAttr())
+
+
+class HostGlobals:
+    """The module's host constants (`memref.global`), at the top of its block."""
+
+    def __init__(self, module: ModuleOp):
+        self.block = module.body.block
+        self.count = 0
+        self.by_name: dict[str, memref.GlobalOp] = {}
+
+    def value_of(self, read: memref.GetGlobalOp) -> DenseIntOrFPElementsAttr:
+        """The data of the host constant `read` reads."""
+        value = self.by_name[read.name_.root_reference.data].initial_value
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        return value
+
+    def add(self, op: plan.GlobalOp) -> memref.GlobalOp:
+        name = f"accy_constant_{self.count}"
+        self.count += 1
+        global_op = memref.GlobalOp.get(
+            StringAttr(name),
+            lowered_type(op.buffer.type),
+            op.value,
+            StringAttr("private"),
+            UnitAttr(),
+            alignment=CONSTANT_ALIGNMENT,
+        )
+        self.by_name[name] = global_op
+        first = self.block.first_op
+        if first is None:
+            self.block.add_op(global_op)
+        else:
+            self.block.insert_op_before(global_op, first)
+        return global_op
+
+
+class KernelPattern(RewritePattern):
+    """Lowers the `accy.kernel`s it `matches` with `lower`, which builds at the kernel
+    through the rewriter (a `Builder` before it); the kernel is then erased. The kernel's
+    ins, outs, workspaces and rows are already the lowered host values."""
+
+    function: str
+    """The name of the function being lowered."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        raise NotImplementedError
+
+    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
+        raise NotImplementedError
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: plan.KernelOp, rewriter: PatternRewriter) -> None:
+        kernel = PlannedKernel.of(op, self.function)
+        if self.matches(kernel):
+            self.lower(rewriter, kernel)
+            rewriter.erase(op)
+
+
+class HostLowering:
+    """Lowers one planned function (see the module doc); targets override the hooks
+    `allocate`, `deallocate`, `copy`, `kernel_patterns` and `allocation_failed`."""
+
+    def __init__(self, planned: func.FuncOp, globals_: HostGlobals):
+        self.planned = planned
+        self.globals = globals_
+        self.name = planned.sym_name.data
+        self.lowered: dict[SSAValue, SSAValue | None] = {}
+        """Planned value → its lowered value (None: a constant-memory buffer)."""
+        self.allocated: list[SSAValue] = []
+        self.constants: dict[tuple[object, Attribute], SSAValue] = {}
+
+    # -- the hooks ---------------------------------------------------------------------
+
+    def allocate(
+        self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
+    ) -> SSAValue:
+        raise NotImplementedError
+
+    def deallocate(self, b: Builder, buffer: SSAValue) -> None:
+        raise NotImplementedError
+
+    def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
+        raise NotImplementedError
+
+    def kernel_patterns(self) -> Sequence[KernelPattern]:
+        """The target's patterns, one per kernel kind (or family)."""
+        raise NotImplementedError
+
+    def unlowered(self, kernel: PlannedKernel) -> AccyError:
+        """The error for a kernel no pattern lowers."""
+        return AccyError(
+            f"kernel {kernel.id} of kind {kernel.kind.value} has no lowering on this target",
+            kernel.op.location,
+        )
+
+    def allocation_failed(self, b: Builder) -> None:
+        """What runs when an allocation failed (after it, every allocation is freed)."""
+
+    # -- shared helpers ----------------------------------------------------------------
+
+    def index(self, value: int) -> SSAValue:
+        """An index constant, built once at the function's start."""
+        return self.scalar(value, INDEX)
+
+    def scalar(self, value: object, t: Attribute) -> SSAValue:
+        """A scalar constant of type `t`, built once at the function's start."""
+        key = (value, t)
+        if key not in self.constants:
+            self.constants[key] = constant(self.start, value, t)
+        return self.constants[key]
+
+    def buffer(self, planned: SSAValue) -> SSAValue:
+        """The lowered memref of a planned buffer."""
+        lowered = self.lowered.get(planned)
+        if lowered is None:
+            raise AccyError(
+                f"internal: @{self.name} reads {planned.name_hint or planned} from no host buffer",
+                planned.owner.location if isinstance(planned.owner, Operation) else None,
+            )
+        return lowered
+
+    def add_allocation(
+        self, t: MemRefType, sizes: Sequence[SSAValue] = (), alignment: int = 64
+    ) -> SSAValue:
+        """A buffer among the function's allocations, freed at its end."""
+        buffer = self.allocate(self.allocations, t, sizes, alignment)
+        self.allocated.append(buffer)
+        return buffer
+
+    # -- the function ------------------------------------------------------------------
+
+    def lower(self) -> func.FuncOp:
+        planned_args = self.planned.body.block.args
+        types = [lowered_type(a.type) for a in planned_args]
+        entry = Block(arg_types=types)
+        for old, new in zip(planned_args, entry.args):
+            self.lowered[old] = new
+            new.name_hint = old.name_hint
+        self.prologue = Block()
+        self.start = Builder(InsertPoint.at_end(self.prologue))
+        self.allocation_block = Block()
+        self.allocations = Builder(InsertPoint.at_end(self.allocation_block))
+        run = Block()
+        body = Region(run)
+        self._ops(Builder(InsertPoint.at_end(run)), self.planned.body.block)
+        self._lower_kernels(body)
+        b = Builder(InsertPoint.at_end(entry))
+        if self.allocated:
+            run.add_op(scf.YieldOp())
+            failed = Block()
+            self.allocation_failed(Builder(InsertPoint.at_end(failed)))
+            otherwise = None
+            if failed.first_op is not None:
+                failed.add_op(scf.YieldOp())
+                otherwise = Region(failed)
+            b.insert(scf.IfOp(self._all_allocated(b), [], body, otherwise))
+        else:
+            for op in list(run.ops):
+                op.detach()
+                entry.add_op(op)
+        for buffer in reversed(self.allocated):
+            self.deallocate(b, buffer)
+        b.insert(func.ReturnOp())
+        first = entry.first_op
+        for block in (self.prologue, self.allocation_block):  # built last: they grow to the end
+            for op in list(block.ops):
+                op.detach()
+                entry.insert_op_before(op, first)  # type: ignore[arg-type]
+        function = func.FuncOp(self.name, FunctionType.from_lists(types, []), Region(entry))
+        function.attributes[EMIT_C_INTERFACE] = UnitAttr()
+        return function
+
+    def _lower_kernels(self, body: Region) -> None:
+        """Apply the target's kernel patterns to every `accy.kernel` of `body`; then no
+        kernel may remain, and the constant-memory globals the kernels read go."""
+        patterns = GreedyRewritePatternApplier(list(self.kernel_patterns()))
+        PatternRewriteWalker(patterns, apply_recursively=False).rewrite_region(body)
+        for op in list(body.walk()):
+            if isinstance(op, plan.KernelOp):
+                raise self.unlowered(PlannedKernel.of(op, self.name))
+            if isinstance(op, plan.GlobalOp) and not op.buffer.uses:
+                op.detach()
+                op.erase()
+
+    def _all_allocated(self, b: Builder) -> SSAValue:
+        ok: SSAValue | None = None
+        for buffer in self.allocated:
+            pointer = emit(b, memref.ExtractAlignedPointerAsIndexOp.get(buffer))
+            nonzero = emit(b, arith.CmpiOp(pointer, self.index(0), "ne"))
+            ok = nonzero if ok is None else emit(b, arith.AndIOp(ok, nonzero))
+        assert ok is not None
+        return ok
+
+    def _ops(self, b: Builder, block: Block) -> None:
+        for op in block.ops:
+            self._op(b, op)
+
+    def _op(self, b: Builder, op: Operation) -> None:
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            self.lowered[op.result] = self.scalar(op.value.value.data, op.result.type)
+        elif isinstance(op, (arith.ConstantOp, memref.DimOp)):
+            clone = op.clone(value_mapper=self.lowered)  # type: ignore[arg-type]
+            self.start.insert(clone)
+            self.lowered[op.results[0]] = clone.results[0]
+            clone.results[0].name_hint = op.results[0].name_hint
+        elif isinstance(op, plan.ArenaOp):
+            t = MemRefType(i8, list(op.buffer.type.get_shape()))  # type: ignore[attr-defined]
+            self._bind(op.buffer, self.add_allocation(t, (), op.alignment.value.data))
+        elif isinstance(op, plan.AllocOp):
+            sizes = [self.buffer(s) for s in op.sizes]
+            self._bind(op.buffer, self.add_allocation(lowered_type(op.buffer.type), sizes))
+        elif isinstance(op, plan.ViewOp):
+            t = lowered_type(op.buffer.type)
+            dynamic = [self.rows for d in t.get_shape() if d < 0]
+            view = memref.ViewOp(
+                self.buffer(op.arena), self.index(op.offset.value.data), dynamic, t
+            )
+            self._bind(op.buffer, emit(b, view))
+        elif isinstance(op, plan.GlobalOp):
+            if not op.buffer.uses:
+                self.lowered[op.buffer] = None
+            elif space_of(op.buffer.type) is MemorySpace.DEVICE_CONSTANT:
+                self._bind(op.buffer, b.insert(op.clone()).buffer)  # the kernels hold it
+            else:
+                global_op = self.globals.add(op)
+                self._bind(
+                    op.buffer, emit(b, memref.GetGlobalOp(global_op.sym_name.data, global_op.type))
+                )
+        elif isinstance(op, plan.CopyOp):
+            self.copy(b, self.buffer(op.source), self.buffer(op.target))
+        elif isinstance(op, plan.LoopOp):
+            body = Block(arg_types=[INDEX])
+            trip_count = self.index(op.trip_count.value.data)
+            b.insert(scf.ForOp(self.index(0), trip_count, self.index(1), [], body))
+            inner = Builder(InsertPoint.at_end(body))
+            self._ops(inner, op.body.block)
+            inner.insert(scf.YieldOp())
+        elif isinstance(op, plan.KernelOp):
+            b.insert(op.clone(value_mapper=self.lowered))  # type: ignore[arg-type]
+        elif isinstance(op, func.ReturnOp):
+            pass
+        else:
+            raise AccyError(f"'{op.name}' op is not a planned host op", op.location)
+
+    @property
+    def rows(self) -> SSAValue:
+        """The lowered row count (the planned function's `memref.dim`)."""
+        for op in self.planned.body.block.ops:
+            if isinstance(op, memref.DimOp):
+                return self.buffer(op.result)
+        raise AccyError(f"internal: @{self.name} has dynamic buffers but no row count")
+
+    def _bind(self, planned: SSAValue, lowered: SSAValue) -> None:
+        self.lowered[planned] = lowered
+        lowered.name_hint = planned.name_hint
+
+
+def drop_unread_globals(module: ModuleOp) -> None:
+    """Erase the `memref.get_global`s nothing reads (a splat constant that kernels read as
+    scalars) and then the host globals no `get_global` names, so a splat
+    `tensor<1024x1024xf32>` does not become 4 MB of data in the compiled module."""
+    named: set[str] = set()
+    for op in list(module.walk()):
+        if isinstance(op, memref.GetGlobalOp):
+            if op.memref.uses:
+                named.add(op.name_.root_reference.data)
+            else:
+                op.detach()
+                op.erase()
+    for op in list(module.body.block.ops):
+        if isinstance(op, memref.GlobalOp) and op.sym_name.data not in named:
+            op.detach()
+            op.erase()
+
+
+def planned_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The planned functions of a planned module (declarations left out)."""
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
