@@ -110,7 +110,7 @@ def export(
     directory = Path(path)
     resolved = directory.resolve()
     _earlier_export(directory, resolved)  # refuse before compiling
-    preparation = prepare(module, **plan_options)
+    preparation = prepare(module, target=target, **plan_options)
     try:
         resolved.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{resolved.name}-", dir=resolved.parent))

@@ -86,7 +86,7 @@ def compile(
 
         if (count := device_sm_count()) is not None:
             plan_options["sm_count"] = count
-    preparation = prepare(module, **plan_options)
+    preparation = prepare(module, target=target, **plan_options)
     if target == "cpu":
         return target_module.build(module, preparation, threads=threads)
     return target_module.build(module, preparation)

@@ -13,9 +13,16 @@ element i: no broadcast, slice or concatenate on that path; a broadcast bias els
 the group is fine), the input is a temporary or a donated parameter (`accy.donated`: never
 another function input, a constant or an output) and neither lives in a loop. The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
-arena's copy of it on the CUDA target (the host's array is copied in and never written), and
-bytes the CPU target leaves unused (it reads parameters from the caller's arrays): the
-caller's arrays are not written on either target.
+arena's copy of it on the CUDA target (the host's array is copied in and never written); the
+CPU target does not reuse parameters (see below). The caller's arrays are not written on
+either target.
+
+The plan is the target's: on CUDA the arena holds every device_global slot; on the CPU,
+whose kernels read parameters from the caller's arrays, write results into the caller's
+out-parameters and read constants from globals, it holds the temporaries only (and no
+workspaces: the CPU plans none). In-place reuse there is of temporaries only, by a
+temporary or by a result of the same type, which then holds the temporary in its
+out-parameter (`in_outputs`): the chain of buffers a result takes over is not in the arena.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
@@ -86,6 +93,12 @@ class FunctionArena:
     """Dynamic slots allocated on their own (no rows given)."""
     workspaces: list[WorkspaceBuffer] = field(default_factory=list)
     packer_sizes: dict[str, int] = field(default_factory=dict)
+    in_outputs: dict[int, int] = field(default_factory=dict)
+    """(CPU) Temporary slot id → the result slot whose out-parameter holds it (the result
+    takes its buffer over in place)."""
+    elsewhere: dict[int, str] = field(default_factory=dict)
+    """(CPU) Slot id → where a slot outside the arena lives (`parameter`, `out-parameter`,
+    `constant global`, `in the out-parameter of slot N`)."""
 
 
 @dataclass
@@ -117,6 +130,8 @@ class ArenaPlan:
             return f"constant offset {self.constant_offsets[slot_id]}"
         live = self.intervals[slot_id]
         for arena in self.functions.values():
+            if slot_id in arena.elsewhere:
+                return f"{arena.elsewhere[slot_id]} live [{live.start}, {live.end}]"
             if slot_id in arena.separate:
                 return f"separate live [{live.start}, {live.end}]"
             if slot_id in arena.offsets:
@@ -194,6 +209,28 @@ def _in_place_pairs(
     return reuses
 
 
+def _cpu_arena_slots(
+    arena: FunctionArena, owned: list[BufferSlot], buffer_of: dict[int, int]
+) -> list[BufferSlot]:
+    """The slots of the CPU arena: the temporaries, but those a result takes over in place
+    (they live in its out-parameter, `in_outputs`). Records where the others live."""
+    result_of = {buffer_of[s.id]: s.id for s in owned if s.role.output and buffer_of[s.id] != s.id}
+    kept = []
+    for slot in owned:
+        if slot.role.output:
+            arena.elsewhere[slot.id] = "out-parameter"
+        elif slot.role.input:
+            arena.elsewhere[slot.id] = "parameter"
+        elif slot.role.constant:
+            arena.elsewhere[slot.id] = "constant global"
+        elif buffer_of[slot.id] in result_of:
+            arena.in_outputs[slot.id] = result_of[buffer_of[slot.id]]
+            arena.elsewhere[slot.id] = f"in the out-parameter of slot {arena.in_outputs[slot.id]}"
+        else:
+            kept.append(slot)
+    return kept
+
+
 def _workspace_interval(
     term: WorkspaceTerm, nodes: list[int], liveness: Liveness, schedule: SchedulePlan
 ) -> LiveInterval:
@@ -233,12 +270,23 @@ def plan_arena(
         else:
             sizes[slot.id] = size
     reuses = _in_place_pairs(schedule, buffers, liveness, sizes)
+    cpu = options.target == "cpu"
+    if cpu:  # reuse of temporaries only, by a temporary or a result of the same type
+        reuses = {
+            out: source
+            for out, source in reuses.items()
+            if buffers.slots[source].is_temporary
+            and buffers.slots[out].value.type == buffers.slots[source].value.type
+        }
 
     for name, arena in functions.items():
         owned = [s for s in buffers.slots if s.function_name == name and s.id in sizes]
         buffer_of = {s.id: reuses.get(s.id, s.id) for s in owned}
         while any(buffer_of[b] != b for b in buffer_of.values()):  # chains of reuse
             buffer_of = {s: buffer_of[b] for s, b in buffer_of.items()}
+        if cpu:
+            owned = _cpu_arena_slots(arena, owned, buffer_of)
+            buffer_of = {s.id: buffer_of[s.id] for s in owned}
         spans: dict[int, LiveInterval] = {}
         for slot in owned:
             meter.visit()
@@ -282,13 +330,16 @@ def plan_arena(
             WorkspaceBuffer(term, placement.offsets[buffer_id], interval)
             for term, buffer_id, interval in workspace_ids
         ]
-        packed = pack(
-            temporaries,
-            alignment=alignment,
-            budget_ms=options.pack_budget_ms,
-            workers=options.pack_workers,
-        )
-        meter.visit(packed.work)
+        if cpu:  # the arena holds temporaries only
+            packed = result
+        else:
+            packed = pack(
+                temporaries,
+                alignment=alignment,
+                budget_ms=options.pack_budget_ms,
+                workers=options.pack_workers,
+            )
+            meter.visit(packed.work)
         arena.temporaries_size = packed.placement.size
         meter.retain(len(owned))
     return ArenaPlan(

@@ -10,8 +10,9 @@ Its body holds, in order:
      that reuses another's buffer in place is a view at the same offset); a
      `device_constant` constant is an `accy.global` in constant memory; each arena
      workspace is a view of its bytes, each other workspace an `accy.alloc`;
-   - CPU: a parameter is its argument, a kernel-written result its out-parameter, a
-     constant an `accy.global` in host memory, a temporary a view of the arena; a
+   - CPU: a parameter is its argument, a kernel-written result its out-parameter (and so
+     is a temporary that result takes over in place), a constant an `accy.global` in host
+     memory, another temporary a view of the arena; a
      parameter or constant that a kernel writes (a scan's scratch) is first copied into an
      `accy.alloc` of its own, so the caller's array and the constant stay untouched;
    - a dynamic slot planned without rows is an `accy.alloc` sized by the row count;
@@ -78,6 +79,9 @@ from accy.diagnostics import AccyError
 TARGET = "accy.target"
 SM_COUNT = "accy.sm_count"
 TARGETS = ("cpu", "cuda")
+KEPT_ARG_ATTRS = ("accy.donated",)
+"""The accy parameter attributes the planned form keeps (the others are annotations of
+the planning passes, which the planned form states as IR)."""
 
 
 class CpuLoweringError(AccyError):
@@ -336,7 +340,11 @@ class FunctionPlanner:
         arg_attrs: list[DictionaryAttr] = []
         old = self.source.arg_attrs.data if self.source.arg_attrs is not None else ()
         for index in range(len(params)):
-            arg_attrs.append(old[index] if index < len(old) else DictionaryAttr({}))
+            entries = old[index].data if index < len(old) else {}
+            kept = {
+                k: v for k, v in entries.items() if k in KEPT_ARG_ATTRS or not k.startswith("accy.")
+            }
+            arg_attrs.append(DictionaryAttr(kept))  # the planning passes' annotations go
         for index in range(len(results)):
             arg_attrs.append(DictionaryAttr({plan.OUTPUT: IntegerAttr(index, i64)}))
         function.arg_attrs = ArrayAttr(arg_attrs)
@@ -463,6 +471,8 @@ class FunctionPlanner:
             return source
         if slot.id in out_param:
             return out_param[slot.id]
+        if slot.id in self.arena_plan.in_outputs:  # a result takes it over in place
+            return out_param[self.arena_plan.in_outputs[slot.id]]
         return self._view_or_alloc(b, slot)
 
     def _results(self, b: Builder, returned: list[SSAValue]) -> None:

@@ -5,10 +5,9 @@
 // dynamic temporaries (slot 2, %s: read by the reduce's group and by the divide's, so it
 // is stored; slot 3, the row sums %q) get separate allocations freed at the end. The
 // loop's carried buffer (slot 5, the iterate's result) is the out-param; the init is
-// copied in, the body writes slot 6 (static, 16 bytes, in the arena at offset 0: it is
-// live [4, 4] only, after input slot 1, at offset 0 and live [0, 3], was last read) and
-// the yield copies it back into the carried buffer each iteration. The arena keeps the
-// planned 512 bytes (slot 1 at 0, output slot 5 at 256).
+// copied in, the body writes slot 6 (static, 16 bytes, the one temporary of the CPU
+// plan's arena, 256 bytes) and the yield copies it back into the carried buffer each
+// iteration.
 
 func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>) {
   %s = accy.exponential %x : tensor<?x4xf32>
@@ -26,10 +25,10 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 // CHECK:      %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
 // CHECK-DAG:  %[[C3:.*]] = arith.constant 3 : index
-// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
+// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
 // CHECK:      %[[S:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x4xf32>
 // CHECK:      %[[Q:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?xf32>
-// CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<512xi8> to memref<4xf32>
+// CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<256xi8> to memref<4xf32>
 // Work item 0 (exp) loops over the bound rows: its size is not known, so the row loop
 // is an `scf.parallel` (threads split it at run time) around the sequential column loop.
 // CHECK:      "scf.parallel"(%[[C0]], %rows, %{{.*}})
@@ -54,5 +53,5 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 // CHECK:        "memref.copy"(%[[N]], %[[R]])
 // CHECK:      memref.dealloc %[[Q]] : memref<?xf32>
 // CHECK:      memref.dealloc %[[S]] : memref<?x4xf32>
-// CHECK:      memref.dealloc %arena : memref<512xi8>
+// CHECK:      memref.dealloc %arena : memref<256xi8>
 // CHECK:      func.return

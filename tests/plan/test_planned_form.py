@@ -68,6 +68,20 @@ def test_cpu_plan_holds_no_cuda_workspace():
     assert all(not op.workspaces for op in cpu.walk() if isinstance(op, plan.KernelOp))
 
 
+def test_cpu_arena_holds_only_temporaries():
+    """The CPU reads parameters from the caller's arrays, writes results into the
+    out-parameters and reads constants from globals: its arena holds the temporaries
+    only, so it is smaller than the CUDA arena, which holds every device buffer."""
+    text = (ROOT / "examples" / "mlp.mlir").read_text()
+    cpu = accy.prepare(accy.parse(text), target="cpu")
+    cuda = accy.prepare(accy.parse(text), target="cuda")
+    slots = {s.id: s for s in cpu.buffers.slots}
+    assert cpu.arena.functions["mlp"].offsets
+    assert all(slots[i].is_temporary for i in cpu.arena.functions["mlp"].offsets)
+    assert cpu.arena.functions["mlp"].size < cuda.arena.functions["mlp"].size
+    assert cpu.arena.functions["mlp"].size == cpu.arena.functions["mlp"].temporaries_size
+
+
 def test_lowering_plans_the_cpu_target_without_workspaces():
     from accy.passes.lower.lower_pass import lower_module
 
@@ -109,3 +123,20 @@ def test_no_module_level_analysis_cache():
     source = (ROOT / "passes" / "plan_passes.py").read_text()
     assert "WeakKeyDictionary" not in source
     assert "_MANAGERS" not in source
+
+
+def test_cpu_result_holds_the_temporary_it_takes_over():
+    """On the CPU a result that takes a temporary over in place holds it in its
+    out-parameter: the temporary is not in the arena, and the results stay right."""
+    import numpy as np
+
+    text = (ROOT / "lit_tests" / "lower" / "cpu_fused.mlir").read_text()
+    prep = accy.prepare(accy.parse(text), target="cpu")
+    arena = prep.arena.functions["f"]
+    assert arena.in_outputs == {3: 5} and 3 not in arena.offsets
+    assert prep.arena.describe_slot(3) == "in the out-parameter of slot 5 live [0, 2]"
+    planned = str(planned_module(accy.parse(text), AnalysisManager(), "cpu"))
+    assert "outs(%out0 : memref<4xf32, #accy.space<host>>)" in planned.split("accy.kernel 1")[0]
+    a, b = np.arange(4, dtype=np.float32) / 4, np.ones(4, np.float32)
+    expected = accy.reference.run(accy.parse(text), "f", a, b)[0]
+    np.testing.assert_allclose(accy.compile(text, threads=1)(a, b)[0], expected, rtol=1e-6)
