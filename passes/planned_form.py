@@ -30,8 +30,8 @@ Its body holds, in order:
 5. the copies of the results into the out-parameters (CUDA: every result, device to host;
    CPU: a result whose home is not its out-parameter), and `func.return`.
 
-The plan is target-specific: the CPU target plans no kernel-family workspaces (its loops
-need none), so its arena holds none. The module records the plan's target and
+The plan is target-specific: the CPU plan's arena holds its temporaries and the one CPU
+workspace (a split reduction's partials, `workspace.cpu_families`), not the CUDA families'. The module records the plan's target and
 multiprocessor count (`accy.target`, `accy.sm_count`): lowering reads everything from here.
 """
 
@@ -382,19 +382,20 @@ class FunctionPlanner:
         else:
             self._host_homes(b, slots, returned)
         if self.arena is not None:
+            space = MemorySpace.DEVICE_GLOBAL if self.cuda else MemorySpace.HOST
             for workspace in arena.workspaces:
-                t = buffer_type(TensorType(i8, [workspace.term.bytes]), MemorySpace.DEVICE_GLOBAL)
+                t = buffer_type(TensorType(i8, [workspace.term.bytes]), space)
                 view = b.insert(plan.ViewOp(self.arena, workspace.offset, t)).buffer
                 view.name_hint = workspace.term.name
                 self.workspace[(workspace.term.family, workspace.term.name)] = view
+        workspace_space = MemorySpace.DEVICE_GLOBAL if self.cuda else MemorySpace.HOST
+        ids = {item.id for item in self.items}
+        for term in self.workspaces.terms:
+            if not term.arena and ids.intersection(term.nodes):
+                buffer = self.alloc(b, TensorType(i8, [term.bytes]), workspace_space)
+                buffer.name_hint = term.name
+                self.workspace[(term.family, term.name)] = buffer
         if self.cuda:
-            ids = {item.id for item in self.items}
-            for term in self.workspaces.terms:
-                if not term.arena and ids.intersection(term.nodes):
-                    t = TensorType(i8, [term.bytes])
-                    buffer = self.alloc(b, t, MemorySpace.DEVICE_GLOBAL)
-                    buffer.name_hint = term.name
-                    self.workspace[(term.family, term.name)] = buffer
             self._transfers_in(b, slots)
 
     def _view_or_alloc(self, b: Builder, slot: BufferSlot) -> SSAValue:
@@ -518,12 +519,11 @@ class FunctionPlanner:
         dynamic = dynamic or any(DYNAMIC_INDEX in a.type.get_shape() for a in body.args)  # type: ignore[attr-defined]
         outputs = list(item.outputs)
         body.add_op(ops.YieldOp([mapping[v] for v in outputs]))
-        workspaces: list[tuple[str, SSAValue]] = []
-        family = None
-        if self.cuda:
-            family = self.workspaces.family_of.get(item.id)
-            for term in self.workspaces.terms_of(item.id):
-                workspaces.append((term.name, self.workspace[(term.family, term.name)]))
+        family = self.workspaces.family_of.get(item.id)
+        workspaces = [
+            (term.name, self.workspace[(term.family, term.name)])
+            for term in self.workspaces.terms_of(item.id)
+        ]
         kernel = plan.KernelOp(
             item.id,
             item.kind.value,

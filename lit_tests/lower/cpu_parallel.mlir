@@ -14,7 +14,7 @@
 //   @total:  reduce all 65536 elements   -> no kept dim and one chunk (REDUCE_CHUNK =
 //            65536 elements): sequential blocked loops (16 x 16 partials of 256 elements)
 //   @split:  reduce 4 rows of 1048576    -> fewer than 256 rows, 16 chunks per row: the
-//            chunks in parallel into a partials buffer, then each row's 16 partials
+//            chunks in parallel into the planned partials workspace (reduce.chunks), then each row's 16 partials
 //   @mm:     64x128 @ 128x256 in f32 register tiles (`_dot_tiles`): 64 x 128 x 256 =
 //            2097152 steps -> every tile in parallel
 
@@ -86,7 +86,9 @@ func.func @split(%x: tensor<4x1048576xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 // CHECK-LABEL: func.func @split
-// CHECK:       %partials = memref.alloc() {alignment = 64 : i64} : memref<16x4xf32>
+// The planned reduce.chunks workspace (16 chunks x 4 rows x 4 bytes), viewed as f32.
+// CHECK:       %[[WS:.*]] = memref.view %arena[%{{.*}}][] : memref<256xi8> to memref<256xi8>
+// CHECK:       %[[PARTS:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<256xi8> to memref<16x4xf32>
 // Phase 1: (chunk, row) in parallel, each chunk 65536 elements in blocked loops.
 // CHECK:       "scf.parallel"
 // CHECK-NEXT:  ^{{.*}}(%[[CHUNK:.*]]: index, %[[ROW:.*]]: index):
@@ -94,14 +96,14 @@ func.func @split(%x: tensor<4x1048576xf32>) -> tensor<4xf32> {
 // CHECK:           scf.for
 // CHECK:             scf.for
 // CHECK:               memref.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<4x1048576xf32>
-// CHECK:         memref.store %{{.*}}, %partials[%[[CHUNK]], %[[ROW]]]
+// CHECK:         memref.store %{{.*}}, %[[PARTS]][%[[CHUNK]], %[[ROW]]]
 // CHECK:         scf.reduce
 // Phase 2: each row folds its partials in order.
 // CHECK:       scf.for %[[R:.*]] = {{.*}} {
 // CHECK:         scf.for %[[P:.*]] = {{.*}} iter_args
-// CHECK:           memref.load %partials[%[[P]], %[[R]]] : memref<16x4xf32>
+// CHECK:           memref.load %[[PARTS]][%[[P]], %[[R]]] : memref<16x4xf32>
 // CHECK:         memref.store %{{.*}}, %{{.*}}[%[[R]]] : memref<4xf32>
-// CHECK:       memref.dealloc %partials
+// CHECK:       memref.dealloc %arena
 
 func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256xf32> {
   %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x256xf32>) -> tensor<64x256xf32>

@@ -39,8 +39,8 @@ func.func @f(%x: tensor<4x1000xf32>) -> tensor<4xf32> {
 // -----
 
 // A wide reduction with few rows runs reduce.split on CUDA: its partials are a view of
-// the arena passed to the kernel. The CPU plan has no such workspace (its loops need
-// none), so its arena does not hold one.
+// the arena passed to the kernel. The CPU plan has its own family, reduce.chunks (2
+// chunks of 65536 positions x 64 rows x 4 bytes), and never the CUDA workspace.
 
 func.func @g(%x: tensor<64x100000xf32>) -> tensor<64xf32> {
   %s = accy.reduce add %x, dims = [1] : (tensor<64x100000xf32>) -> tensor<64xf32>
@@ -51,5 +51,8 @@ func.func @g(%x: tensor<64x100000xf32>) -> tensor<64xf32> {
 // CHECK:       accy.kernel 0 "reduce" ins({{.*}}) outs({{.*}}) workspaces(%partials : memref<270336xi8, #accy.space<device_global>>) {
 // CHECK:       } {family = "reduce.split", workspace_names = ["partials"]}
 // CPU-LABEL:   func.func @g
-// CPU-NOT:     partials
+// CPU:         %arena = accy.arena alignment 256 : memref<512xi8, #accy.space<host>>
+// CPU:         %partials = accy.view %arena[0] : memref<512xi8, #accy.space<host>> to memref<512xi8, #accy.space<host>>
+// CPU:         accy.kernel 0 "reduce" ins({{.*}}) outs(%out0 : {{.*}}) workspaces(%partials : memref<512xi8, #accy.space<host>>) {
+// CPU:         } {family = "reduce.chunks", workspace_names = ["partials"]}
 // CPU:         func.return

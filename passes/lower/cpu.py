@@ -25,8 +25,8 @@ ins and writing its outs:
 - scan: loops over the other dims, then a sequential loop along the scan dim with the
   carry, writing its out (the scratch the result shares).
 
-Allocation failures: every allocation of a function (its arena, its `accy.alloc`s, a
-split reduction's partials) is made at its start, before anything runs. If one returns
+Allocation failures: every allocation of a function (its arena, its `accy.alloc`s) is
+made at its start, before anything runs. If one returns
 null, the function calls `accy_allocation_failed(bytes)` (i64: the size of the first that
 failed; the caller's runtime records it and raises), frees the others and returns.
 
@@ -55,10 +55,10 @@ way), so float products are never blocked nor split.
 
 A reduction with fewer than `REDUCE_SPLIT_ROWS` rows (all dims static) whose outermost
 reduced dim holds more than one chunk (a power of two of its positions, at least
-`REDUCE_CHUNK` elements) is split: one `scf.parallel` over (chunk, kept dims) folds each
-chunk from the identity into `partials[chunk, kept...]` (a buffer of its own, allocated
-with the function's others), then each row folds its
-partials (a sum in blocked loops). Every order is fixed at lowering, so the thread count
+`REDUCE_CHUNK` elements) runs the CPU family `reduce.chunks` (`workspace.cpu_families`
+decides it, for the planner and here): one `scf.parallel` over (chunk, kept dims) folds
+each chunk from the identity into `partials[chunk, kept...]` (the kernel's planned
+`partials` workspace), then each row folds its partials (a sum in blocked loops). Every order is fixed at lowering, so the thread count
 never changes a result.
 
 Dynamic dims: every `?` dim of a function is bound to one row count, read with
@@ -77,6 +77,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.dialects import plan
 from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.lower.host import (
     HostGlobals,
@@ -106,6 +107,12 @@ from accy.passes.lower.scalar import (
 )
 from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem, WorkKind
+from accy.passes.workspace.cpu_families import (
+    FAMILY,
+    WORKSPACE,
+    SplitReduce,
+    split_partials,
+)
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -153,14 +160,6 @@ from the identity (the loop LLVM vectorizes) before the partial joins the level 
 
 REDUCE_FAN = 16
 """Reductions: partials each loop above the innermost folds (see `blocked_steps`)."""
-
-REDUCE_SPLIT_ROWS = 256
-"""Reductions with fewer (static) rows than this are split into chunks folded in
-parallel when their outermost reduced dim holds more than one chunk (`_reduce_chunk`)."""
-
-REDUCE_CHUNK = 1 << 16
-"""Reductions: the fewest elements one chunk of a split reduction folds (a power of two
-of positions of the outermost reduced dim, times the reduced dims inside it)."""
 
 DYNAMIC_EXTENT = 1 << 32
 """The extent a dynamic reduced dim's blocked loops are built for (past it, the chain of
@@ -611,10 +610,9 @@ class FunctionLowering(HostLowering):
                 body=body(position + 1, {**ivs, dim: iv}),
             )
 
-        float_product = kind == ops.CombinerKind.MUL and is_float(acc_type)
-        chunk = None if float_product else self._reduce_chunk(shape, kept, reduced)
-        if chunk is not None:
-            self._split_reduce(b, root, fold, kept_sizes, reduced, chunk, body)
+        split = split_partials(root)
+        if split is not None:
+            self._split_reduce(b, item, fold, kept_sizes, reduced, split, body)
             return
 
         inner, kept_ivs = self.parallel_nest(
@@ -639,43 +637,37 @@ class FunctionLowering(HostLowering):
             )
         self.store(inner, narrow(inner, total, element_type), self.memref_of(root.result), kept_ivs)
 
-    @staticmethod
-    def _reduce_chunk(shape: Sequence[int], kept: list[int], reduced: list[int]) -> int | None:
-        """Positions of the outermost reduced dim per chunk of a split reduction, or None
-        when it is not split: fewer than `REDUCE_SPLIT_ROWS` rows, static dims, and more
-        than one chunk (the fewest positions, a power of two, of at least `REDUCE_CHUNK`
-        elements)."""
-        if not reduced or DYNAMIC_INDEX in shape:
-            return None
-        rows = int(np.prod([shape[d] for d in kept], dtype=np.int64))
-        inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
-        if rows >= REDUCE_SPLIT_ROWS or inside == 0:
-            return None
-        chunk = 1
-        while chunk * inside < REDUCE_CHUNK:
-            chunk *= 2
-        return chunk if chunk < shape[reduced[0]] else None
-
     def _split_reduce(
         self,
         b: Builder,
-        root: ops.ReduceOp,
+        item: PlannedKernel,
         fold: ReduceFold,
         kept_sizes: list[SSAValue],
         reduced: list[int],
-        chunk: int,
+        split: SplitReduce,
         body: Callable[[int, dict[int, SSAValue]], FoldBody],
     ) -> None:
         """Phase 1: one `scf.parallel` over (chunk, kept dims) folds `chunk` positions
-        of the outermost reduced dim into `partials[chunk, kept...]` (a buffer of its
-        own, allocated and freed here); phase 2 folds each row's partials in order."""
+        of the outermost reduced dim into `partials[chunk, kept...]` (the kernel's planned
+        `partials` workspace); phase 2 folds each row's partials in order."""
+        root = item.root
+        assert isinstance(root, ops.ReduceOp)
         shape = shape_of(root.operand)
         element_type = root.result.type.get_element_type()
         kept = [d for d in range(len(shape)) if d not in reduced]
         width = shape[reduced[0]]
-        chunks = -(-width // chunk)
-        partials_type = MemRefType(fold.acc_type, [chunks, *[shape[d] for d in kept]])
-        partials = self.add_allocation(partials_type)
+        chunk, chunks = split.chunk, split.chunks
+        workspace = item.workspaces.get(WORKSPACE)
+        planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
+        if planned < split.bytes:
+            raise CpuLoweringError(
+                f"work item {item.id} ({FAMILY}) needs {split.bytes} bytes of '{WORKSPACE}' "
+                f"but the plan gives it {planned}",
+                root.location,
+            )
+        assert workspace is not None
+        partials_type = MemRefType(fold.acc_type, list(split.shape))
+        partials = emit(b, memref.ViewOp(workspace, self.index(0), [], partials_type))
         partials.name_hint = "partials"
         inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
         identity = self.identity(fold.kind, fold.acc_type)

@@ -276,8 +276,10 @@ def compute_workspaces(
 ) -> WorkspacePlan:
     options = manager.options
     schedule = manager.get(SCHEDULE, root)
-    if options.target == "cpu":  # the CPU target runs loops: no kernel family, no workspace
-        return WorkspacePlan((), {})
+    if options.target == "cpu":  # the CPU's loops: only a split reduction needs scratch
+        from accy.passes.workspace.cpu_families import cpu_workspace_terms
+
+        return cpu_workspace_terms(schedule, meter)
     registry = FamilyRegistry.load(options.families)
     plans = [
         workspace_terms(schedule, registry, rows=rows, sm_count=options.sm_count, meter=meter)

@@ -56,16 +56,21 @@ def test_every_program_plans_round_trips_and_lowers_from_its_text(target):
     assert planned >= {"cpu": 30, "cuda": 20}[target]
 
 
-def test_cpu_plan_holds_no_cuda_workspace():
+def test_cpu_plan_holds_only_its_own_workspace():
     """A 64x100000 sum runs reduce.split on CUDA (a 264 KiB partials workspace); the CPU
-    plan has no workspace, and its arena does not hold one."""
+    plan has its own family, reduce.chunks, whose partials are 2 chunks x 64 rows x 4
+    bytes, in its arena."""
     cuda = planned_module(accy.parse(WIDE_REDUCE), AnalysisManager(), "cuda")
     cpu = planned_module(accy.parse(WIDE_REDUCE), AnalysisManager(), "cpu")
     kernels = [op for op in cuda.walk() if isinstance(op, plan.KernelOp)]
     assert kernels[0].family.data == "reduce.split"
     assert list(kernels[0].named_workspaces()) == ["partials"]
-    assert not any(isinstance(op, plan.ArenaOp) for op in cpu.walk())
-    assert all(not op.workspaces for op in cpu.walk() if isinstance(op, plan.KernelOp))
+    (kernel,) = [op for op in cpu.walk() if isinstance(op, plan.KernelOp)]
+    assert kernel.family.data == "reduce.chunks"
+    (partials,) = kernel.workspaces
+    assert partials.type.get_shape() == (512,)
+    (arena,) = [op for op in cpu.walk() if isinstance(op, plan.ArenaOp)]
+    assert arena.size == 512
 
 
 def test_cpu_arena_holds_only_temporaries():
@@ -82,7 +87,7 @@ def test_cpu_arena_holds_only_temporaries():
     assert cpu.arena.functions["mlp"].size == cpu.arena.functions["mlp"].temporaries_size
 
 
-def test_lowering_plans_the_cpu_target_without_workspaces():
+def test_lowering_plans_the_cpu_target_with_its_own_workspaces():
     from accy.passes.lower.lower_pass import lower_module
 
     module = accy.parse(WIDE_REDUCE)
@@ -91,7 +96,8 @@ def test_lowering_plans_the_cpu_target_without_workspaces():
     from accy.passes.workspace.sizing import WORKSPACES
 
     assert manager.options.target == "cpu"
-    assert manager.get(WORKSPACES, module).terms == ()
+    (term,) = manager.get(WORKSPACES, module).terms
+    assert (term.family, term.bytes) == ("reduce.chunks", 512)
 
 
 def test_plan_pass_replaces_the_module_and_refuses_a_planned_one():
