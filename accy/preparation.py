@@ -11,9 +11,8 @@ liveness → arena offsets.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
@@ -24,11 +23,6 @@ from accy.passes.buffers import BUFFERS, BufferPlan
 from accy.passes.fusion import FUSION, FusionPlan
 from accy.passes.memory import MEMORY, MemorySpacePlan
 from accy.passes.options import (
-    DEFAULT_ALIGNMENT,
-    DEFAULT_CONSTANT_CAPACITY,
-    DEFAULT_PACK_BUDGET_MS,
-    DEFAULT_SHARED_LIMIT,
-    DEFAULT_SM_COUNT,
     PlanOptions,
 )
 from accy.passes.schedule import SCHEDULE, SchedulePlan
@@ -57,26 +51,15 @@ class Preparation:
         return self.manager.budget
 
 
-def prepare(
-    module: ModuleOp,
-    *,
-    budget: Budget | None = None,
-    rows: Sequence[int] = (),
-    sm_count: int = DEFAULT_SM_COUNT,
-    families: Sequence[str | Path] = (),
-    alignment: int = DEFAULT_ALIGNMENT,
-    pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS,
-    pack_workers: int = 1,
-    constant_capacity: int = DEFAULT_CONSTANT_CAPACITY,
-    shared_limit: int = DEFAULT_SHARED_LIMIT,
-    check_arena: bool = False,
-    target: str = "cuda",
-) -> Preparation:
-    """Plan `module`. Raises `WorkBudgetExhausted` when an analysis does not fit the
-    budget, `MissingOutputWriter` when a result has no writer, `WorkspaceError` when
-    a family's workspace expression fails and `SharedMemoryExceeded` when a kernel needs
-    more shared memory per block than `shared_limit`. `target` (`cuda` or `cpu`) is what
-    the plan is for: the CPU target plans no kernel-family workspaces."""
+def prepare(module: ModuleOp, *, budget: Budget | None = None, **options: Any) -> Preparation:
+    """Plan `module` with the plan options `options` (the fields of `PlanOptions`, defined
+    there once: `rows`, `sm_count`, `families`, `alignment`, `pack_budget_ms`,
+    `pack_workers`, `constant_capacity`, `shared_limit`, `check_arena`, `target`).
+    Raises `WorkBudgetExhausted` when an analysis does not fit the budget,
+    `MissingOutputWriter` when a result has no writer, `WorkspaceError` when a family's
+    workspace expression fails, `SharedMemoryExceeded` when a kernel needs more shared
+    memory per block than `shared_limit`, and `AccyError` for an unknown or invalid
+    option. `target` (`cuda` or `cpu`, default `cuda`) is what the plan is for."""
     from accy.passes.planned_form import is_planned
 
     if is_planned(module):
@@ -84,18 +67,7 @@ def prepare(
             "the module is already planned (accy-plan ran on it); accy.compile and accy-run "
             "take it as it is"
         )
-    options = PlanOptions(
-        constant_capacity=constant_capacity,
-        shared_limit=shared_limit,
-        rows=tuple(rows),
-        sm_count=sm_count,
-        families=tuple(Path(f) for f in families),
-        alignment=alignment,
-        pack_budget_ms=pack_budget_ms,
-        pack_workers=pack_workers,
-        check_arena=check_arena,
-        target=target,
-    )
+    options = PlanOptions.of(**options)
     manager = AnalysisManager(budget, options)
     return Preparation(
         module=module,

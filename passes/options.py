@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from accy.diagnostics import AccyError
 
@@ -45,6 +46,20 @@ class PlanOptions:
     target: str = "cuda"
     """The target planned for: `cuda`, or `cpu` (whose loops need no kernel-family
     workspaces, so none are planned)."""
+
+    @classmethod
+    def of(cls, **options: Any) -> PlanOptions:
+        """The options given by keyword (sequences for `rows` and `families` taken as
+        tuples, family paths as `Path`s); `AccyError` for a name that is not an option."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(options) - set(names))
+        if unknown:
+            raise AccyError(f"unknown plan option {unknown[0]!r}; plan options: {', '.join(names)}")
+        if "rows" in options:
+            options["rows"] = tuple(options["rows"])
+        if "families" in options:
+            options["families"] = tuple(Path(f) for f in options["families"])
+        return cls(**options)
 
     def __post_init__(self) -> None:
         rules = (
