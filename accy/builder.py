@@ -178,6 +178,29 @@ class BlockBuilder:
         result = TensorType(_tensor(x).get_element_type(), shape)
         return self._add(ops.SliceOp(x, start, limit, strides, result))
 
+    def reverse(self, x: SSAValue, dims: Sequence[int]) -> SSAValue:
+        """`x` with the order of its elements along each of `dims` reversed."""
+        return self._add(ops.ReverseOp(x, dims))
+
+    def pad(
+        self,
+        x: SSAValue,
+        value: SSAValue,
+        low: Sequence[int],
+        high: Sequence[int],
+        interior: Sequence[int] | None = None,
+    ) -> SSAValue:
+        """`x` padded with the rank-0 `value`: `low[d]` before, `high[d]` after (negative:
+        cropped) and `interior[d]` between neighbours along each dim `d` (default 0)."""
+        source = _tensor(x)
+        interior = [0] * len(low) if interior is None else list(interior)
+        shape = [
+            ops.padded_size(n, lo, hi, inner)
+            for n, lo, hi, inner in zip(source.get_shape(), low, high, interior)
+        ]
+        result = TensorType(source.get_element_type(), shape)
+        return self._add(ops.PadOp(x, value, low, high, interior, result))
+
     # Reductions, contractions, scans ----------------------------------------------
 
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:

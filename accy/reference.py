@@ -320,6 +320,31 @@ def _slice(op: accy.SliceOp, operand: np.ndarray) -> np.ndarray:
     return operand[tuple(slice(lo, hi, st) for lo, hi, st in op.ranges)]
 
 
+def _reverse(op: accy.ReverseOp, operand: np.ndarray) -> np.ndarray:
+    return np.flip(operand, axis=op.dims) if op.dims else operand.copy()
+
+
+def _pad(op: accy.PadOp, operand: np.ndarray, value: np.ndarray) -> np.ndarray:
+    result = operand
+    for d, (low, high, interior) in enumerate(op.edges):
+        size = result.shape[d]
+        if interior and size:  # interior first, then the edges (a negative one crops)
+            shape = list(result.shape)
+            shape[d] = size + (size - 1) * interior
+            spread = np.full(shape, value, dtype=operand.dtype)
+            index = [slice(None)] * result.ndim
+            index[d] = slice(None, None, interior + 1)
+            spread[tuple(index)] = result
+            result = spread
+        keep = [slice(None)] * result.ndim
+        keep[d] = slice(max(-low, 0), result.shape[d] - max(-high, 0))
+        result = result[tuple(keep)]
+        widths = [(0, 0)] * result.ndim
+        widths[d] = (max(low, 0), max(high, 0))
+        result = np.pad(result, widths, constant_values=value)
+    return np.array(result, dtype=operand.dtype, order="C")
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -440,6 +465,8 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.IotaOp: _iota,
     accy.ConcatenateOp: _concatenate,
     accy.SliceOp: _slice,
+    accy.ReverseOp: _reverse,
+    accy.PadOp: _pad,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,

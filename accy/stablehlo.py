@@ -557,6 +557,23 @@ def _slice(imp, op, operands, bb, env):
     return [bb.slice(operands[0], a["start_indices"], a["limit_indices"], a["strides"])]
 
 
+def _reverse(imp, op, operands, bb, env):
+    return [bb.reverse(operands[0], op.attributes["dimensions"])]
+
+
+def _pad(imp, op, operands, bb, env):
+    a = op.attributes
+    return [
+        bb.pad(
+            operands[0],
+            operands[1],
+            a["edge_padding_low"],
+            a["edge_padding_high"],
+            a["interior_padding"],
+        )
+    ]
+
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)
@@ -723,6 +740,10 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.broadcast_in_dim": Converter(_broadcast_in_dim, {"broadcast_dimensions": None}),
     "stablehlo.reshape": Converter(_reshape, {}),
     "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
+    "stablehlo.reverse": Converter(_reverse, {"dimensions": None}),
+    "stablehlo.pad": Converter(
+        _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
+    ),
     "stablehlo.reduce": Converter(_reduce, {"dimensions": None}),
     "stablehlo.dot_general": Converter(
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})

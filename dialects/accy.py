@@ -620,6 +620,135 @@ class TransposeOp(AccyOperation):
             raise self.error("operand and result element types differ")
 
 
+@irdl_op_definition
+class ReverseOp(AccyOperation):
+    """`%r = accy.reverse %x, dims = [0] : tensor<2x3xf32>`.
+
+    Result element `i` is operand element `i` with the index along each of `dims` mirrored
+    (`size - 1 - i`); `dims` are distinct operand dims.
+    """
+
+    name = "accy.reverse"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+    operand = operand_def(T)
+    dimensions = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `,` `dims` `=` custom<DimList>($dimensions) attr-dict `:` type($result)"
+    )
+
+    def __init__(self, operand: SSAValue, dimensions: Sequence[int]):
+        super().__init__(
+            operands=[operand],
+            result_types=[operand.type],
+            properties={"dimensions": DenseArrayBase.from_list(i64, dimensions)},
+        )
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return tuple(_dims_of(self.dimensions))
+
+    def verify_(self) -> None:
+        dims = self.dims
+        rank = self.operand.type.get_num_dims()
+        if len(set(dims)) != len(dims) or any(d < 0 or d >= rank for d in dims):
+            raise self.error(
+                f"dims {list(dims)} are not distinct dims of the operand's {rank} dims"
+            )
+
+
+def padded_size(size: int, low: int, high: int, interior: int) -> int:
+    """The size of a padded dim (`size` dynamic: dynamic)."""
+    if size == DYNAMIC_INDEX:
+        return DYNAMIC_INDEX
+    return low + high + size + max(size - 1, 0) * interior
+
+
+@irdl_op_definition
+class PadOp(AccyOperation):
+    """`%r = accy.pad %x, %v, low = [1, 0], high = [0, -1], interior = [0, 2] :
+    (tensor<2x3xf32>, tensor<f32>) -> tensor<3x6xf32>`.
+
+    Along dim `d`, `interior[d]` elements of the padding value `%v` (a rank-0 tensor of the
+    element type) go between neighbours, `low[d]` before and `high[d]` after (a negative
+    edge crops instead): result size `low + high + size + (size - 1) * interior`.
+    """
+
+    name = "accy.pad"
+
+    operand = operand_def(AccyTensor)
+    padding_value = operand_def(AccyTensor)
+    low = prop_def(DenseArrayBase.constr(i64))
+    high = prop_def(DenseArrayBase.constr(i64))
+    interior = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `,` $padding_value `,` `low` `=` custom<DimList>($low) `,` `high` `=` "
+        "custom<DimList>($high) `,` `interior` `=` custom<DimList>($interior) attr-dict "
+        "`:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        padding_value: SSAValue,
+        low: Sequence[int],
+        high: Sequence[int],
+        interior: Sequence[int],
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[operand, padding_value],
+            result_types=[result_type],
+            properties={
+                "low": DenseArrayBase.from_list(i64, low),
+                "high": DenseArrayBase.from_list(i64, high),
+                "interior": DenseArrayBase.from_list(i64, interior),
+            },
+        )
+
+    @property
+    def edges(self) -> tuple[tuple[int, int, int], ...]:
+        """`(low, high, interior)` per dim."""
+        return tuple(zip(_dims_of(self.low), _dims_of(self.high), _dims_of(self.interior)))
+
+    def verify_(self) -> None:
+        source, value, result = self.operand.type, self.padding_value.type, self.result.type
+        rank = source.get_num_dims()
+        counts = [len(_dims_of(a)) for a in (self.low, self.high, self.interior)]
+        if counts != [rank] * 3:
+            raise self.error(
+                f"expects low, high and interior for each of the operand's {rank} dims, got "
+                f"{counts[0]}, {counts[1]} and {counts[2]}"
+            )
+        if value.get_num_dims() != 0 or value.get_element_type() != source.get_element_type():
+            raise self.error(
+                f"padding value {value} is not a rank-0 tensor of the operand's element type"
+            )
+        edges = self.edges
+        if any(interior < 0 for _, _, interior in edges):
+            raise self.error(f"interior padding {[e[2] for e in edges]} is negative")
+        expected = [padded_size(n, *edge) for n, edge in zip(source.get_shape(), edges)]
+        if any(n != DYNAMIC_INDEX and n < 0 for n in expected):
+            raise self.error(f"padding gives a negative size {format_shape(expected)}")
+        if not shapes_compatible(expected, result.get_shape()):
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from the padded "
+                f"shape {format_shape(expected)}"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+
+
 def _parse_slice_ranges(
     parser: Parser,
 ) -> tuple[DenseArrayBase, DenseArrayBase, DenseArrayBase]:
@@ -1216,6 +1345,8 @@ Accy = Dialect(
         IotaOp,
         ConcatenateOp,
         SliceOp,
+        ReverseOp,
+        PadOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

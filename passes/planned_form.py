@@ -140,6 +140,15 @@ def _check_dynamic_op(op: Operation) -> None:
                 "target (its size would differ from the bound row count)",
                 op.location,
             )
+    elif isinstance(op, ops.PadOp) and any(
+        size == DYNAMIC_INDEX and edge != (0, 0, 0)
+        for size, edge in zip(shape_of(op.operand), op.edges)
+    ):
+        raise CpuLoweringError(
+            "'accy.pad' op pads a dynamic dim, which the CPU target does not support (its "
+            "size would differ from the bound row count)",
+            op.location,
+        )
     elif isinstance(op, ops.SliceOp) and DYNAMIC_INDEX in shape_of(op.result):
         raise CpuLoweringError(
             "'accy.slice' op with a dynamic result dim is not supported by the CPU "

@@ -290,7 +290,30 @@ func.func @donated(%x: tensor<64x96xf32> {accy.donated}, %y: tensor<64x96xf32>) 
         ("donated",),
         tolerance=1e-4,
     ),
+    Program(
+        "reverse_pad",
+        """
+func.func @reverse_pad(%x: tensor<8x12xf32>, %v: tensor<f32>) -> (tensor<8x12xf32>, tensor<11x22xf32>) {
+  %r = accy.reverse %x, dims = [0, 1] : tensor<8x12xf32>
+  %a = accy.add %r, %x : tensor<8x12xf32>
+  %p = accy.pad %a, %v, low = [2, -1], high = [1, 0], interior = [0, 1] : (tensor<8x12xf32>, tensor<f32>) -> tensor<11x22xf32>
+  func.return %r, %p : tensor<8x12xf32>, tensor<11x22xf32>
+}
+""",
+        (((8, 12), "float32"), ((), "float32")),
+        lambda x, v: (x[::-1, ::-1], _pad_expected(x[::-1, ::-1] + x, v)),
+        ("reverse", "pad"),
+    ),
 ]
+
+
+def _pad_expected(a, v):
+    """`a` with one `v` between neighbours along dim 1 (its first column cropped), two
+    rows of `v` above and one below."""
+    spread = np.full((a.shape[0], 2 * a.shape[1] - 1), v, a.dtype)
+    spread[:, ::2] = a
+    return np.pad(spread[:, 1:], ((2, 1), (0, 0)), constant_values=v)
+
 
 LARGE_ELEMENTS = 64 * 1024 * 1024
 

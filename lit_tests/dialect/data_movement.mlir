@@ -57,3 +57,20 @@ func.func @transpose(%x: tensor<2x3xf32>, %t: tensor<2x3x4xi32>, %d: tensor<?x5x
   %3 = accy.transpose %d, dims = [1, 0] : (tensor<?x5xf16>) -> tensor<5x?xf16>
   func.return %0 : tensor<3x2xf32>
 }
+
+// CHECK-LABEL: func.func @reverse_pad(%x: tensor<2x3xf32>, %v: tensor<f32>, %d: tensor<?x3xi32>, %w: tensor<i32>) -> tensor<3x6xf32> {
+// CHECK-NEXT:    %0 = accy.reverse %x, dims = [0, 1] : tensor<2x3xf32>
+// CHECK-NEXT:    %1 = accy.reverse %d, dims = [] : tensor<?x3xi32>
+// CHECK-NEXT:    %2 = accy.pad %0, %v, low = [1, 0], high = [0, -1], interior = [0, 2] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x6xf32>
+// CHECK-NEXT:    %3 = accy.pad %1, %w, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<?x3xi32>, tensor<i32>) -> tensor<?x5xi32>
+// CHECK-NEXT:    func.return %2 : tensor<3x6xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "reverse_pad"
+// GENERIC:         %0 = "accy.reverse"(%x) <{dimensions = array<i64: 0, 1>}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// GENERIC:         %2 = "accy.pad"(%0, %v) <{low = array<i64: 1, 0>, high = array<i64: 0, -1>, interior = array<i64: 0, 2>}> : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x6xf32>
+func.func @reverse_pad(%x: tensor<2x3xf32>, %v: tensor<f32>, %d: tensor<?x3xi32>, %w: tensor<i32>) -> tensor<3x6xf32> {
+  %0 = accy.reverse %x, dims = [0, 1] : tensor<2x3xf32>
+  %1 = accy.reverse %d, dims = [] : tensor<?x3xi32>
+  %2 = accy.pad %0, %v, low = [1, 0], high = [0, -1], interior = [0, 2] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x6xf32>
+  %3 = accy.pad %1, %w, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<?x3xi32>, tensor<i32>) -> tensor<?x5xi32>
+  func.return %2 : tensor<3x6xf32>
+}

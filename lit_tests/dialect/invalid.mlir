@@ -521,3 +521,35 @@ func.func @use_before_definition(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = accy.abs %a : tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
+
+// -----
+
+func.func @reverse_twice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'accy.reverse' op dims [1, 1] are not distinct dims of the operand's 2 dims}}
+  %r = accy.reverse %x, dims = [1, 1] : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @pad_shape(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{'accy.pad' op result shape [3, 3] differs from the padded shape [3, 5]}}
+  %p = accy.pad %x, %v, low = [1, 0], high = [0, 0], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x3xf32>
+  func.return %p : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @pad_value(%x: tensor<2x3xf32>, %v: tensor<1xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'accy.pad' op padding value tensor<1xf32> is not a rank-0 tensor of the operand's element type}}
+  %p = accy.pad %x, %v, low = [0, 0], high = [0, 0], interior = [0, 0] : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>
+  func.return %p : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @pad_interior(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'accy.pad' op interior padding [0, -1] is negative}}
+  %p = accy.pad %x, %v, low = [0, 0], high = [0, 2], interior = [0, -1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %p : tensor<2x3xf32>
+}

@@ -17,3 +17,14 @@ func.func @main(%arg0: tensor<3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<4x3x
   %5 = stablehlo.slice %arg2 [1:3, 0:3:2] : (tensor<4x3xf32>) -> tensor<2x2xf32>
   return %1, %2, %3, %4, %5 : tensor<6xf32>, tensor<3x2xf32>, tensor<4x3xi32>, tensor<8x3xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @reverse_pad(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>)
+// CHECK-NEXT:    %0 = accy.reverse %arg0, dims = [1] : tensor<2x3xf32>
+// CHECK-NEXT:    %1 = accy.pad %0, %arg1, low = [0, -2], high = [1, -3], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x0xf32>
+func.func @reverse_pad(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<3x0xf32> {
+  %0 = stablehlo.reverse %arg0, dims = [1] : tensor<2x3xf32>
+  %1 = stablehlo.pad %0, %arg1, low = [0, -2], high = [1, -3], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x0xf32>
+  return %1 : tensor<3x0xf32>
+}

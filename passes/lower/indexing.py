@@ -147,7 +147,61 @@ def operand_indices(
         return reshape_operand_indices(b, op, result_indices, sizes)
     if isinstance(op, ops.SliceOp):
         return slice_operand_indices(b, op, result_indices)
+    if isinstance(op, ops.ReverseOp):
+        return reverse_operand_indices(b, op, result_indices, sizes)
     return list(result_indices)
+
+
+def pad_operand_indices(
+    b: Builder, op: ops.PadOp, result_indices: Sequence[SSAValue]
+) -> tuple[Indices, SSAValue] | None:
+    """The operand indices a pad's result element reads, clamped into the operand, and
+    whether it is an operand element there rather than padding: along each padded dim,
+    `j = i - low` must be a multiple of `interior + 1` and `j / (interior + 1)` an index of
+    the operand. None when the operand is empty (a padded dim is static: the CPU target
+    refuses padding a dynamic dim)."""
+    shape = shape_of(op.operand)
+    if 0 in shape:
+        return None
+    index = IndexType()
+    indices: Indices = []
+    inside: SSAValue | None = None
+    for i, size, (low, high, interior) in zip(result_indices, shape, op.edges):
+        if (low, high, interior) == (0, 0, 0):  # unpadded (the one way a dim may be dynamic)
+            indices.append(i)
+            continue
+        j = emit(b, arith.SubiOp(i, constant(b, low, index))) if low else i
+        conditions = [
+            emit(b, arith.CmpiOp(j, constant(b, 0, index), "sge")),
+        ]
+        position = j
+        if interior:
+            step = constant(b, interior + 1, index)
+            remainder = emit(b, arith.RemSIOp(j, step))
+            conditions.append(emit(b, arith.CmpiOp(remainder, constant(b, 0, index), "eq")))
+            position = emit(b, arith.DivSIOp(j, step))
+        conditions.append(emit(b, arith.CmpiOp(position, constant(b, size, index), "slt")))
+        clamped = emit(b, arith.MaxSIOp(position, constant(b, 0, index)))
+        indices.append(emit(b, arith.MinSIOp(clamped, constant(b, size - 1, index))))
+        for condition in conditions:
+            inside = condition if inside is None else emit(b, arith.AndIOp(inside, condition))
+    if inside is None:  # rank 0: the operand itself
+        inside = constant(b, True, IntegerType(1))
+    return indices, inside
+
+
+def reverse_operand_indices(
+    b: Builder, op: ops.ReverseOp, result_indices: Sequence[SSAValue], sizes: Sizes
+) -> Indices:
+    """Result index `i` of a reversed dim reads operand index `size - 1 - i`."""
+    indices = list(result_indices)
+    if not op.dims:
+        return indices
+    extents = sizes(op.operand)
+    for d in op.dims:
+        last = emit(b, arith.SubiOp(extents[d], constant(b, 1, IndexType())))
+        indices[d] = emit(b, arith.SubiOp(last, indices[d]))
+    return indices
 
 
 def iota_element(b: Builder, op: ops.IotaOp, result_indices: Sequence[SSAValue]) -> SSAValue:
@@ -188,9 +242,18 @@ class FusedGroup:
         owner = value.owner
         if isinstance(owner, ops.IotaOp) and owner in self.members:
             result = iota_element(b, owner, indices)
+        elif isinstance(owner, ops.PadOp) and owner in self.members:
+            padding = self._value(b, owner.padding_value, [], cache)
+            read = pad_operand_indices(b, owner, indices)
+            if read is None:  # an empty operand: every element is padding
+                result = padding
+            else:
+                inner, inside = read
+                element = self._value(b, owner.operand, inner, cache)
+                result = emit(b, arith.SelectOp(inside, element, padding))
         elif isinstance(owner, Operation) and owner in self.members:
             inner = operand_indices(b, owner, indices, self.sizes)
-            if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp, ops.SliceOp)):
+            if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp, ops.SliceOp, ops.ReverseOp)):
                 result = self._value(b, owner.operands[0], inner, cache)
             else:
                 operands = [self._value(b, v, inner, cache) for v in owner.operands]

@@ -1,0 +1,152 @@
+"""`accy.reverse` and `accy.pad`: the reference's semantics (checked against numpy), the CPU
+target's loops (against the reference, bit for bit), fusion into their consumers, the
+builder's shapes and the CUDA target's kernels (accepted by the plan and PTX)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from accy.passes.fusion import FUSION
+
+import accy
+from accy import reference
+from accy.diagnostics import AccyError
+
+PADS = [
+    # (shape, low, high, interior)
+    ((2, 3), [0, -2], [0, -3], [0, 1]),
+    ((4, 5), [1, 2], [3, 0], [0, 0]),
+    ((4, 5), [-1, 0], [0, -2], [2, 1]),
+    ((3,), [2], [2], [3]),
+    ((0, 3), [1, 1], [1, 0], [0, 2]),
+    ((), [], [], []),
+    ((2, 3, 4), [0, 1, -1], [1, 0, 0], [1, 0, 2]),
+]
+
+
+def _pad_text(shape, low, high, interior, element="f32"):
+    t = f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}{element}>"
+    size = [lo + hi + n + max(n - 1, 0) * i for n, lo, hi, i in zip(shape, low, high, interior)]
+    r = f"tensor<{'x'.join(map(str, size))}{'x' if size else ''}{element}>"
+    return f"""
+func.func @f(%x: {t}, %v: tensor<{element}>) -> {r} {{
+  %p = accy.pad %x, %v, low = {low}, high = {high}, interior = {interior} : ({t}, tensor<{element}>) -> {r}
+  func.return %p : {r}
+}}"""
+
+
+def _numpy_pad(x, v, low, high, interior):
+    """Pad by definition: each result index maps back to an operand index or to `v`."""
+    shape = [lo + hi + n + max(n - 1, 0) * i for n, lo, hi, i in zip(x.shape, low, high, interior)]
+    out = np.full(shape, v, dtype=x.dtype)
+    for index in np.ndindex(*shape):
+        source = []
+        for i, n, lo, inner in zip(index, x.shape, low, interior):
+            j = i - lo
+            if j < 0 or j % (inner + 1) or j // (inner + 1) >= n:
+                break
+            source.append(j // (inner + 1))
+        else:
+            out[index] = x[tuple(source)]
+    return out
+
+
+@pytest.mark.parametrize(("shape", "low", "high", "interior"), PADS)
+def test_pad_matches_its_definition_on_both_paths(shape, low, high, interior):
+    x = np.arange(1, int(np.prod(shape)) + 1, dtype=np.float32).reshape(shape)
+    v = np.float32(-7.5)
+    expected = _numpy_pad(x, v, low, high, interior)
+    text = _pad_text(shape, low, high, interior)
+    np.testing.assert_array_equal(reference.run(accy.parse(text), "f", x, v)[0], expected)
+    np.testing.assert_array_equal(accy.compile(text, threads=1)(x, v)[0], expected)
+
+
+def test_reverse_matches_numpy_and_fuses_into_its_consumer():
+    text = """
+func.func @f(%x: tensor<3x4x5xi32>) -> (tensor<3x4x5xi32>, tensor<4xi32>) {
+  %r = accy.reverse %x, dims = [0, 2] : tensor<3x4x5xi32>
+  %m = accy.multiply %r, %x : tensor<3x4x5xi32>
+  %s = accy.reduce add %m, dims = [0, 2] : (tensor<3x4x5xi32>) -> tensor<4xi32>
+  func.return %m, %s : tensor<3x4x5xi32>, tensor<4xi32>
+}"""
+    x = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    m = x[::-1, :, ::-1] * x
+    for outputs in (reference.run(accy.parse(text), "f", x), accy.compile(text, threads=1)(x)):
+        np.testing.assert_array_equal(outputs[0], m)
+        np.testing.assert_array_equal(outputs[1], m.sum(axis=(0, 2)))
+    module = accy.parse(text)
+    prep = accy.prepare(module)
+    reverse = next(op for op in module.walk() if op.name == "accy.reverse")
+    assert prep.manager.get(FUSION, module).is_elided(reverse.results[0])
+
+
+def test_pad_fuses_into_a_reduction_and_reads_a_splat_as_a_scalar():
+    text = """
+func.func @f(%x: tensor<6x7xbf16>) -> tensor<9xbf16> {
+  %v = accy.constant dense<1.0> : tensor<bf16>
+  %p = accy.pad %x, %v, low = [2, 0], high = [1, -2], interior = [0, 1] : (tensor<6x7xbf16>, tensor<bf16>) -> tensor<9x11xbf16>
+  %s = accy.reduce max %p, dims = [1] : (tensor<9x11xbf16>) -> tensor<9xbf16>
+  func.return %s : tensor<9xbf16>
+}"""
+    import ml_dtypes
+
+    x = (np.arange(42).reshape(6, 7) - 20).astype(ml_dtypes.bfloat16)
+    expected = reference.run(accy.parse(text), "f", x)[0]
+    padded = _numpy_pad(x, ml_dtypes.bfloat16(1.0), [2, 0], [1, -2], [0, 1])
+    np.testing.assert_array_equal(expected, padded.max(axis=1))
+    np.testing.assert_array_equal(accy.compile(text, threads=1)(x)[0], expected)
+    prep = accy.prepare(accy.parse(text))
+    assert [w.kind.value for w in prep.schedule.work_items] == ["reduce"]
+
+
+def test_booleans_reverse_and_pad():
+    text = """
+func.func @f(%x: tensor<2x3xi1>, %v: tensor<i1>) -> tensor<3x3xi1> {
+  %r = accy.reverse %x, dims = [1] : tensor<2x3xi1>
+  %p = accy.pad %r, %v, low = [1, 0], high = [0, 0], interior = [0, 0] : (tensor<2x3xi1>, tensor<i1>) -> tensor<3x3xi1>
+  func.return %p : tensor<3x3xi1>
+}"""
+    x = np.array([[True, False, False], [False, True, True]])
+    v = np.bool_(True)
+    expected = np.concatenate([np.ones((1, 3), bool), x[:, ::-1]])
+    np.testing.assert_array_equal(accy.compile(text, threads=1)(x, v)[0], expected)
+
+
+def test_dynamic_rows_pass_through_an_unpadded_dim():
+    text = """
+func.func @f(%x: tensor<?x3xf32>, %v: tensor<f32>) -> tensor<?x5xf32> {
+  %r = accy.reverse %x, dims = [0] : tensor<?x3xf32>
+  %p = accy.pad %r, %v, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<?x3xf32>, tensor<f32>) -> tensor<?x5xf32>
+  func.return %p : tensor<?x5xf32>
+}"""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    v = np.float32(0.5)
+    expected = np.pad(x[::-1], ((0, 0), (1, 1)), constant_values=0.5)
+    np.testing.assert_array_equal(accy.compile(text, threads=1)(x, v)[0], expected)
+    with pytest.raises(AccyError, match="pads a dynamic dim"):
+        accy.compile(text.replace("interior = [0, 0]", "interior = [1, 0]"))
+
+
+def test_builder_shapes():
+    f32 = np.dtype(np.float32)
+    b = accy.Builder()
+    fb = b.begin_function(
+        "f", [accy.Builder.tensor(f32, [4, 5])], [accy.Builder.tensor(f32, [7, 8])]
+    )
+    x = fb.parameter(0)
+    r = fb.reverse(x, [1])
+    p = fb.pad(r, fb.constant(accy.Builder.tensor(f32, []), 0.0), [1, -1], [2, 0], [0, 1])
+    assert r.type == x.type
+    assert tuple(p.type.get_shape()) == (7, 8)
+    fb.return_([p])
+    fb.finish()
+    module = b.finish()
+    x_ = np.arange(20, dtype=np.float32).reshape(4, 5)
+    expected = _numpy_pad(x_[:, ::-1], np.float32(0.0), [1, -1], [2, 0], [0, 1])
+    np.testing.assert_array_equal(accy.compile(module, threads=1)(x_)[0], expected)
+
+
+def test_cuda_exports_reverse_and_pad(tmp_path):
+    text = _pad_text((4, 5), [-1, 0], [0, -2], [2, 1])
+    directory = accy.export(text, tmp_path / "pad", target="cuda")
+    assert list(directory.glob("*.ptx"))
