@@ -201,6 +201,14 @@ class BlockBuilder:
         result = TensorType(source.get_element_type(), shape)
         return self._add(ops.PadOp(x, value, low, high, interior, result))
 
+    def dynamic_slice(
+        self, x: SSAValue, starts: Sequence[SSAValue], sizes: Sequence[int]
+    ) -> SSAValue:
+        """The `sizes` block of `x` at the run-time `starts` (rank-0 integer tensors, each
+        clamped so that the block lies inside `x`)."""
+        result = TensorType(_tensor(x).get_element_type(), list(sizes))
+        return self._add(ops.DynamicSliceOp(x, starts, sizes, result))
+
     # Reductions, contractions, scans ----------------------------------------------
 
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:

@@ -345,6 +345,14 @@ def _pad(op: accy.PadOp, operand: np.ndarray, value: np.ndarray) -> np.ndarray:
     return np.array(result, dtype=operand.dtype, order="C")
 
 
+def _dynamic_slice(op: accy.DynamicSliceOp, operand: np.ndarray, *starts: np.ndarray) -> np.ndarray:
+    index = []
+    for start, size, extent in zip(starts, op.sizes, operand.shape):
+        first = min(max(int(start), 0), extent - size)
+        index.append(slice(first, first + size))
+    return operand[tuple(index)].copy()
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -467,6 +475,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.SliceOp: _slice,
     accy.ReverseOp: _reverse,
     accy.PadOp: _pad,
+    accy.DynamicSliceOp: _dynamic_slice,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,

@@ -574,6 +574,10 @@ def _pad(imp, op, operands, bb, env):
     ]
 
 
+def _dynamic_slice(imp, op, operands, bb, env):
+    return [bb.dynamic_slice(operands[0], operands[1:], op.attributes["slice_sizes"])]
+
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)
@@ -741,6 +745,7 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.reshape": Converter(_reshape, {}),
     "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
     "stablehlo.reverse": Converter(_reverse, {"dimensions": None}),
+    "stablehlo.dynamic_slice": Converter(_dynamic_slice, {"slice_sizes": None}),
     "stablehlo.pad": Converter(
         _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
     ),

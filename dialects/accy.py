@@ -749,6 +749,72 @@ class PadOp(AccyOperation):
             raise self.error("operand and result element types differ")
 
 
+@irdl_op_definition
+class DynamicSliceOp(AccyOperation):
+    """`%r = accy.dynamic_slice %x[%i, %j], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>,
+    tensor<i64>) -> tensor<2x2xf32>`.
+
+    The `sizes` block of `%x` starting at the run-time indices (one rank-0 integer tensor
+    per dim), each start clamped into `[0, size - sizes[d]]` as StableHLO specifies.
+    """
+
+    name = "accy.dynamic_slice"
+
+    operand = operand_def(AccyTensor)
+    start_indices = var_operand_def(AccyTensor)
+    slice_sizes = prop_def(DenseArrayBase.constr(i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `[` $start_indices `]` `,` `sizes` `=` custom<DimList>($slice_sizes) "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        start_indices: Sequence[SSAValue],
+        slice_sizes: Sequence[int],
+        result_type: TensorType,
+    ):
+        super().__init__(
+            operands=[operand, list(start_indices)],
+            result_types=[result_type],
+            properties={"slice_sizes": DenseArrayBase.from_list(i64, slice_sizes)},
+        )
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(_dims_of(self.slice_sizes))
+
+    def verify_(self) -> None:
+        source, result = self.operand.type, self.result.type
+        rank, sizes = source.get_num_dims(), self.sizes
+        if len(self.start_indices) != rank or len(sizes) != rank:
+            raise self.error(
+                f"expects a start index and a size for each of the operand's {rank} dims, got "
+                f"{len(self.start_indices)} and {len(sizes)}"
+            )
+        for index, start in enumerate(self.start_indices):
+            t = start.type
+            element = t.get_element_type()
+            if t.get_num_dims() != 0 or not isinstance(element, IntegerType) or is_bool(element):
+                raise self.error(f"start index #{index} of type {t} is not a rank-0 integer tensor")
+        for d, (size, extent) in enumerate(zip(sizes, source.get_shape())):
+            if size < 0 or (extent != DYNAMIC_INDEX and size > extent):
+                raise self.error(f"size {size} of dim {d} is not within its extent {extent}")
+        if tuple(result.get_shape()) != sizes:
+            raise self.error(
+                f"result shape {format_shape(result.get_shape())} differs from the sizes "
+                f"{format_shape(sizes)}"
+            )
+        if source.get_element_type() != result.get_element_type():
+            raise self.error("operand and result element types differ")
+
+
 def _parse_slice_ranges(
     parser: Parser,
 ) -> tuple[DenseArrayBase, DenseArrayBase, DenseArrayBase]:
@@ -1347,6 +1413,7 @@ Accy = Dialect(
         SliceOp,
         ReverseOp,
         PadOp,
+        DynamicSliceOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

@@ -55,7 +55,15 @@ POINTWISE = (
 )
 """Ops whose output element i reads only element i of each operand (row-major)."""
 
-FUSIBLE = (*POINTWISE, ops.BroadcastInDimOp, ops.SliceOp, ops.ReverseOp, ops.PadOp, ops.IotaOp)
+FUSIBLE = (
+    *POINTWISE,
+    ops.BroadcastInDimOp,
+    ops.SliceOp,
+    ops.ReverseOp,
+    ops.PadOp,
+    ops.DynamicSliceOp,
+    ops.IotaOp,
+)
 """Ops that fuse into a consumer's group (see the module docstring): each output element
 is computed from operand elements found by index arithmetic."""
 

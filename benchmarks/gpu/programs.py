@@ -304,7 +304,26 @@ func.func @reverse_pad(%x: tensor<8x12xf32>, %v: tensor<f32>) -> (tensor<8x12xf3
         lambda x, v: (x[::-1, ::-1], _pad_expected(x[::-1, ::-1] + x, v)),
         ("reverse", "pad"),
     ),
+    Program(
+        "dynamic_slice",
+        """
+func.func @dynamic_slice(%x: tensor<16x24xf32>, %i: tensor<i64>, %j: tensor<i64>) -> tensor<4x8xf32> {
+  %s = accy.dynamic_slice %x[%i, %j], sizes = [4, 8] : (tensor<16x24xf32>, tensor<i64>, tensor<i64>) -> tensor<4x8xf32>
+  %t = accy.tanh %s : tensor<4x8xf32>
+  func.return %t : tensor<4x8xf32>
+}
+""",
+        (((16, 24), "float32"), ((), "int64"), ((), "int64")),
+        lambda x, i, j: (np.tanh(_block(x, (int(i), int(j)), (4, 8))),),
+        ("dynamic_slice",),
+    ),
 ]
+
+
+def _block(x, starts, sizes):
+    """The `sizes` block of `x` at `starts`, each clamped into the array (StableHLO)."""
+    first = [min(max(s, 0), n - k) for s, n, k in zip(starts, x.shape, sizes)]
+    return x[tuple(slice(f, f + k) for f, k in zip(first, sizes))]
 
 
 def _pad_expected(a, v):

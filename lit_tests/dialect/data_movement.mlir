@@ -74,3 +74,12 @@ func.func @reverse_pad(%x: tensor<2x3xf32>, %v: tensor<f32>, %d: tensor<?x3xi32>
   %3 = accy.pad %1, %w, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<?x3xi32>, tensor<i32>) -> tensor<?x5xi32>
   func.return %2 : tensor<3x6xf32>
 }
+
+// CHECK-LABEL: func.func @dynamic_slice(%x: tensor<4x3xf32>, %i: tensor<i64>, %j: tensor<i32>) -> tensor<2x2xf32> {
+// CHECK-NEXT:    %0 = accy.dynamic_slice %x[%i, %j], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>, tensor<i32>) -> tensor<2x2xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "dynamic_slice"
+// GENERIC:         %0 = "accy.dynamic_slice"(%x, %i, %j) <{slice_sizes = array<i64: 2, 2>}> : (tensor<4x3xf32>, tensor<i64>, tensor<i32>) -> tensor<2x2xf32>
+func.func @dynamic_slice(%x: tensor<4x3xf32>, %i: tensor<i64>, %j: tensor<i32>) -> tensor<2x2xf32> {
+  %0 = accy.dynamic_slice %x[%i, %j], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>, tensor<i32>) -> tensor<2x2xf32>
+  func.return %0 : tensor<2x2xf32>
+}

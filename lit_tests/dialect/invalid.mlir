@@ -553,3 +553,19 @@ func.func @pad_interior(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x3xf32>
   %p = accy.pad %x, %v, low = [0, 0], high = [0, 2], interior = [0, -1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   func.return %p : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @dynamic_slice_too_big(%x: tensor<4x3xf32>, %i: tensor<i64>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'accy.dynamic_slice' op size 4 of dim 1 is not within its extent 3}}
+  %r = accy.dynamic_slice %x[%i, %i], sizes = [2, 4] : (tensor<4x3xf32>, tensor<i64>, tensor<i64>) -> tensor<2x4xf32>
+  func.return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @dynamic_slice_float_start(%x: tensor<4x3xf32>, %i: tensor<i64>, %f: tensor<f32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'accy.dynamic_slice' op start index #1 of type tensor<f32> is not a rank-0 integer tensor}}
+  %r = accy.dynamic_slice %x[%i, %f], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>, tensor<f32>) -> tensor<2x2xf32>
+  func.return %r : tensor<2x2xf32>
+}

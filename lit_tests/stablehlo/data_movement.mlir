@@ -28,3 +28,12 @@ func.func @reverse_pad(%arg0: tensor<2x3xf32>, %arg1: tensor<f32>) -> tensor<3x0
   %1 = stablehlo.pad %0, %arg1, low = [0, -2], high = [1, -3], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3x0xf32>
   return %1 : tensor<3x0xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<i64>, %arg2: tensor<i64>)
+// CHECK-NEXT:    %0 = accy.dynamic_slice %arg0[%arg1, %arg2], sizes = [2, 3] : (tensor<5x3xf32>, tensor<i64>, tensor<i64>) -> tensor<2x3xf32>
+func.func @dynamic_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<i64>, %arg2: tensor<i64>) -> tensor<2x3xf32> {
+  %0 = stablehlo.dynamic_slice %arg0, %arg1, %arg2, sizes = [2, 3] : (tensor<5x3xf32>, tensor<i64>, tensor<i64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -190,6 +190,26 @@ def pad_operand_indices(
     return indices, inside
 
 
+def dynamic_slice_operand_indices(
+    b: Builder,
+    op: ops.DynamicSliceOp,
+    result_indices: Sequence[SSAValue],
+    starts: Sequence[SSAValue],
+    sizes: Sizes,
+) -> Indices:
+    """Result index `i` of dim `d` reads operand index `clamp(start[d], 0, extent - size)
+    + i` (`starts`: the start index elements, integers of any width)."""
+    index = IndexType()
+    extents = sizes(op.operand)
+    indices: Indices = []
+    for i, start, extent, size in zip(result_indices, starts, extents, op.sizes):
+        first = emit(b, arith.IndexCastOp(start, index))
+        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
+        first = emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
+        indices.append(emit(b, arith.AddiOp(first, i)))
+    return indices
+
+
 def reverse_operand_indices(
     b: Builder, op: ops.ReverseOp, result_indices: Sequence[SSAValue], sizes: Sizes
 ) -> Indices:
@@ -242,6 +262,10 @@ class FusedGroup:
         owner = value.owner
         if isinstance(owner, ops.IotaOp) and owner in self.members:
             result = iota_element(b, owner, indices)
+        elif isinstance(owner, ops.DynamicSliceOp) and owner in self.members:
+            starts = [self._value(b, start, [], cache) for start in owner.start_indices]
+            inner = dynamic_slice_operand_indices(b, owner, indices, starts, self.sizes)
+            result = self._value(b, owner.operand, inner, cache)
         elif isinstance(owner, ops.PadOp) and owner in self.members:
             padding = self._value(b, owner.padding_value, [], cache)
             read = pad_operand_indices(b, owner, indices)

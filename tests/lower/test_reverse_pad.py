@@ -150,3 +150,39 @@ def test_cuda_exports_reverse_and_pad(tmp_path):
     text = _pad_text((4, 5), [-1, 0], [0, -2], [2, 1])
     directory = accy.export(text, tmp_path / "pad", target="cuda")
     assert list(directory.glob("*.ptx"))
+
+
+DYNAMIC_SLICE = """
+func.func @f(%x: tensor<5x4xf32>, %i: tensor<i64>, %j: tensor<i32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %one = accy.constant dense<1> : tensor<i64>
+  %k = accy.add %i, %one : tensor<i64>
+  %s = accy.dynamic_slice %x[%k, %j], sizes = [2, 3] : (tensor<5x4xf32>, tensor<i64>, tensor<i32>) -> tensor<2x3xf32>
+  %t = accy.exponential %s : tensor<2x3xf32>
+  func.return %s, %t : tensor<2x3xf32>, tensor<2x3xf32>
+}"""
+
+
+@pytest.mark.parametrize(("i", "j"), [(0, 0), (1, 1), (-5, 2), (2, -1), (9, 9), (3, 1)])
+def test_dynamic_slice_clamps_its_starts(i, j):
+    """Starts are clamped into [0, extent - size] (StableHLO's rule), per dim, at run time."""
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    args = (x, np.int64(i), np.int32(j))
+    first = min(max(i + 1, 0), 3)
+    second = min(max(j, 0), 1)
+    block = x[first : first + 2, second : second + 3]
+    outputs = reference.run(accy.parse(DYNAMIC_SLICE), "f", *args)
+    np.testing.assert_array_equal(outputs[0], block)
+    compiled = accy.compile(DYNAMIC_SLICE, threads=1)(*args)
+    np.testing.assert_array_equal(compiled[0], block)
+    np.testing.assert_allclose(compiled[1], outputs[1], rtol=1e-6)  # exp: a few ulps
+
+
+def test_dynamic_slice_fuses_its_consumers_and_exports_for_cuda(tmp_path):
+    module = accy.parse(DYNAMIC_SLICE)
+    prep = accy.prepare(module)
+    kinds = [w.kind.value for w in prep.schedule.work_items]
+    # The start's add fuses into the slice's kernel (evaluated once, outside its loops);
+    # the slice is stored (it is returned) and its exp reads it.
+    assert kinds == ["elementwise", "elementwise"]
+    directory = accy.export(DYNAMIC_SLICE, tmp_path / "dynamic_slice", target="cuda")
+    assert list(directory.glob("*.ptx"))
