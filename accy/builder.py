@@ -209,6 +209,13 @@ class BlockBuilder:
         result = TensorType(_tensor(x).get_element_type(), list(sizes))
         return self._add(ops.DynamicSliceOp(x, starts, sizes, result))
 
+    def dynamic_update_slice(
+        self, x: SSAValue, update: SSAValue, starts: Sequence[SSAValue]
+    ) -> SSAValue:
+        """`x` with `update` written at the run-time `starts` (rank-0 integer tensors, each
+        clamped so that the block lies inside `x`)."""
+        return self._add(ops.DynamicUpdateSliceOp(x, update, starts))
+
     # Reductions, contractions, scans ----------------------------------------------
 
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:

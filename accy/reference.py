@@ -353,6 +353,18 @@ def _dynamic_slice(op: accy.DynamicSliceOp, operand: np.ndarray, *starts: np.nda
     return operand[tuple(index)].copy()
 
 
+def _dynamic_update_slice(
+    op: accy.DynamicUpdateSliceOp, operand: np.ndarray, update: np.ndarray, *starts: np.ndarray
+) -> np.ndarray:
+    result = operand.copy()
+    index = []
+    for start, size, extent in zip(starts, update.shape, operand.shape):
+        first = min(max(int(start), 0), extent - size)
+        index.append(slice(first, first + size))
+    result[tuple(index)] = update
+    return result
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -476,6 +488,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.ReverseOp: _reverse,
     accy.PadOp: _pad,
     accy.DynamicSliceOp: _dynamic_slice,
+    accy.DynamicUpdateSliceOp: _dynamic_update_slice,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,

@@ -578,6 +578,10 @@ def _dynamic_slice(imp, op, operands, bb, env):
     return [bb.dynamic_slice(operands[0], operands[1:], op.attributes["slice_sizes"])]
 
 
+def _dynamic_update_slice(imp, op, operands, bb, env):
+    return [bb.dynamic_update_slice(operands[0], operands[1], operands[2:])]
+
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)
@@ -746,6 +750,7 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
     "stablehlo.reverse": Converter(_reverse, {"dimensions": None}),
     "stablehlo.dynamic_slice": Converter(_dynamic_slice, {"slice_sizes": None}),
+    "stablehlo.dynamic_update_slice": Converter(_dynamic_update_slice, {}),
     "stablehlo.pad": Converter(
         _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
     ),

@@ -798,11 +798,7 @@ class DynamicSliceOp(AccyOperation):
                 f"expects a start index and a size for each of the operand's {rank} dims, got "
                 f"{len(self.start_indices)} and {len(sizes)}"
             )
-        for index, start in enumerate(self.start_indices):
-            t = start.type
-            element = t.get_element_type()
-            if t.get_num_dims() != 0 or not isinstance(element, IntegerType) or is_bool(element):
-                raise self.error(f"start index #{index} of type {t} is not a rank-0 integer tensor")
+        _check_start_indices(self, self.start_indices)
         for d, (size, extent) in enumerate(zip(sizes, source.get_shape())):
             if size < 0 or (extent != DYNAMIC_INDEX and size > extent):
                 raise self.error(f"size {size} of dim {d} is not within its extent {extent}")
@@ -813,6 +809,59 @@ class DynamicSliceOp(AccyOperation):
             )
         if source.get_element_type() != result.get_element_type():
             raise self.error("operand and result element types differ")
+
+
+@irdl_op_definition
+class DynamicUpdateSliceOp(AccyOperation):
+    """`%r = accy.dynamic_update_slice %x, %u[%i, %j] : (tensor<4x4xf32>, tensor<2x3xf32>,
+    tensor<i64>, tensor<i64>) -> tensor<4x4xf32>`.
+
+    `%x` with the block `%u` written at the run-time indices (one rank-0 integer tensor per
+    dim), each start clamped into `[0, size - update size]` as StableHLO specifies.
+    """
+
+    name = "accy.dynamic_update_slice"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+    operand = operand_def(T)
+    update = operand_def(AccyTensor)
+    start_indices = var_operand_def(AccyTensor)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand `,` $update `[` $start_indices `]` attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, operand: SSAValue, update: SSAValue, start_indices: Sequence[SSAValue]):
+        super().__init__(
+            operands=[operand, update, list(start_indices)], result_types=[operand.type]
+        )
+
+    def verify_(self) -> None:
+        source, update = self.operand.type, self.update.type
+        rank = source.get_num_dims()
+        if update.get_num_dims() != rank or len(self.start_indices) != rank:
+            raise self.error(
+                f"expects an update of the operand's rank {rank} and a start index per dim, got "
+                f"rank {update.get_num_dims()} and {len(self.start_indices)} start indices"
+            )
+        _check_start_indices(self, self.start_indices)
+        for d, (size, extent) in enumerate(zip(update.get_shape(), source.get_shape())):
+            if size == DYNAMIC_INDEX or (extent != DYNAMIC_INDEX and size > extent):
+                raise self.error(
+                    f"update dim {d} of size {format_dim(size)} does not fit the operand's {format_dim(extent)}"
+                )
+        if update.get_element_type() != source.get_element_type():
+            raise self.error("operand and update element types differ")
+
+
+def _check_start_indices(op: AccyOperation, starts: Sequence[SSAValue]) -> None:
+    """Raise unless every start index is a rank-0 integer (not boolean) tensor."""
+    for index, start in enumerate(starts):
+        t = start.type
+        element = t.get_element_type()  # type: ignore[attr-defined]
+        if t.get_num_dims() != 0 or not isinstance(element, IntegerType) or is_bool(element):  # type: ignore[attr-defined]
+            raise op.error(f"start index #{index} of type {t} is not a rank-0 integer tensor")
 
 
 def _parse_slice_ranges(
@@ -1414,6 +1463,7 @@ Accy = Dialect(
         ReverseOp,
         PadOp,
         DynamicSliceOp,
+        DynamicUpdateSliceOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

@@ -182,7 +182,14 @@ FOLD_MIN_BYTES = 256
 """Splats of at most this many bytes (one aligned unit of constant memory) keep their
 slot: folding them saves nothing worth a plan that differs from the program's text."""
 
-ELEMENT_READERS = (*POINTWISE, ops.BroadcastInDimOp, ops.ReverseOp, ops.PadOp, ops.DynamicSliceOp)
+ELEMENT_READERS = (
+    *POINTWISE,
+    ops.BroadcastInDimOp,
+    ops.ReverseOp,
+    ops.PadOp,
+    ops.DynamicSliceOp,
+    ops.DynamicUpdateSliceOp,
+)
 """Consumers that read an operand only through their fused group's element evaluation,
 on both targets (a slice reads so only as a non-root member)."""
 

@@ -62,6 +62,7 @@ FUSIBLE = (
     ops.ReverseOp,
     ops.PadOp,
     ops.DynamicSliceOp,
+    ops.DynamicUpdateSliceOp,
     ops.IotaOp,
 )
 """Ops that fuse into a consumer's group (see the module docstring): each output element

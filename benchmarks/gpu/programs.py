@@ -317,7 +317,28 @@ func.func @dynamic_slice(%x: tensor<16x24xf32>, %i: tensor<i64>, %j: tensor<i64>
         lambda x, i, j: (np.tanh(_block(x, (int(i), int(j)), (4, 8))),),
         ("dynamic_slice",),
     ),
+    Program(
+        "dynamic_update_slice",
+        """
+func.func @dynamic_update_slice(%cache: tensor<32x64xf32>, %row: tensor<1x64xf32>, %t: tensor<i64>) -> tensor<32x64xf32> {
+  %zero = accy.constant dense<0> : tensor<i64>
+  %c = accy.dynamic_update_slice %cache, %row[%t, %zero] : (tensor<32x64xf32>, tensor<1x64xf32>, tensor<i64>, tensor<i64>) -> tensor<32x64xf32>
+  func.return %c : tensor<32x64xf32>
+}
+""",
+        (((32, 64), "float32"), ((1, 64), "float32"), ((), "int64")),
+        lambda cache, row, t: (_updated(cache, row, (int(t), 0)),),
+        ("dynamic_update_slice",),
+    ),
 ]
+
+
+def _updated(x, update, starts):
+    """`x` with `update` written at `starts`, each clamped into the array (StableHLO)."""
+    first = [min(max(s, 0), n - k) for s, n, k in zip(starts, x.shape, update.shape)]
+    result = x.copy()
+    result[tuple(slice(f, f + k) for f, k in zip(first, update.shape))] = update
+    return result
 
 
 def _block(x, starts, sizes):

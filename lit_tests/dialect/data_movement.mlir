@@ -83,3 +83,12 @@ func.func @dynamic_slice(%x: tensor<4x3xf32>, %i: tensor<i64>, %j: tensor<i32>) 
   %0 = accy.dynamic_slice %x[%i, %j], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>, tensor<i32>) -> tensor<2x2xf32>
   func.return %0 : tensor<2x2xf32>
 }
+
+// CHECK-LABEL: func.func @dynamic_update_slice(%x: tensor<4x4xf32>, %u: tensor<2x3xf32>, %i: tensor<i64>, %j: tensor<i32>) -> tensor<4x4xf32> {
+// CHECK-NEXT:    %0 = accy.dynamic_update_slice %x, %u[%i, %j] : (tensor<4x4xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i32>) -> tensor<4x4xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "dynamic_update_slice"
+// GENERIC:         %0 = "accy.dynamic_update_slice"(%x, %u, %i, %j) : (tensor<4x4xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i32>) -> tensor<4x4xf32>
+func.func @dynamic_update_slice(%x: tensor<4x4xf32>, %u: tensor<2x3xf32>, %i: tensor<i64>, %j: tensor<i32>) -> tensor<4x4xf32> {
+  %0 = accy.dynamic_update_slice %x, %u[%i, %j] : (tensor<4x4xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i32>) -> tensor<4x4xf32>
+  func.return %0 : tensor<4x4xf32>
+}

@@ -569,3 +569,11 @@ func.func @dynamic_slice_float_start(%x: tensor<4x3xf32>, %i: tensor<i64>, %f: t
   %r = accy.dynamic_slice %x[%i, %f], sizes = [2, 2] : (tensor<4x3xf32>, tensor<i64>, tensor<f32>) -> tensor<2x2xf32>
   func.return %r : tensor<2x2xf32>
 }
+
+// -----
+
+func.func @update_too_big(%x: tensor<4x3xf32>, %u: tensor<2x4xf32>, %i: tensor<i64>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'accy.dynamic_update_slice' op update dim 1 of size 4 does not fit the operand's 3}}
+  %r = accy.dynamic_update_slice %x, %u[%i, %i] : (tensor<4x3xf32>, tensor<2x4xf32>, tensor<i64>, tensor<i64>) -> tensor<4x3xf32>
+  func.return %r : tensor<4x3xf32>
+}

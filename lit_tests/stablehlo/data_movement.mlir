@@ -37,3 +37,12 @@ func.func @dynamic_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<i64>, %arg2: tens
   %0 = stablehlo.dynamic_slice %arg0, %arg1, %arg2, sizes = [2, 3] : (tensor<5x3xf32>, tensor<i64>, tensor<i64>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @dynamic_update_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<i64>, %arg3: tensor<i64>)
+// CHECK-NEXT:    %0 = accy.dynamic_update_slice %arg0, %arg1[%arg2, %arg3] : (tensor<5x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i64>) -> tensor<5x3xf32>
+func.func @dynamic_update_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<2x3xf32>, %arg2: tensor<i64>, %arg3: tensor<i64>) -> tensor<5x3xf32> {
+  %0 = stablehlo.dynamic_update_slice %arg0, %arg1, %arg2, %arg3 : (tensor<5x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i64>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}

@@ -210,6 +210,41 @@ def dynamic_slice_operand_indices(
     return indices
 
 
+def update_indices(
+    b: Builder,
+    op: ops.DynamicUpdateSliceOp,
+    result_indices: Sequence[SSAValue],
+    starts: Sequence[SSAValue],
+    sizes: Sizes,
+) -> tuple[Indices, SSAValue] | None:
+    """The update indices result element `i` reads, clamped into the update, and whether
+    it lies in the update's block: along dim `d`, `j = i - clamp(start[d], 0, extent -
+    size)` with `0 <= j < size`. None when the update is empty."""
+    update_shape = shape_of(op.update)
+    if 0 in update_shape:
+        return None
+    index = IndexType()
+    extents = sizes(op.operand)
+    indices: Indices = []
+    inside: SSAValue | None = None
+    for i, start, extent, size in zip(result_indices, starts, extents, update_shape):
+        first = emit(b, arith.IndexCastOp(start, index))
+        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
+        first = emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
+        j = emit(b, arith.SubiOp(i, first))
+        conditions = [
+            emit(b, arith.CmpiOp(j, constant(b, 0, index), "sge")),
+            emit(b, arith.CmpiOp(j, constant(b, size, index), "slt")),
+        ]
+        clamped = emit(b, arith.MaxSIOp(j, constant(b, 0, index)))
+        indices.append(emit(b, arith.MinSIOp(clamped, constant(b, size - 1, index))))
+        for condition in conditions:
+            inside = condition if inside is None else emit(b, arith.AndIOp(inside, condition))
+    if inside is None:  # rank 0: the update replaces the operand
+        inside = constant(b, True, IntegerType(1))
+    return indices, inside
+
+
 def reverse_operand_indices(
     b: Builder, op: ops.ReverseOp, result_indices: Sequence[SSAValue], sizes: Sizes
 ) -> Indices:
@@ -266,6 +301,16 @@ class FusedGroup:
             starts = [self._value(b, start, [], cache) for start in owner.start_indices]
             inner = dynamic_slice_operand_indices(b, owner, indices, starts, self.sizes)
             result = self._value(b, owner.operand, inner, cache)
+        elif isinstance(owner, ops.DynamicUpdateSliceOp) and owner in self.members:
+            starts = [self._value(b, start, [], cache) for start in owner.start_indices]
+            original = self._value(b, owner.operand, indices, cache)
+            read = update_indices(b, owner, indices, starts, self.sizes)
+            if read is None:  # an empty update
+                result = original
+            else:
+                inner, inside = read
+                written = self._value(b, owner.update, inner, cache)
+                result = emit(b, arith.SelectOp(inside, written, original))
         elif isinstance(owner, ops.PadOp) and owner in self.members:
             padding = self._value(b, owner.padding_value, [], cache)
             read = pad_operand_indices(b, owner, indices)

@@ -186,3 +186,28 @@ def test_dynamic_slice_fuses_its_consumers_and_exports_for_cuda(tmp_path):
     assert kinds == ["elementwise", "elementwise"]
     directory = accy.export(DYNAMIC_SLICE, tmp_path / "dynamic_slice", target="cuda")
     assert list(directory.glob("*.ptx"))
+
+
+UPDATE = """
+func.func @f(%cache: tensor<6x4xf32>, %row: tensor<1x4xf32>, %t: tensor<i32>) -> tensor<6x4xf32> {
+  %zero = accy.constant dense<0> : tensor<i32>
+  %c = accy.dynamic_update_slice %cache, %row[%t, %zero] : (tensor<6x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<6x4xf32>
+  func.return %c : tensor<6x4xf32>
+}"""
+
+
+@pytest.mark.parametrize("t", [0, 3, 5, -2, 17])
+def test_dynamic_update_slice_writes_the_clamped_block(t):
+    cache = np.arange(24, dtype=np.float32).reshape(6, 4)
+    row = np.full((1, 4), -1.0, np.float32)
+    expected = cache.copy()
+    expected[min(max(t, 0), 5)] = -1.0
+    args = (cache, row, np.int32(t))
+    np.testing.assert_array_equal(reference.run(accy.parse(UPDATE), "f", *args)[0], expected)
+    np.testing.assert_array_equal(accy.compile(UPDATE, threads=1)(*args)[0], expected)
+    assert cache[0, 0] == 0.0  # the caller's array is not written
+
+
+def test_dynamic_update_slice_exports_for_cuda(tmp_path):
+    directory = accy.export(UPDATE, tmp_path / "update", target="cuda")
+    assert list(directory.glob("*.ptx"))
