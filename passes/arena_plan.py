@@ -10,7 +10,8 @@ In-place reuse: an elementwise work item's output takes the buffer of an input o
 same byte size (so the same element width) that dies at that work item, when every
 member on the way from that input to the output is pointwise (element i reads only
 element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
-the group is fine), the input is a temporary or a donated parameter (`accy.donated`: never
+the group is fine; a `dynamic_update_slice` of that input, whose update does not read it,
+is: so a KV cache's update takes the cache's buffer), the input is a temporary or a donated parameter (`accy.donated`: never
 another function input, a constant or an output) and neither lives in a loop. The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
 arena's copy of it on the CUDA target (the host's array is copied in and never written); the
@@ -160,11 +161,16 @@ def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
 
 def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
     """Whether every member that reads `value`, directly or through other members, is
-    pointwise: then output element i depends only on element i of `value`."""
+    pointwise in it: then output element i depends only on element i of `value`. A
+    `dynamic_update_slice` is, in its operand (result element i is operand element i or an
+    update element), when neither its update nor its starts read `value`."""
     tainted = {value}
     for member in item.members:  # program order: producers before consumers
         if any(operand in tainted for operand in member.operands):
-            if not isinstance(member, POINTWISE):
+            updates = isinstance(member, ops.DynamicUpdateSliceOp) and not any(
+                operand in tainted for operand in member.operands[1:]
+            )
+            if not (updates or isinstance(member, POINTWISE)):
                 return False
             tainted.update(member.results)
     return True

@@ -320,7 +320,7 @@ func.func @dynamic_slice(%x: tensor<16x24xf32>, %i: tensor<i64>, %j: tensor<i64>
     Program(
         "dynamic_update_slice",
         """
-func.func @dynamic_update_slice(%cache: tensor<32x64xf32>, %row: tensor<1x64xf32>, %t: tensor<i64>) -> tensor<32x64xf32> {
+func.func @dynamic_update_slice(%cache: tensor<32x64xf32> {accy.donated}, %row: tensor<1x64xf32>, %t: tensor<i64>) -> tensor<32x64xf32> {
   %zero = accy.constant dense<0> : tensor<i64>
   %c = accy.dynamic_update_slice %cache, %row[%t, %zero] : (tensor<32x64xf32>, tensor<1x64xf32>, tensor<i64>, tensor<i64>) -> tensor<32x64xf32>
   func.return %c : tensor<32x64xf32>

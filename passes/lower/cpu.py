@@ -92,6 +92,8 @@ from accy.passes.lower.indexing import (
     shape_of,
     slice_operand_indices,
     transpose_operand_indices,
+    update_starts,
+    updated_in_place,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
@@ -533,6 +535,17 @@ class FunctionLowering(HostLowering):
         element = self._group(item).evaluate(inner, result, ivs)
         self.store(inner, element, target, ivs)
         _hoist_invariants(ivs)
+
+    def update_loops(self, b: Builder, item: WorkItem) -> None:
+        root = item.root
+        assert isinstance(root, ops.DynamicUpdateSliceOp)
+        group = self._group(item)
+        starts = [group.evaluate(b, start, []) for start in root.start_indices]
+        firsts = update_starts(b, root, starts, self.sizes)
+        inner, ivs = self.parallel_nest(b, self.sizes(root.update))
+        element = group.evaluate(inner, root.update, ivs)
+        at = [emit(inner, arith.AddiOp(first, iv)) for first, iv in zip(firsts, ivs)]
+        self.store(inner, element, self.memref_of(root.result), at)
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -1027,6 +1040,18 @@ class ConcatenateLoops(CpuKernelPattern):
         self.lowering.concatenate_loops(b, kernel)
 
 
+class UpdateInPlaceLoops(CpuKernelPattern):
+    """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
+    in-place reuse): one loop nest over the update's block, writing each update element
+    at its clamped place; the rest of the buffer is already the result."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return updated_in_place(kernel)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.update_loops(b, kernel)
+
+
 class ElementwiseLoops(CpuKernelPattern):
     """Fused elementwise, broadcast and reshape kernels: one loop nest over the root's
     shape computing each element through the fused members."""
@@ -1046,6 +1071,7 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     IotaLoops,
     SliceLoops,
     ConcatenateLoops,
+    UpdateInPlaceLoops,
     ElementwiseLoops,
 )
 """The CPU target's kernel patterns, tried in order (the root-specific ones before

@@ -42,6 +42,7 @@ from accy.passes.lower.cuda_kernels import (
     LoopIndexArg,
     WorkspaceArg,
     element_kernel,
+    update_kernel,
 )
 from accy.passes.lower.cuda_reductions import (
     block_scan_kernel,
@@ -56,6 +57,7 @@ from accy.passes.lower.host import (
     drop_unread_globals,
     planned_functions,
 )
+from accy.passes.lower.indexing import updated_in_place
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.planned_form import SM_COUNT
 from xdsl.builder import Builder
@@ -267,6 +269,17 @@ class SplitKDotLaunch(FamilyLaunch):
         return splitk_dot_kernel(context, kernel)
 
 
+class UpdateInPlaceLaunch(LaunchPattern):
+    """A `dynamic_update_slice` whose result takes its operand's buffer (the plan's
+    in-place reuse): one thread per update element (`update_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.family is None and updated_in_place(kernel)
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return update_kernel(context, kernel)
+
+
 class ElementLaunch(LaunchPattern):
     """Kernels without a family of the elementwise, broadcast, reshape and transpose
     kinds: one thread per result element."""
@@ -285,6 +298,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     MultiblockScanLaunch,
     TiledDotLaunch,
     SplitKDotLaunch,
+    UpdateInPlaceLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

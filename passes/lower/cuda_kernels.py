@@ -462,5 +462,31 @@ def element_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
     return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
 
 
+def update_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """A `dynamic_update_slice` whose result takes its operand's buffer: one thread per
+    update element, writing it at its clamped place (the rest is already the result)."""
+    root = item.root
+    assert isinstance(root, ops.DynamicUpdateSliceOp)
+    result = root.result
+    shape = static_shape(root.update)
+    count = int(np.prod(shape, dtype=np.int64))
+    kernel = context.kernel(item, "update", reads=item.inputs, writes=[result])
+    b = kernel.builder
+    linear = linear_thread(b, ELEMENT_BLOCK)
+    group = kernel.fused(item)
+
+    def body(b: Builder) -> None:
+        indices = static_indices(b, linear, shape)
+        starts = [kernel.evaluate(b, group, start, []) for start in root.start_indices]
+        extents = lambda value: [ir.index(b, d) for d in static_shape(value)]
+        firsts = indexing.update_starts(b, root, starts, extents)
+        element = kernel.evaluate(b, group, root.update, indices)
+        kernel.store(b, element, result, [ir.add(b, f, i) for f, i in zip(firsts, indices)])
+
+    ir.if_then(b, ir.less(b, linear, count), body)
+    grid = max(1, ir.ceil_div(count, ELEMENT_BLOCK))
+    return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
+
+
 ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)
 """The kinds `element_kernel` lowers (kernels without a family)."""

@@ -210,6 +210,44 @@ def dynamic_slice_operand_indices(
     return indices
 
 
+def update_starts(
+    b: Builder, op: ops.DynamicUpdateSliceOp, starts: Sequence[SSAValue], sizes: Sizes
+) -> Indices:
+    """Where the update's block begins along each dim: `clamp(start[d], 0, extent -
+    size)` (`starts`: the start index elements, integers of any width)."""
+    index = IndexType()
+    firsts: Indices = []
+    for start, extent, size in zip(starts, sizes(op.operand), shape_of(op.update)):
+        first = emit(b, arith.IndexCastOp(start, index))
+        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
+        firsts.append(
+            emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
+        )
+    return firsts
+
+
+def updated_in_place(kernel) -> bool:
+    """Whether a kernel rooted at `dynamic_update_slice` writes its result over its
+    operand's buffer (the plan's in-place reuse: two views of one arena at one offset), so
+    that only the update's block needs writing."""
+    from xdsl.dialects import memref
+
+    root = kernel.root
+    if not isinstance(root, ops.DynamicUpdateSliceOp) or root.operand not in kernel.buffers:
+        return False
+    read, written = kernel.buffers[root.operand], kernel.buffers[root.result]
+    if read is written:
+        return True
+    a, b = read.owner, written.owner
+    return (
+        isinstance(a, memref.ViewOp)
+        and isinstance(b, memref.ViewOp)
+        and a.source is b.source
+        and a.byte_shift is b.byte_shift
+        and read.type == written.type
+    )
+
+
 def update_indices(
     b: Builder,
     op: ops.DynamicUpdateSliceOp,
@@ -224,13 +262,10 @@ def update_indices(
     if 0 in update_shape:
         return None
     index = IndexType()
-    extents = sizes(op.operand)
     indices: Indices = []
     inside: SSAValue | None = None
-    for i, start, extent, size in zip(result_indices, starts, extents, update_shape):
-        first = emit(b, arith.IndexCastOp(start, index))
-        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
-        first = emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
+    firsts = update_starts(b, op, starts, sizes)
+    for i, first, size in zip(result_indices, firsts, update_shape):
         j = emit(b, arith.SubiOp(i, first))
         conditions = [
             emit(b, arith.CmpiOp(j, constant(b, 0, index), "sge")),

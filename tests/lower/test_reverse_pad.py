@@ -211,3 +211,50 @@ def test_dynamic_update_slice_writes_the_clamped_block(t):
 def test_dynamic_update_slice_exports_for_cuda(tmp_path):
     directory = accy.export(UPDATE, tmp_path / "update", target="cuda")
     assert list(directory.glob("*.ptx"))
+
+
+TRANSPOSED_UPDATE = """
+func.func @f(%cache: tensor<4x6xf32>, %row: tensor<1x4xf32>, %t: tensor<i32>) -> tensor<6x4xf32> {
+  %zero = accy.constant dense<0> : tensor<i32>
+  %c2 = accy.transpose %cache, dims = [1, 0] : (tensor<4x6xf32>) -> tensor<6x4xf32>
+  %c = accy.dynamic_update_slice %c2, %row[%t, %zero] : (tensor<6x4xf32>, tensor<1x4xf32>, tensor<i32>, tensor<i32>) -> tensor<6x4xf32>
+  func.return %c : tensor<6x4xf32>
+}"""
+
+
+@pytest.mark.parametrize("t", [0, 4, 11, -1])
+def test_cpu_update_in_place_writes_only_the_block(t):
+    """The transposed cache dies at the update, which returns it: on the CPU it lives in
+    the out-parameter and the update kernel loops over the 1x4 block only."""
+    prep = accy.prepare(accy.parse(TRANSPOSED_UPDATE), target="cpu")
+    assert list(prep.arena.functions["f"].in_outputs.values()) == [prep.buffers.slots[-1].id]
+    exe = accy.compile(TRANSPOSED_UPDATE, threads=1)
+    text = exe.lowered_text
+    assert "memref.view" not in text  # no arena: the transpose writes the out-parameter
+    assert "memref.load %out0" not in text  # the update writes its block, reads no cache
+    cache = np.arange(24, dtype=np.float32).reshape(4, 6)
+    row = np.full((1, 4), -1.0, np.float32)
+    args = (cache, row, np.int32(t))
+    expected = reference.run(accy.parse(TRANSPOSED_UPDATE), "f", *args)[0]
+    np.testing.assert_array_equal(exe(*args)[0], expected)
+
+
+def test_cuda_update_of_a_donated_cache_is_in_place():
+    """On CUDA the update takes the donated cache's device buffer (the plan's reuse; one
+    view offset for both) and its kernel runs one thread per update element."""
+    import re
+
+    from accy.passes.analysis import AnalysisManager
+    from accy.passes.lower.lower_pass import lower_module
+    from accy.passes.planned_form import planned_module
+
+    donated = UPDATE.replace("%cache: tensor<6x4xf32>", "%cache: tensor<6x4xf32> {accy.donated}")
+    prep = accy.prepare(accy.parse(donated))
+    (pair,) = prep.arena.functions["f"].reuses.items()
+    assert pair[1] == 0  # the result takes slot 0, the donated cache
+    planned = str(planned_module(accy.parse(donated), AnalysisManager(), "cuda"))
+    views = dict(re.findall(r"%(\w+) = accy.view %arena\[(\d+)\]", planned))
+    kernel = re.search(r"accy.kernel 0 \"elementwise\" ins\(%(\w+),.*outs\(%(\w+) ", planned)
+    assert views[kernel.group(1)] == views[kernel.group(2)]
+    lowered = str(lower_module(accy.parse(planned), AnalysisManager(), "cuda"))
+    assert re.findall(r"@accy_kernels::@(\w+)", lowered) == ["f_item0_update"]
