@@ -185,6 +185,18 @@ def is_planned(module: ModuleOp) -> bool:
     return TARGET in module.attributes
 
 
+def planned_target(module: ModuleOp) -> str:
+    """The target a planned module was planned for (`accy.target`); `AccyError` when the
+    attribute does not name one."""
+    target = module.attributes.get(TARGET)
+    if not isinstance(target, StringAttr) or target.data not in TARGETS:
+        raise AccyError(
+            f"the module's {TARGET} is {target}; a planned module names its target: "
+            + " or ".join(f'"{t}"' for t in TARGETS)
+        )
+    return target.data
+
+
 def signature_of(planned: func.FuncOp) -> func.FuncOp:
     """The tensor signature of a planned function: a `func.func` of the same name whose
     parameters are the planned parameters (names kept) and whose results are the
@@ -342,6 +354,10 @@ class FunctionPlanner:
                 self._emit(b, item)
         self._results(b, returned)
         b.insert(func.ReturnOp())
+        for op in list(entry.ops):  # a splat constant every kernel reads as a scalar
+            if isinstance(op, plan.GlobalOp) and not op.buffer.uses:
+                op.detach()
+                op.erase()
         function = func.FuncOp(
             self.name, FunctionType.from_lists([*params, *results], []), Region(entry)
         )
@@ -616,6 +632,7 @@ __all__ = [
     "is_planned",
     "max_rows_of",
     "planned_module",
+    "planned_target",
     "row_binding",
     "signature_of",
 ]

@@ -188,9 +188,9 @@ def _run(args: argparse.Namespace) -> None:
     else:
         module = parse(path)
     if args.target is None:
-        from accy.passes.planned_form import TARGET, is_planned
+        from accy.passes.planned_form import is_planned, planned_target
 
-        args.target = module.attributes[TARGET].data if is_planned(module) else "cpu"  # type: ignore[attr-defined]
+        args.target = planned_target(module) if is_planned(module) else "cpu"
     if args.inputs and args.random_inputs:
         raise AccyError("give --inputs or --random-inputs, not both")
     options: dict = {"rows": args.rows} if args.rows else {}

@@ -72,6 +72,7 @@ planned (`accy.compile` checks this before running).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -961,8 +962,8 @@ class CpuKernelPattern(KernelPattern):
         self.lowering.kernel = kernel
         self.emit(rewriter, kernel)
 
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None: ...
 
 
 class ReduceLoops(CpuKernelPattern):

@@ -26,6 +26,7 @@ tokens); `gpu-async-region` in the host pipeline puts them on one stream.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -198,8 +199,8 @@ class LaunchPattern(KernelPattern):
     def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
         self.host.launch(rewriter, kernel, self.program(self.host.context, kernel))
 
-    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
-        raise NotImplementedError
+    @abstractmethod
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram: ...
 
 
 @dataclass

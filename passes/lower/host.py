@@ -28,6 +28,7 @@ memref (none for constant memory); the allocations are freed on every path.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from accy.dialects import plan
@@ -113,11 +114,11 @@ class KernelPattern(RewritePattern):
     function: str
     """The name of the function being lowered."""
 
-    def matches(self, kernel: PlannedKernel) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def matches(self, kernel: PlannedKernel) -> bool: ...
 
-    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None: ...
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: plan.KernelOp, rewriter: PatternRewriter) -> None:
@@ -127,7 +128,7 @@ class KernelPattern(RewritePattern):
             rewriter.erase(op)
 
 
-class HostLowering:
+class HostLowering(ABC):
     """Lowers one planned function (see the module doc); targets override the hooks
     `allocate`, `deallocate`, `copy`, `kernel_patterns` and `allocation_failed`."""
 
@@ -138,24 +139,28 @@ class HostLowering:
         self.lowered: dict[SSAValue, SSAValue | None] = {}
         """Planned value → its lowered value (None: a constant-memory buffer)."""
         self.allocated: list[SSAValue] = []
+        self._rows: SSAValue | None = None
         self.constants: dict[tuple[object, Attribute], SSAValue] = {}
 
     # -- the hooks ---------------------------------------------------------------------
 
+    @abstractmethod
     def allocate(
         self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
     ) -> SSAValue:
-        raise NotImplementedError
+        """A new buffer of type `t` (dynamic `sizes`), aligned to `alignment` bytes or more."""
 
+    @abstractmethod
     def deallocate(self, b: Builder, buffer: SSAValue) -> None:
-        raise NotImplementedError
+        """Free a buffer `allocate` made (a null one included)."""
 
+    @abstractmethod
     def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
-        raise NotImplementedError
+        """Copy `source` into `target` (same type, any of the target's memories)."""
 
+    @abstractmethod
     def kernel_patterns(self) -> Sequence[KernelPattern]:
         """The target's patterns, one per kernel kind (or family)."""
-        raise NotImplementedError
 
     def unlowered(self, kernel: PlannedKernel) -> AccyError:
         """The error for a kernel no pattern lowers."""
@@ -274,6 +279,8 @@ class HostLowering:
             self.start.insert(clone)
             self.lowered[op.results[0]] = clone.results[0]
             clone.results[0].name_hint = op.results[0].name_hint
+            if isinstance(clone, memref.DimOp):
+                self._rows = clone.result
         elif isinstance(op, plan.ArenaOp):
             t = MemRefType(i8, list(op.buffer.type.get_shape()))  # type: ignore[attr-defined]
             self._bind(op.buffer, self.add_allocation(t, (), op.alignment.value.data))
@@ -316,10 +323,9 @@ class HostLowering:
     @property
     def rows(self) -> SSAValue:
         """The lowered row count (the planned function's `memref.dim`)."""
-        for op in self.planned.body.block.ops:
-            if isinstance(op, memref.DimOp):
-                return self.buffer(op.result)
-        raise AccyError(f"internal: @{self.name} has dynamic buffers but no row count")
+        if self._rows is None:
+            raise AccyError(f"internal: @{self.name} has dynamic buffers but no row count")
+        return self._rows
 
     def _bind(self, planned: SSAValue, lowered: SSAValue) -> None:
         self.lowered[planned] = lowered

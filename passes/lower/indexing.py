@@ -190,6 +190,22 @@ def pad_operand_indices(
     return indices, inside
 
 
+def clamped_starts(
+    b: Builder, starts: Sequence[SSAValue], extents: Sequence[SSAValue], sizes: Sequence[int]
+) -> Indices:
+    """Where a block of `sizes` begins along each dim of a tensor of `extents`:
+    `clamp(start[d], 0, extent - size)`, as StableHLO clamps dynamic slices and updates
+    (`starts`: the start index elements, integers of any width)."""
+    index = IndexType()
+    firsts: Indices = []
+    for start, extent, size in zip(starts, extents, sizes):
+        first = emit(b, arith.IndexCastOp(start, index))
+        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
+        first = emit(b, arith.MaxSIOp(first, constant(b, 0, index)))
+        firsts.append(emit(b, arith.MinSIOp(first, last)))
+    return firsts
+
+
 def dynamic_slice_operand_indices(
     b: Builder,
     op: ops.DynamicSliceOp,
@@ -198,32 +214,16 @@ def dynamic_slice_operand_indices(
     sizes: Sizes,
 ) -> Indices:
     """Result index `i` of dim `d` reads operand index `clamp(start[d], 0, extent - size)
-    + i` (`starts`: the start index elements, integers of any width)."""
-    index = IndexType()
-    extents = sizes(op.operand)
-    indices: Indices = []
-    for i, start, extent, size in zip(result_indices, starts, extents, op.sizes):
-        first = emit(b, arith.IndexCastOp(start, index))
-        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
-        first = emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
-        indices.append(emit(b, arith.AddiOp(first, i)))
-    return indices
+    + i`."""
+    firsts = clamped_starts(b, starts, sizes(op.operand), op.sizes)
+    return [emit(b, arith.AddiOp(first, i)) for first, i in zip(firsts, result_indices)]
 
 
 def update_starts(
     b: Builder, op: ops.DynamicUpdateSliceOp, starts: Sequence[SSAValue], sizes: Sizes
 ) -> Indices:
-    """Where the update's block begins along each dim: `clamp(start[d], 0, extent -
-    size)` (`starts`: the start index elements, integers of any width)."""
-    index = IndexType()
-    firsts: Indices = []
-    for start, extent, size in zip(starts, sizes(op.operand), shape_of(op.update)):
-        first = emit(b, arith.IndexCastOp(start, index))
-        last = emit(b, arith.SubiOp(extent, constant(b, size, index)))
-        firsts.append(
-            emit(b, arith.MinSIOp(emit(b, arith.MaxSIOp(first, constant(b, 0, index))), last))
-        )
-    return firsts
+    """Where the update's block begins along each dim (`clamped_starts`)."""
+    return clamped_starts(b, starts, sizes(op.operand), shape_of(op.update))
 
 
 def updated_in_place(kernel) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from accy.passes.analysis import AnalysisManager
 from accy.passes.lower.cpu import lower_cpu
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from accy.diagnostics import AccyError
@@ -61,16 +61,15 @@ def lower_module(module: ModuleOp, manager: AnalysisManager, target: str = "cpu"
 def planned_for(module: ModuleOp, manager: AnalysisManager, target: str) -> ModuleOp:
     """`module` in the planned form for `target`: itself when it is planned (for that
     target, else an `AccyError`), else a new module planned by `manager`."""
-    from accy.passes.planned_form import TARGET, is_planned, planned_module
+    from accy.passes.planned_form import is_planned, planned_module, planned_target
 
     if not is_planned(module):
         return planned_module(module, manager, target)
-    planned = module.attributes[TARGET]
-    assert isinstance(planned, StringAttr)
-    if planned.data != target:
+    planned = planned_target(module)
+    if planned != target:
         raise AccyError(
-            f"the module is planned for the {planned.data} target, not for {target}; use "
-            f"target={planned.data} or plan the program again for {target}"
+            f"the module is planned for the {planned} target, not for {target}; use "
+            f"target={planned} or plan the program again for {target}"
         )
     return module
 
