@@ -20,8 +20,8 @@ either target.
 
 The plan is the target's: on CUDA the arena holds every device_global slot; on the CPU,
 whose kernels read parameters from the caller's arrays, write results into the caller's
-out-parameters and read constants from globals, it holds the temporaries only (and no
-workspaces: the CPU plans none). In-place reuse there is of temporaries only, by a
+out-parameters and read constants from globals, it holds the temporaries only and the CPU's own
+workspace (`reduce.chunks`, never a CUDA family's). In-place reuse there is of temporaries only, by a
 temporary or by a result of the same type, which then holds the temporary in its
 out-parameter (`in_outputs`): the chain of buffers a result takes over is not in the arena.
 

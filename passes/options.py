@@ -44,8 +44,8 @@ class PlanOptions:
     pack_workers: int = 1
     check_arena: bool = False
     target: str = "cuda"
-    """The target planned for: `cuda`, or `cpu` (whose loops need no kernel-family
-    workspaces, so none are planned)."""
+    """The target planned for: `cuda`, or `cpu` (whose loops need only the CPU's own
+    workspace family, `reduce.chunks`, and whose arena holds only temporaries)."""
 
     @classmethod
     def of(cls, **options: Any) -> PlanOptions:
