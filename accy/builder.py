@@ -93,6 +93,18 @@ class BlockBuilder:
     def power(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
         return self._add(ops.PowerOp(lhs, rhs))
 
+    def and_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.AndOp(lhs, rhs))
+
+    def or_(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.OrOp(lhs, rhs))
+
+    def xor(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.XorOp(lhs, rhs))
+
+    def not_(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.NotOp(x))
+
     def negate(self, x: SSAValue) -> SSAValue:
         return self._add(ops.NegateOp(x))
 
@@ -215,6 +227,47 @@ class BlockBuilder:
         """`x` with `update` written at the run-time `starts` (rank-0 integer tensors, each
         clamped so that the block lies inside `x`)."""
         return self._add(ops.DynamicUpdateSliceOp(x, update, starts))
+
+    def gather(
+        self,
+        x: SSAValue,
+        indices: SSAValue,
+        *,
+        offset_dims: Sequence[int],
+        collapsed_slice_dims: Sequence[int],
+        start_index_map: Sequence[int],
+        index_vector_dim: int,
+        slice_sizes: Sequence[int],
+        operand_batching_dims: Sequence[int] = (),
+        start_indices_batching_dims: Sequence[int] = (),
+    ) -> SSAValue:
+        """StableHLO's gather of `slice_sizes` blocks of `x` at the start index vectors in
+        `indices` (see `accy.gather`); `emb[ids]` is `gather(emb, ids[:, None],
+        offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0],
+        index_vector_dim=1, slice_sizes=[1, width])`."""
+        shape = ops.gather_shape(
+            _tensor(indices).get_shape(),
+            offset_dims,
+            collapsed_slice_dims,
+            operand_batching_dims,
+            index_vector_dim,
+            slice_sizes,
+        )
+        result = TensorType(_tensor(x).get_element_type(), shape)
+        return self._add(
+            ops.GatherOp(
+                x,
+                indices,
+                offset_dims=offset_dims,
+                collapsed_slice_dims=collapsed_slice_dims,
+                operand_batching_dims=operand_batching_dims,
+                start_indices_batching_dims=start_indices_batching_dims,
+                start_index_map=start_index_map,
+                index_vector_dim=index_vector_dim,
+                slice_sizes=slice_sizes,
+                result_type=result,
+            )
+        )
 
     # Reductions, contractions, scans ----------------------------------------------
 

@@ -1142,7 +1142,7 @@ class UpstreamOp:
     call-site and fused locations) as ``(file, line, col)``, or ``None``. Attributes are
     decoded to Python: dense elements -> numpy arrays, dense arrays -> tuples of ints,
     integers, floats, strings, symbol names, ``UpstreamType``, ``UpstreamEnum``, dicts
-    for dictionary attributes (by name) and ``#stablehlo.dot<...>``, tuples for array
+    for dictionary attributes (by name), ``#stablehlo.dot<...>`` and ``#stablehlo.gather<...>``, tuples for array
     attributes, ``True`` for unit attributes, else ``UpstreamOpaque``."""
 
     name: str
@@ -1345,6 +1345,17 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
                 "rhs_batching_dimensions": tuple(d.rhs_batching_dimensions),
                 "lhs_contracting_dimensions": tuple(d.lhs_contracting_dimensions),
                 "rhs_contracting_dimensions": tuple(d.rhs_contracting_dimensions),
+            }
+        gather = getattr(shlo, "GatherDimensionNumbers", None)
+        if gather is not None and _isa(gather, attr):
+            g = gather(attr)
+            return {
+                "offset_dims": tuple(g.offset_dims),
+                "collapsed_slice_dims": tuple(g.collapsed_slice_dims),
+                "operand_batching_dims": tuple(g.operand_batching_dims),
+                "start_indices_batching_dims": tuple(g.start_indices_batching_dims),
+                "start_index_map": tuple(g.start_index_map),
+                "index_vector_dim": int(g.index_vector_dim),
             }
     return UpstreamOpaque(str(attr))
 

@@ -365,6 +365,29 @@ def _dynamic_update_slice(
     return result
 
 
+
+def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    shape = tuple(_tensor_type(op.result).get_shape())
+    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    offset_dims = op.dims("offset_dims")
+    batch = [grid[d] for d in range(len(shape)) if d not in offset_dims]
+    dropped = set(op.dims("collapsed_slice_dims")) | set(op.dims("operand_batching_dims"))
+    position = np.zeros((operand.ndim, grid.shape[1]), dtype=np.int64)
+    for k, d in enumerate(op.dims("start_index_map")):
+        at = list(batch)
+        if op.vector_dim < indices.ndim:
+            at.insert(op.vector_dim, np.full(grid.shape[1], k, dtype=np.int64))
+        start = indices[tuple(at)].astype(np.int64) if at else np.full(grid.shape[1], indices)
+        position[d] += np.clip(start, 0, operand.shape[d] - op.sizes[d])
+    for d, e in zip(op.dims("operand_batching_dims"), op.dims("start_indices_batching_dims")):
+        position[d] += batch[e if e < op.vector_dim else e - 1]
+    kept = (d for d in range(operand.ndim) if d not in dropped)
+    for d, r in zip(kept, offset_dims):
+        position[d] += grid[r]
+    if operand.ndim == 0:
+        return np.full(shape, operand, dtype=operand.dtype)
+    return operand[tuple(position)].reshape(shape)
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -467,6 +490,10 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.MaximumOp: _binary(np.maximum, np.maximum),
     accy.MinimumOp: _binary(np.minimum, np.minimum),
     accy.PowerOp: _binary(np.power, _int_power),
+    accy.AndOp: _binary(np.bitwise_and, np.bitwise_and),
+    accy.OrOp: _binary(np.bitwise_or, np.bitwise_or),
+    accy.XorOp: _binary(np.bitwise_xor, np.bitwise_xor),
+    accy.NotOp: _unary(np.invert),
     accy.NegateOp: _unary(np.negative),
     accy.AbsOp: _unary(np.abs),
     accy.ExponentialOp: _unary(np.exp),
@@ -489,6 +516,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.PadOp: _pad,
     accy.DynamicSliceOp: _dynamic_slice,
     accy.DynamicUpdateSliceOp: _dynamic_update_slice,
+    accy.GatherOp: _gather,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,

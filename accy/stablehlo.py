@@ -16,7 +16,7 @@ the user's Python line for JAX text with debug info, and at the StableHLO text o
 What is recognised beyond one-to-one op conversions:
 
 - `stablehlo.reduce` with one operand whose body is a single `add`/`maximum`/`minimum`/
-  `multiply` of its two block arguments, returned. An init value that is the combiner's
+  `multiply` of its two block arguments (or `and`/`or` on i1: `min`/`max`), returned. An init value that is the combiner's
   identity (0, -inf/INT_MIN, +inf/INT_MAX, 1) disappears; any other init is combined with
   the reduced value afterwards (so the result is exactly StableHLO's).
 - `stablehlo.select` with a scalar predicate broadcasts the predicate.
@@ -455,8 +455,11 @@ _COMBINERS = {
     "stablehlo.maximum": ("max", "maximum"),
     "stablehlo.minimum": ("min", "minimum"),
     "stablehlo.multiply": ("mul", "multiply"),
+    "stablehlo.and": ("min", "and_"),
+    "stablehlo.or": ("max", "or_"),
 }
-"""Reduce body op -> (accy combiner kind, builder method that combines two values)."""
+"""Reduce body op -> (accy combiner kind, builder method that combines two values). On
+i1, `and` is `min` and `or` is `max`; the importer takes them on i1 only."""
 
 
 def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str:
@@ -482,6 +485,12 @@ def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str:
         raise imp.error(
             op, f"is not a supported reduction: its body must combine scalars of type {element}"
         )
+    if ops[0].name in ("stablehlo.and", "stablehlo.or") and element != "i1":
+        raise imp.error(
+            op,
+            f"is not a supported reduction: a bitwise {ops[0].name} of {element} (accy reduces "
+            "with and/or on i1 only)",
+        )
     return ops[0].name
 
 
@@ -494,7 +503,7 @@ def _is_identity(kind: str, value: np.ndarray) -> bool:
         return bool(v == 0)  # (+0.0 differs from XLA only in the sign of an all -0.0 sum)
     if kind == "stablehlo.multiply":
         return bool(v == 1)
-    maximum = kind == "stablehlo.maximum"
+    maximum = kind in ("stablehlo.maximum", "stablehlo.or")
     if dtype == np.bool_:
         return bool(v) == (not maximum)
     if dtypes.NUMPY_DTYPES.get("bf16") == dtype or np.issubdtype(dtype, np.floating):
@@ -581,6 +590,27 @@ def _dynamic_slice(imp, op, operands, bb, env):
 def _dynamic_update_slice(imp, op, operands, bb, env):
     return [bb.dynamic_update_slice(operands[0], operands[1], operands[2:])]
 
+
+def _gather(imp, op, operands, bb, env):
+    numbers = op.attributes["dimension_numbers"]
+    return [
+        bb.gather(
+            *operands,
+            offset_dims=numbers["offset_dims"],
+            collapsed_slice_dims=numbers["collapsed_slice_dims"],
+            operand_batching_dims=numbers["operand_batching_dims"],
+            start_indices_batching_dims=numbers["start_indices_batching_dims"],
+            start_index_map=numbers["start_index_map"],
+            index_vector_dim=numbers["index_vector_dim"],
+            slice_sizes=op.attributes["slice_sizes"],
+        )
+    ]
+
+
+def _gather_numbers(attr: Any) -> str | None:
+    if isinstance(attr, dict) and "start_index_map" in attr:
+        return None
+    return f"has gather dimension numbers accy cannot read: {attr}"
 
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
@@ -740,6 +770,10 @@ CONVERTERS: dict[str, Converter] = {
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
         for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")
     },
+    "stablehlo.and": Converter(_elementwise("and_"), {}),
+    "stablehlo.or": Converter(_elementwise("or_"), {}),
+    "stablehlo.xor": Converter(_elementwise("xor"), {}),
+    "stablehlo.not": Converter(_elementwise("not_"), {}),
     "stablehlo.compare": Converter(
         _compare, {"comparison_direction": _direction, "compare_type": _compare_type}
     ),
@@ -751,6 +785,11 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.reverse": Converter(_reverse, {"dimensions": None}),
     "stablehlo.dynamic_slice": Converter(_dynamic_slice, {"slice_sizes": None}),
     "stablehlo.dynamic_update_slice": Converter(_dynamic_update_slice, {}),
+    "stablehlo.gather": Converter(
+        _gather,
+        {"dimension_numbers": _gather_numbers, "slice_sizes": None},
+        frozenset({"indices_are_sorted"}),
+    ),
     "stablehlo.pad": Converter(
         _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
     ),

@@ -189,6 +189,7 @@ ELEMENT_READERS = (
     ops.PadOp,
     ops.DynamicSliceOp,
     ops.DynamicUpdateSliceOp,
+    ops.GatherOp,
 )
 """Consumers that read an operand only through their fused group's element evaluation,
 on both targets (a slice reads so only as a non-root member)."""

@@ -1,7 +1,8 @@
 """Fusion plan: which ops run together in one kernel.
 
 A *fusible* op is elementwise (including compare, select and convert), a
-`broadcast_in_dim`, a `reshape`, a `slice` or an `iota`. A fusible producer joins a group
+`broadcast_in_dim`, a `reshape`, a `slice`, a `reverse`, a `pad`, a `dynamic_slice` or
+`dynamic_update_slice`, a `gather` or an `iota`. A fusible producer joins a group
 when its result is not returned (a `func.return` or `accy.yield` use is a use of its own)
 and either
 
@@ -63,6 +64,7 @@ FUSIBLE = (
     ops.PadOp,
     ops.DynamicSliceOp,
     ops.DynamicUpdateSliceOp,
+    ops.GatherOp,
     ops.IotaOp,
 )
 """Ops that fuse into a consumer's group (see the module docstring): each output element

@@ -330,6 +330,20 @@ func.func @dynamic_update_slice(%cache: tensor<32x64xf32> {accy.donated}, %row: 
         lambda cache, row, t: (_updated(cache, row, (int(t), 0)),),
         ("dynamic_update_slice",),
     ),
+    Program(
+        "gather",
+        """
+func.func @gather(%table: tensor<64x32xf32>, %ids: tensor<16x1xi32>) -> tensor<16x32xf32> {
+  %rows = accy.gather %table[%ids], offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 32] : (tensor<64x32xf32>, tensor<16x1xi32>) -> tensor<16x32xf32>
+  %scale = accy.constant dense<2.0> : tensor<16x32xf32>
+  %r = accy.multiply %rows, %scale : tensor<16x32xf32>
+  func.return %r : tensor<16x32xf32>
+}
+""",
+        (((64, 32), "float32"), ((16, 1), "int32")),
+        lambda table, ids: (2 * table[np.clip(ids[:, 0], 0, 63)],),
+        ("gather",),
+    ),
 ]
 
 

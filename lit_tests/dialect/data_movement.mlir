@@ -92,3 +92,25 @@ func.func @dynamic_update_slice(%x: tensor<4x4xf32>, %u: tensor<2x3xf32>, %i: te
   %0 = accy.dynamic_update_slice %x, %u[%i, %j] : (tensor<4x4xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i32>) -> tensor<4x4xf32>
   func.return %0 : tensor<4x4xf32>
 }
+
+// CHECK-LABEL: func.func @gather(%table: tensor<10x4xf32>, %ids: tensor<3x1xi32>) -> tensor<3x4xf32> {
+// CHECK-NEXT:    %0 = accy.gather %table[%ids], offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4] : (tensor<10x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+// GENERIC-LABEL: "func.func"() <{sym_name = "gather"
+// GENERIC:         %0 = "accy.gather"(%table, %ids) <{offset_dims = array<i64: 1>, collapsed_slice_dims = array<i64: 0>, operand_batching_dims = array<i64>, start_indices_batching_dims = array<i64>, start_index_map = array<i64: 0>, index_vector_dim = 1 : i64, slice_sizes = array<i64: 1, 4>}> : (tensor<10x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+func.func @gather(%table: tensor<10x4xf32>, %ids: tensor<3x1xi32>) -> tensor<3x4xf32> {
+  %0 = accy.gather %table[%ids], offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4] : (tensor<10x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @bitwise(%a: tensor<4xi32>, %p: tensor<4xi1>) -> (tensor<4xi32>, tensor<4xi1>) {
+// CHECK-NEXT:    %0 = accy.and %a, %a : tensor<4xi32>
+// CHECK-NEXT:    %1 = accy.or %0, %a : tensor<4xi32>
+// CHECK-NEXT:    %2 = accy.xor %1, %a : tensor<4xi32>
+// CHECK-NEXT:    %3 = accy.not %p : tensor<4xi1>
+func.func @bitwise(%a: tensor<4xi32>, %p: tensor<4xi1>) -> (tensor<4xi32>, tensor<4xi1>) {
+  %0 = accy.and %a, %a : tensor<4xi32>
+  %1 = accy.or %0, %a : tensor<4xi32>
+  %2 = accy.xor %1, %a : tensor<4xi32>
+  %3 = accy.not %p : tensor<4xi1>
+  func.return %2, %3 : tensor<4xi32>, tensor<4xi1>
+}

@@ -46,3 +46,25 @@ func.func @dynamic_update_slice(%arg0: tensor<5x3xf32>, %arg1: tensor<2x3xf32>, 
   %0 = stablehlo.dynamic_update_slice %arg0, %arg1, %arg2, %arg3 : (tensor<5x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<i64>) -> tensor<5x3xf32>
   return %0 : tensor<5x3xf32>
 }
+
+// -----
+
+// An embedding lookup as JAX emits `table[ids]`; `indices_are_sorted` is a hint.
+// CHECK-LABEL: func.func @gather(%arg0: tensor<10x4xf32>, %arg1: tensor<3x1xi32>)
+// CHECK-NEXT:    %0 = accy.gather %arg0[%arg1], offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4] : (tensor<10x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+func.func @gather(%arg0: tensor<10x4xf32>, %arg1: tensor<3x1xi32>) -> tensor<3x4xf32> {
+  %0 = "stablehlo.gather"(%arg0, %arg1) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 4>}> : (tensor<10x4xf32>, tensor<3x1xi32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @all_true(%arg0: tensor<4xi1>)
+// CHECK-NEXT:    %0 = accy.reduce min %arg0, dims = [0] : (tensor<4xi1>) -> tensor<i1>
+// CHECK-NEXT:    %1 = accy.not %0 : tensor<i1>
+func.func @all_true(%arg0: tensor<4xi1>) -> tensor<i1> {
+  %c = stablehlo.constant dense<true> : tensor<i1>
+  %0 = stablehlo.reduce(%arg0 init: %c) applies stablehlo.and across dimensions = [0] : (tensor<4xi1>, tensor<i1>) -> tensor<i1>
+  %1 = stablehlo.not %0 : tensor<i1>
+  return %1 : tensor<i1>
+}

@@ -10,6 +10,8 @@ Through the fusible ops:
   (same static sizes in both shapes) keeps its indices; only the leading dims are
   linearized and delinearized (so the innermost, contiguous loop stays free of divisions);
 - `slice`: `start + i * stride` per dim;
+- `reverse`, `pad`, `dynamic_slice`, `dynamic_update_slice` and `gather`: the indices
+  their semantics name, reading run-time start indices as elements of other values;
 - `iota` reads nothing: its element is the index along its dim, converted.
 
 Target-neutral: the caller gives a builder, the root's element indices, a `load` callback
@@ -219,6 +221,45 @@ def dynamic_slice_operand_indices(
     return [emit(b, arith.AddiOp(first, i)) for first, i in zip(firsts, result_indices)]
 
 
+def gather_operand_indices(
+    b: Builder,
+    op: ops.GatherOp,
+    result_indices: Sequence[SSAValue],
+    read_index: Callable[[Indices], SSAValue],
+) -> Indices:
+    """The operand element a gather's result element reads (StableHLO's gather):
+    `clamped start + batching index + offset index` per operand dim, where component `k`
+    of the start vector is the `start_indices` element at the result's batch indices with
+    `k` inserted at `index_vector_dim` (`read_index` loads it) and clamped as in
+    `clamped_starts`."""
+    offset_dims = op.dims("offset_dims")
+    dropped = set(op.dims("collapsed_slice_dims")) | set(op.dims("operand_batching_dims"))
+    vector_dim = op.vector_dim
+    index_rank = len(shape_of(op.start_indices))
+    shape = shape_of(op.operand)
+    batch = [i for d, i in enumerate(result_indices) if d not in offset_dims]
+    offsets = iter(result_indices[d] for d in offset_dims)
+    parts: list[list[SSAValue]] = [[] for _ in shape]
+    for k, d in enumerate(op.dims("start_index_map")):
+        position = list(batch)
+        if vector_dim < index_rank:
+            position.insert(vector_dim, constant(b, k, INDEX))
+        extent = constant(b, shape[d], INDEX)
+        parts[d] += clamped_starts(b, [read_index(position)], [extent], [op.sizes[d]])
+    for d, e in zip(op.dims("operand_batching_dims"), op.dims("start_indices_batching_dims")):
+        parts[d].append(batch[e if e < vector_dim else e - 1])
+    for d in range(len(shape)):
+        if d not in dropped:
+            parts[d].append(next(offsets))
+    indices: Indices = []
+    for terms in parts:
+        total = terms[0] if terms else constant(b, 0, INDEX)
+        for term in terms[1:]:
+            total = emit(b, arith.AddiOp(total, term))
+        indices.append(total)
+    return indices
+
+
 def update_starts(
     b: Builder, op: ops.DynamicUpdateSliceOp, starts: Sequence[SSAValue], sizes: Sizes
 ) -> Indices:
@@ -335,6 +376,14 @@ class FusedGroup:
         elif isinstance(owner, ops.DynamicSliceOp) and owner in self.members:
             starts = [self._value(b, start, [], cache) for start in owner.start_indices]
             inner = dynamic_slice_operand_indices(b, owner, indices, starts, self.sizes)
+            result = self._value(b, owner.operand, inner, cache)
+        elif isinstance(owner, ops.GatherOp) and owner in self.members:
+            inner = gather_operand_indices(
+                b,
+                owner,
+                indices,
+                lambda position: self._value(b, owner.start_indices, position, cache),
+            )
             result = self._value(b, owner.operand, inner, cache)
         elif isinstance(owner, ops.DynamicUpdateSliceOp) and owner in self.members:
             starts = [self._value(b, start, [], cache) for start in owner.start_indices]

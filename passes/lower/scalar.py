@@ -247,6 +247,27 @@ def lower_negate(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     return emit(b, arith.SubiOp(constant(b, 0, t), operands[0]))
 
 
+def lower_and(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.andi`."""
+    return emit(b, arith.AndIOp(*operands))
+
+
+def lower_or(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.ori`."""
+    return emit(b, arith.OrIOp(*operands))
+
+
+def lower_xor(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.xori`."""
+    return emit(b, arith.XOrIOp(*operands))
+
+
+def lower_not(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`x xor -1` (all bits set; on i1, `x xor true`)."""
+    t = element_type(op.results[0])
+    return emit(b, arith.XOrIOp(operands[0], constant(b, -1 if int_width(t) > 1 else True, t)))
+
+
 def lower_abs(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.absf` / `math.absi` (|MIN| = MIN, as numpy)."""
     if is_float(element_type(op.results[0])):
@@ -568,6 +589,10 @@ SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.MaximumOp: lower_maximum,
     ops.MinimumOp: lower_minimum,
     ops.PowerOp: lower_power,
+    ops.AndOp: lower_and,
+    ops.OrOp: lower_or,
+    ops.XorOp: lower_xor,
+    ops.NotOp: lower_not,
     ops.NegateOp: lower_negate,
     ops.AbsOp: lower_abs,
     ops.ExponentialOp: lower_exponential,
