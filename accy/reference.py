@@ -365,7 +365,6 @@ def _dynamic_update_slice(
     return result
 
 
-
 def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
     shape = tuple(_tensor_type(op.result).get_shape())
     grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
@@ -387,6 +386,7 @@ def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.n
     if operand.ndim == 0:
         return np.full(shape, operand, dtype=operand.dtype)
     return operand[tuple(position)].reshape(shape)
+
 
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans

@@ -612,6 +612,7 @@ def _gather_numbers(attr: Any) -> str | None:
         return None
     return f"has gather dimension numbers accy cannot read: {attr}"
 
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)

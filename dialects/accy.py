@@ -1011,7 +1011,9 @@ class GatherOp(AccyOperation):
             )
         sizes = self.sizes
         if len(sizes) != rank:
-            raise self.error(f"expects a slice size for each of the operand's {rank} dims, got {len(sizes)}")
+            raise self.error(
+                f"expects a slice size for each of the operand's {rank} dims, got {len(sizes)}"
+            )
         for d, (size, extent) in enumerate(zip(sizes, source.get_shape())):
             if not 0 <= size <= extent:
                 raise self.error(f"slice size {size} of dim {d} is not within its extent {extent}")
@@ -1043,7 +1045,9 @@ class GatherOp(AccyOperation):
             raise self.error("start_indices_batching_dims holds index_vector_dim")
         for d in (*collapsed, *operand_batching):
             if sizes[d] > 1:
-                raise self.error(f"slice size {sizes[d]} of collapsed or batching dim {d} exceeds 1")
+                raise self.error(
+                    f"slice size {sizes[d]} of collapsed or batching dim {d} exceeds 1"
+                )
         for d, e in zip(operand_batching, indices_batching):
             if source.get_shape()[d] != indices.get_shape()[e]:
                 raise self.error(

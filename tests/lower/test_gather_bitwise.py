@@ -33,8 +33,12 @@ def test_embedding_lookup_clamps_and_fuses_into_its_consumer():
     table = np.arange(40, dtype=np.float32).reshape(10, 4) / 10
     ids = np.array([[3], [-2], [12]], np.int32)  # out of range: clamped into [0, 9]
     expected = np.tanh(table[[3, 0, 9]])
-    np.testing.assert_allclose(reference.run(accy.parse(EMBEDDING), "f", table, ids)[0], expected, rtol=1e-6)
-    np.testing.assert_allclose(accy.compile(EMBEDDING, threads=1)(table, ids)[0], expected, rtol=1e-6)
+    np.testing.assert_allclose(
+        reference.run(accy.parse(EMBEDDING), "f", table, ids)[0], expected, rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        accy.compile(EMBEDDING, threads=1)(table, ids)[0], expected, rtol=1e-6
+    )
     prep = accy.prepare(accy.parse(EMBEDDING))
     assert [w.kind.value for w in prep.schedule.work_items] == ["elementwise"]
 
@@ -87,11 +91,26 @@ def test_builder_gather_shape():
 @pytest.mark.parametrize(
     ("numbers", "message"),
     [
-        ("offset_dims = [1], collapsed_slice_dims = [], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]", "offset_dims [1] name 1 dims for the slice's 2 kept dims"),
-        ("offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0, 1], index_vector_dim = 1, slice_sizes = [1, 4]", "start_index_map has 2 dims for index vectors of 1"),
-        ("offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [2, 4]", "slice size 2 of collapsed or batching dim 0 exceeds 1"),
-        ("offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 3, slice_sizes = [1, 4]", "index_vector_dim 3 is not within the start indices' 2 dims"),
-        ("offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 11]", "slice size 11 of dim 1 is not within its extent 4"),
+        (
+            "offset_dims = [1], collapsed_slice_dims = [], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]",
+            "offset_dims [1] name 1 dims for the slice's 2 kept dims",
+        ),
+        (
+            "offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0, 1], index_vector_dim = 1, slice_sizes = [1, 4]",
+            "start_index_map has 2 dims for index vectors of 1",
+        ),
+        (
+            "offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [2, 4]",
+            "slice size 2 of collapsed or batching dim 0 exceeds 1",
+        ),
+        (
+            "offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 3, slice_sizes = [1, 4]",
+            "index_vector_dim 3 is not within the start indices' 2 dims",
+        ),
+        (
+            "offset_dims = [1], collapsed_slice_dims = [0], operand_batching_dims = [], start_indices_batching_dims = [], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 11]",
+            "slice size 11 of dim 1 is not within its extent 4",
+        ),
     ],
 )
 def test_gather_verifier_errors_are_located(numbers, message):
@@ -119,7 +138,7 @@ func.func @f(%a: tensor<6xi32>, %b: tensor<6xi32>, %p: tensor<6xi1>, %q: tensor<
 
 
 def test_bitwise_ops_on_integers_and_booleans():
-    a = np.array([0, -1, 5, 12, -2**31, 7], np.int32)
+    a = np.array([0, -1, 5, 12, -(2**31), 7], np.int32)
     b = np.array([3, 9, -6, 12, 1, 0], np.int32)
     p = np.array([True, False, True, False, True, False])
     q = np.array([True, True, False, False, True, False])
