@@ -289,13 +289,18 @@ class ElementwiseUnaryOperation(AccyOperation, abc.ABC):
             raise self.error(f"expects a {kind} element type, got {element}")
 
 
+def _verify_bitwise(op: AccyOperation) -> None:
+    """Raise unless `op`'s result holds integers or i1 (bitwise ops refuse floats)."""
+    element = op.result.type.get_element_type()
+    if is_float(element):
+        raise op.error(f"expects an integer or i1 element type, got {element}")
+
+
 class BitwiseBinaryOperation(ElementwiseBinaryOperation, abc.ABC):
     """A bitwise op of two integer or i1 tensors (logical on i1)."""
 
     def verify_(self) -> None:
-        element = self.result.type.get_element_type()
-        if is_float(element):
-            raise self.error(f"expects an integer or i1 element type, got {element}")
+        _verify_bitwise(self)
 
 
 class FloatUnaryOperation(ElementwiseUnaryOperation, abc.ABC):
@@ -379,9 +384,7 @@ class NotOp(ElementwiseUnaryOperation):
     name = "accy.not"
 
     def verify_(self) -> None:
-        element = self.result.type.get_element_type()
-        if is_float(element):
-            raise self.error(f"expects an integer or i1 element type, got {element}")
+        _verify_bitwise(self)
 
 
 @irdl_op_definition
@@ -905,11 +908,12 @@ def gather_shape(
     batch = [n for d, n in enumerate(indices_shape) if d != index_vector_dim]
     dropped = set(collapsed_slice_dims) | set(operand_batching_dims)
     offsets = [n for d, n in enumerate(slice_sizes) if d not in dropped]
-    shape: list[int] = []
-    for d in range(len(batch) + len(offsets)):  # (inconsistent numbers: the verifier says)
-        source = offsets if d in offset_dims and offsets or not batch else batch
-        shape.append(source.pop(0))
-    return shape
+    rank = len(batch) + len(offsets)
+    positions = set(offset_dims)
+    if len(positions) != len(offsets) or not positions <= set(range(rank)):
+        return batch + offsets  # inconsistent numbers: the verifier reports them
+    batch_sizes, offset_sizes = iter(batch), iter(offsets)
+    return [next(offset_sizes) if d in positions else next(batch_sizes) for d in range(rank)]
 
 
 @irdl_op_definition
