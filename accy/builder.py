@@ -271,6 +271,54 @@ class BlockBuilder:
 
     # Reductions, contractions, scans ----------------------------------------------
 
+    def scatter(
+        self,
+        x: SSAValue,
+        indices: SSAValue,
+        updates: SSAValue,
+        combine: str | Callable[..., SSAValue],
+        *,
+        update_window_dims: Sequence[int],
+        inserted_window_dims: Sequence[int],
+        scatter_dims_to_operand_dims: Sequence[int],
+        index_vector_dim: int,
+        input_batching_dims: Sequence[int] = (),
+        scatter_indices_batching_dims: Sequence[int] = (),
+        unique_indices: bool = False,
+    ) -> SSAValue:
+        """StableHLO's scatter of `updates` into `x` at the index vectors in `indices`
+        (see `accy.scatter`). `combine` is the update computation: `"replace"`, the name
+        of a binary builder method (`"add"`, `"maximum"`, ...) or `combine(builder,
+        current, update)` returning the new element; `x.at[ids].add(u)` for rows is
+        `scatter(x, ids[:, None], u, "add", update_window_dims=[1],
+        inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1)`."""
+        scalar = TensorType(_tensor(x).get_element_type(), [])
+        block = Block(arg_types=[scalar, scalar])
+        inner = BlockBuilder(block, self.location)
+        current, update = block.args
+        if combine == "replace":
+            value = update
+        elif isinstance(combine, str):
+            value = getattr(inner, combine)(current, update)
+        else:
+            value = combine(inner, current, update)
+        inner._append(ops.YieldOp([value]))
+        return self._add(
+            ops.ScatterOp(
+                x,
+                indices,
+                updates,
+                Region(block),
+                update_window_dims=update_window_dims,
+                inserted_window_dims=inserted_window_dims,
+                scatter_dims_to_operand_dims=scatter_dims_to_operand_dims,
+                index_vector_dim=index_vector_dim,
+                input_batching_dims=input_batching_dims,
+                scatter_indices_batching_dims=scatter_indices_batching_dims,
+                unique_indices=unique_indices,
+            )
+        )
+
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:
         source = _tensor(x)
         kept = [s for d, s in enumerate(source.get_shape()) if d not in dims]

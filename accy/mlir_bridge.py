@@ -1142,7 +1142,7 @@ class UpstreamOp:
     call-site and fused locations) as ``(file, line, col)``, or ``None``. Attributes are
     decoded to Python: dense elements -> numpy arrays, dense arrays -> tuples of ints,
     integers, floats, strings, symbol names, ``UpstreamType``, ``UpstreamEnum``, dicts
-    for dictionary attributes (by name), ``#stablehlo.dot<...>`` and ``#stablehlo.gather<...>``, tuples for array
+    for dictionary attributes (by name), ``#stablehlo.dot<...>``, ``#stablehlo.gather<...>`` and ``#stablehlo.scatter<...>``, tuples for array
     attributes, ``True`` for unit attributes, else ``UpstreamOpaque``."""
 
     name: str
@@ -1356,6 +1356,17 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
                 "start_indices_batching_dims": tuple(g.start_indices_batching_dims),
                 "start_index_map": tuple(g.start_index_map),
                 "index_vector_dim": int(g.index_vector_dim),
+            }
+        scatter = getattr(shlo, "ScatterDimensionNumbers", None)
+        if scatter is not None and _isa(scatter, attr):
+            n = scatter(attr)
+            return {
+                "update_window_dims": tuple(n.update_window_dims),
+                "inserted_window_dims": tuple(n.inserted_window_dims),
+                "input_batching_dims": tuple(n.input_batching_dims),
+                "scatter_indices_batching_dims": tuple(n.scatter_indices_batching_dims),
+                "scatter_dims_to_operand_dims": tuple(n.scattered_dims_to_operand_dims),
+                "index_vector_dim": int(n.index_vector_dim),
             }
     return UpstreamOpaque(str(attr))
 

@@ -388,6 +388,47 @@ def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.n
     return operand[tuple(position)].reshape(shape)
 
 
+def scatter_positions(op: accy.ScatterOp, indices: np.ndarray) -> np.ndarray:
+    """The operand index (one row per operand dim) each update element addresses, in
+    row-major order of the updates (StableHLO's scatter; out-of-bounds ones included)."""
+    shape = tuple(_tensor_type(op.updates).get_shape())
+    rank = _tensor_type(op.operand).get_num_dims()
+    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    window_dims = op.dims("update_window_dims")
+    scatter = [grid[d] for d in range(len(shape)) if d not in window_dims]
+    position = np.zeros((rank, grid.shape[1]), dtype=np.int64)
+    for k, d in enumerate(op.dims("scatter_dims_to_operand_dims")):
+        at = list(scatter)
+        if op.vector_dim < indices.ndim:
+            at.insert(op.vector_dim, np.full(grid.shape[1], k, dtype=np.int64))
+        position[d] += indices[tuple(at)].astype(np.int64) if at else indices.astype(np.int64)
+    for d, e in zip(op.dims("input_batching_dims"), op.dims("scatter_indices_batching_dims")):
+        position[d] += scatter[e if e < op.vector_dim else e - 1]
+    operand_window = accy.scatter_window_dims(
+        rank, op.dims("inserted_window_dims"), op.dims("input_batching_dims")
+    )
+    for d, u in zip(operand_window, window_dims):
+        position[d] += grid[u]
+    return position
+
+
+def _scatter(
+    op: accy.ScatterOp, operand: np.ndarray, indices: np.ndarray, updates: np.ndarray
+) -> np.ndarray:
+    result = operand.copy()
+    position = scatter_positions(op, indices)
+    extents = np.array(operand.shape, dtype=np.int64).reshape(-1, 1)
+    inside = np.all((position >= 0) & (position < extents), axis=0)
+    block = op.update_computation.block
+    env: Env = {}
+    for at, update in zip(position.T[inside], updates.reshape(-1)[inside]):
+        where = tuple(at)
+        env[block.args[0]] = np.asarray(result[where])
+        env[block.args[1]] = np.asarray(update)
+        (result[where],) = _run_block(block, env)
+    return result
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions, contractions, scans
 # ---------------------------------------------------------------------------------------
@@ -517,6 +558,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.DynamicSliceOp: _dynamic_slice,
     accy.DynamicUpdateSliceOp: _dynamic_update_slice,
     accy.GatherOp: _gather,
+    accy.ScatterOp: _scatter,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,

@@ -613,6 +613,52 @@ def _gather_numbers(attr: Any) -> str | None:
     return f"has gather dimension numbers accy cannot read: {attr}"
 
 
+def _scatter(imp, op, operands, bb, env):
+    if len(op.operands) != 3 or len(op.results) != 1:
+        raise imp.error(op, f"scatters {len(op.results)} operands at once; accy scatters one")
+    blocks = op.regions[0] if op.regions else []
+    if len(blocks) != 1:
+        raise imp.error(op, "has no single-block update computation")
+    body = blocks[0]
+    element = op.operands[0].type.element
+    if len(body.args) != 2 or any(
+        a.type.shape != () or a.type.element != element for a in body.args
+    ):
+        raise imp.error(
+            op, f"has an update computation that does not combine two scalars of type {element}"
+        )
+
+    def combine(inner: BlockBuilder, current: SSAValue, update: SSAValue) -> SSAValue:
+        scope: Env = ChainMap({body.args[0].id: current, body.args[1].id: update}, env)
+        inner.location = bb.location
+        values = imp.block(body, scope, inner)
+        if len(values) != 1:
+            raise imp.error(op, f"has an update computation returning {len(values)} values")
+        return values[0]
+
+    numbers = op.attributes["scatter_dimension_numbers"]
+    location = bb.location
+    result = bb.scatter(
+        *operands,
+        combine,
+        update_window_dims=numbers["update_window_dims"],
+        inserted_window_dims=numbers["inserted_window_dims"],
+        input_batching_dims=numbers["input_batching_dims"],
+        scatter_indices_batching_dims=numbers["scatter_indices_batching_dims"],
+        scatter_dims_to_operand_dims=numbers["scatter_dims_to_operand_dims"],
+        index_vector_dim=numbers["index_vector_dim"],
+        unique_indices=bool(op.attributes.get("unique_indices", False)),
+    )
+    bb.location = imp.enclosing = location
+    return [result]
+
+
+def _scatter_numbers(attr: Any) -> str | None:
+    if isinstance(attr, dict) and "scatter_dims_to_operand_dims" in attr:
+        return None
+    return f"has scatter dimension numbers accy cannot read: {attr}"
+
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)
@@ -789,6 +835,11 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.gather": Converter(
         _gather,
         {"dimension_numbers": _gather_numbers, "slice_sizes": None},
+        frozenset({"indices_are_sorted"}),
+    ),
+    "stablehlo.scatter": Converter(
+        _scatter,
+        {"scatter_dimension_numbers": _scatter_numbers, "unique_indices": None},
         frozenset({"indices_are_sorted"}),
     ),
     "stablehlo.pad": Converter(

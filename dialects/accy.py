@@ -53,6 +53,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -1080,6 +1081,234 @@ class GatherOp(AccyOperation):
             raise self.error("operand and result element types differ")
 
 
+def scatter_window_dims(
+    operand_rank: int, inserted_window_dims: Sequence[int], input_batching_dims: Sequence[int]
+) -> list[int]:
+    """The operand dims an update window spans: those not inserted and not batching."""
+    dropped = set(inserted_window_dims) | set(input_batching_dims)
+    return [d for d in range(operand_rank) if d not in dropped]
+
+
+SCALAR_BODY_OPS: tuple[type[IRDLOperation], ...] = (
+    ElementwiseBinaryOperation,
+    ElementwiseUnaryOperation,
+    CompareOp,
+    SelectOp,
+    ConvertOp,
+    ConstantOp,
+)
+"""The ops a scalar body (a scatter's update computation) may hold."""
+
+
+@irdl_op_definition
+class ScatterOp(AccyOperation):
+    """`%r = accy.scatter %x[%i], %u, update_window_dims = [1], inserted_window_dims = [0],
+    input_batching_dims = [], scatter_indices_batching_dims = [],
+    scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<10x4xf32>,
+    tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<10x4xf32> ({^bb0(%a: tensor<f32>, %b:
+    tensor<f32>): ... accy.yield %s : tensor<f32>})` (rows 3 of a 10x4 table combined with
+    the updates: an embedding gradient).
+
+    StableHLO's scatter: the result is `%x` with each update element combined into the
+    element it addresses by the update computation (the body: the current element and
+    the update element in, the new element yielded; ops on rank-0 tensors). An update
+    index's scatter dims (those not in `update_window_dims`) pick the index vector of
+    `%i` along `index_vector_dim`, placed on the operand dims `scatter_dims_to_operand_dims`
+    names; its window dims place it inside that window (the operand dims but
+    `inserted_window_dims` and `input_batching_dims`, in order); an input batching dim
+    follows the paired indices dim. Updates that address an element outside `%x` are
+    skipped. Updates apply in row-major order of the updates (`unique_indices` promises
+    that no two address one element).
+    """
+
+    name = "accy.scatter"
+
+    T: ClassVar = VarConstraint("T", AccyTensor)
+
+    operand = operand_def(T)
+    scatter_indices = operand_def(AccyTensor)
+    updates = operand_def(AccyTensor)
+    update_window_dims = prop_def(DenseArrayBase.constr(i64))
+    inserted_window_dims = prop_def(DenseArrayBase.constr(i64))
+    input_batching_dims = prop_def(DenseArrayBase.constr(i64))
+    scatter_indices_batching_dims = prop_def(DenseArrayBase.constr(i64))
+    scatter_dims_to_operand_dims = prop_def(DenseArrayBase.constr(i64))
+    index_vector_dim = prop_def(IntegerAttr.constr(type=i64))
+    unique_indices = opt_prop_def(UnitAttr)
+    update_computation = region_def("single_block")
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `[` $scatter_indices `]` `,` $updates `,` `update_window_dims` `=` "
+        "custom<DimList>($update_window_dims) `,` `inserted_window_dims` `=` "
+        "custom<DimList>($inserted_window_dims) `,` `input_batching_dims` `=` "
+        "custom<DimList>($input_batching_dims) `,` `scatter_indices_batching_dims` `=` "
+        "custom<DimList>($scatter_indices_batching_dims) `,` `scatter_dims_to_operand_dims` "
+        "`=` custom<DimList>($scatter_dims_to_operand_dims) `,` `index_vector_dim` `=` "
+        "$index_vector_dim (`unique_indices` $unique_indices^)? attr-dict `:` "
+        "functional-type(operands, results) $update_computation"
+    )
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        scatter_indices: SSAValue,
+        updates: SSAValue,
+        update_computation: Region,
+        *,
+        update_window_dims: Sequence[int],
+        inserted_window_dims: Sequence[int],
+        scatter_dims_to_operand_dims: Sequence[int],
+        index_vector_dim: int,
+        input_batching_dims: Sequence[int] = (),
+        scatter_indices_batching_dims: Sequence[int] = (),
+        unique_indices: bool = False,
+    ):
+        lists = {
+            "update_window_dims": update_window_dims,
+            "inserted_window_dims": inserted_window_dims,
+            "input_batching_dims": input_batching_dims,
+            "scatter_indices_batching_dims": scatter_indices_batching_dims,
+            "scatter_dims_to_operand_dims": scatter_dims_to_operand_dims,
+        }
+        properties: dict[str, Attribute] = {
+            name: DenseArrayBase.from_list(i64, list(values)) for name, values in lists.items()
+        }
+        properties["index_vector_dim"] = IntegerAttr(index_vector_dim, i64)
+        if unique_indices:
+            properties["unique_indices"] = UnitAttr()
+        super().__init__(
+            operands=[operand, scatter_indices, updates],
+            result_types=[operand.type],
+            properties=properties,
+            regions=[update_computation],
+        )
+
+    def dims(self, name: str) -> tuple[int, ...]:
+        """One of the dimension-number lists, by property name."""
+        return _dims_of(getattr(self, name))
+
+    @property
+    def vector_dim(self) -> int:
+        return self.index_vector_dim.value.data
+
+    def verify_(self) -> None:
+        source, indices, updates = self.operand.type, self.scatter_indices.type, self.updates.type
+        rank, index_rank = source.get_num_dims(), indices.get_num_dims()
+        element = indices.get_element_type()
+        if not isinstance(element, IntegerType) or is_bool(element):
+            raise self.error(f"scatter indices {indices} are not a tensor of integers")
+        if not all(t.has_static_shape() for t in (source, indices, updates)):
+            raise self.error("operand, scatter indices and updates must have static shapes")
+        if updates.get_element_type() != source.get_element_type():
+            raise self.error("operand and updates element types differ")
+        vector_dim = self.vector_dim
+        if not 0 <= vector_dim <= index_rank:
+            raise self.error(
+                f"index_vector_dim {vector_dim} is not within the scatter indices' {index_rank} dims"
+            )
+        window_dims = self.dims("update_window_dims")
+        inserted = self.dims("inserted_window_dims")
+        input_batching = self.dims("input_batching_dims")
+        indices_batching = self.dims("scatter_indices_batching_dims")
+        to_operand = self.dims("scatter_dims_to_operand_dims")
+        for name, dims, bound, ordered in (
+            ("update_window_dims", window_dims, updates.get_num_dims(), True),
+            ("inserted_window_dims", inserted, rank, True),
+            ("input_batching_dims", input_batching, rank, True),
+            ("scatter_indices_batching_dims", indices_batching, index_rank, False),
+            ("scatter_dims_to_operand_dims", to_operand, rank, False),
+        ):
+            if len(set(dims)) != len(dims) or any(not 0 <= d < bound for d in dims):
+                raise self.error(f"{name} {list(dims)} are not distinct dims below {bound}")
+            if ordered and list(dims) != sorted(dims):
+                raise self.error(f"{name} {list(dims)} are not sorted")
+        if set(inserted) & set(input_batching):
+            raise self.error("inserted_window_dims and input_batching_dims overlap")
+        if set(to_operand) & set(input_batching):
+            raise self.error("scatter_dims_to_operand_dims and input_batching_dims overlap")
+        if len(input_batching) != len(indices_batching):
+            raise self.error(
+                "input_batching_dims and scatter_indices_batching_dims differ in length"
+            )
+        if vector_dim in indices_batching:
+            raise self.error("scatter_indices_batching_dims holds index_vector_dim")
+        vector = indices.get_shape()[vector_dim] if vector_dim < index_rank else 1
+        if len(to_operand) != vector:
+            raise self.error(
+                f"scatter_dims_to_operand_dims has {len(to_operand)} dims for index vectors of "
+                f"{vector}"
+            )
+        operand_window = scatter_window_dims(rank, inserted, input_batching)
+        if len(window_dims) != len(operand_window):
+            raise self.error(
+                f"update_window_dims {list(window_dims)} name {len(window_dims)} dims for the "
+                f"operand's {len(operand_window)} window dims"
+            )
+        scatter_sizes = [n for d, n in enumerate(indices.get_shape()) if d != vector_dim]
+        if updates.get_num_dims() != len(window_dims) + len(scatter_sizes):
+            raise self.error(
+                f"updates of rank {updates.get_num_dims()} differ from the "
+                f"{len(window_dims)} window and {len(scatter_sizes)} scatter dims"
+            )
+        update_shape = updates.get_shape()
+        for d, operand_dim in zip(window_dims, operand_window):
+            if update_shape[d] > source.get_shape()[operand_dim]:
+                raise self.error(
+                    f"update window dim {d} of size {update_shape[d]} exceeds operand dim "
+                    f"{operand_dim} of size {source.get_shape()[operand_dim]}"
+                )
+        scatter_dims = [d for d in range(updates.get_num_dims()) if d not in window_dims]
+        if [update_shape[d] for d in scatter_dims] != scatter_sizes:
+            raise self.error(
+                f"update scatter dims {format_shape([update_shape[d] for d in scatter_dims])} "
+                f"differ from the scatter indices' {format_shape(scatter_sizes)}"
+            )
+        for d, e in zip(input_batching, indices_batching):
+            if source.get_shape()[d] != indices.get_shape()[e]:
+                raise self.error(
+                    f"input batching dim {d} and scatter indices batching dim {e} differ in size"
+                )
+        _verify_scalar_body(self, self.update_computation, source.get_element_type())
+
+
+def _verify_scalar_body(op: AccyOperation, body: Region, element: Attribute) -> None:
+    """Raise unless `body` takes two `tensor<element>` arguments and yields one, computing
+    with scalar body ops only."""
+    scalar = TensorType(element, [])
+    block = body.block
+    if [a.type for a in block.args] != [scalar, scalar]:
+        raise op.error(
+            f"update computation must take two {scalar} arguments, got "
+            f"({', '.join(str(a.type) for a in block.args)})"
+        )
+    terminator = block.last_op
+    if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [scalar]:
+        raise op.error(f"update computation must end in an accy.yield of one {scalar}")
+    for inner in block.ops:
+        if inner is not terminator and not isinstance(inner, SCALAR_BODY_OPS):
+            raise op.error(
+                f"update computation holds '{inner.name}'; it may hold elementwise ops, "
+                "compare, select, convert and constants"
+            )
+        if any(r.type.get_num_dims() != 0 for r in inner.results):
+            raise op.error(f"update computation holds '{inner.name}' on a tensor of rank > 0")
+        for value in inner.operands:
+            if value.owner is not block and getattr(value.owner, "parent", None) is not block:
+                raise op.error(
+                    f"update computation's '{inner.name}' reads a value defined outside it"
+                )
+
+
+def in_scalar_body(op: IRDLOperation) -> bool:
+    """Whether `op` is inside a scatter's update computation (computed per element by the
+    scatter's kernel, never planned itself)."""
+    return isinstance(op.parent_op(), ScatterOp)
+
+
 def _check_start_indices(op: AccyOperation, starts: Sequence[SSAValue]) -> None:
     """Raise unless every start index is a rank-0 integer (not boolean) tensor."""
     for index, start in enumerate(starts):
@@ -1555,7 +1784,11 @@ class YieldOp(AccyOperation):
     values = var_operand_def(AccyTensor)
 
     traits = lazy_traits_def(
-        lambda: (IsTerminator(), NoMemoryEffect(), HasParent(IterateOp, _plan().KernelOp))
+        lambda: (
+            IsTerminator(),
+            NoMemoryEffect(),
+            HasParent(IterateOp, ScatterOp, _plan().KernelOp),
+        )
     )
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
@@ -1694,6 +1927,7 @@ Accy = Dialect(
         DynamicSliceOp,
         DynamicUpdateSliceOp,
         GatherOp,
+        ScatterOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

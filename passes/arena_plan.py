@@ -6,13 +6,15 @@ the work items that run its family); they are packed with `accy.passes.arena.pac
 their liveness intervals. Constants planned in device_constant are laid out one after
 another in the module's constant arena (they are all live all the time).
 
-In-place reuse: an elementwise work item's output takes the buffer of an input of the
-same byte size (so the same element width) that dies at that work item, when every
+In-place reuse: an elementwise or scatter work item's output takes the buffer of an input
+of the same byte size (so the same element width) that dies at that work item, when every
 member on the way from that input to the output is pointwise (element i reads only
 element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
-the group is fine; a `dynamic_update_slice` of that input, whose update does not read it,
-is: so a KV cache's update takes the cache's buffer), the input is a temporary or a donated parameter (`accy.donated`: never
-another function input, a constant or an output) and neither lives in a loop. The two slots
+the group is fine; a `dynamic_update_slice` or `scatter` of that input, whose other
+operands do not read it, is: so a KV cache's update takes the cache's buffer and a
+scatter-add combines into its operand's), the input is a temporary or a donated parameter
+(`accy.donated`: never another function input, a constant or an output) and neither lives
+in a loop. The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
 arena's copy of it on the CUDA target (the host's array is copied in and never written); the
 CPU target does not reuse parameters (see below). The caller's arrays are not written on
@@ -159,15 +161,23 @@ def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
     return count * byte_width(slot.value.type.get_element_type())
 
 
+UPDATES = (ops.DynamicUpdateSliceOp, ops.ScatterOp)
+"""Ops whose result is their operand with some elements replaced or combined."""
+
+IN_PLACE_KINDS = (WorkKind.ELEMENTWISE, WorkKind.SCATTER)
+"""Work items whose output may take an input's buffer."""
+
+
 def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
     """Whether every member that reads `value`, directly or through other members, is
     pointwise in it: then output element i depends only on element i of `value`. A
-    `dynamic_update_slice` is, in its operand (result element i is operand element i or an
-    update element), when neither its update nor its starts read `value`."""
+    `dynamic_update_slice` or `scatter` is, in its operand (result element i is operand
+    element i, replaced or combined with update elements), when its other operands do not
+    read `value`."""
     tainted = {value}
     for member in item.members:  # program order: producers before consumers
         if any(operand in tainted for operand in member.operands):
-            updates = isinstance(member, ops.DynamicUpdateSliceOp) and not any(
+            updates = isinstance(member, UPDATES) and not any(
                 operand in tainted for operand in member.operands[1:]
             )
             if not (updates or isinstance(member, POINTWISE)):
@@ -191,7 +201,7 @@ def _in_place_pairs(
     reuses: dict[int, int] = {}
     taken: set[int] = set()
     for item in schedule.work_items:
-        if item.kind is not WorkKind.ELEMENTWISE or item.parent is not None:
+        if item.kind not in IN_PLACE_KINDS or item.parent is not None:
             continue
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:

@@ -210,7 +210,7 @@ def is_folded_splat(op: ops.ConstantOp, fusion: FusionPlan, byte_size: int | Non
 
 
 def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, function) -> None:
-    if fusion.is_dead(op):
+    if fusion.is_dead(op) or ops.in_scalar_body(op):
         return
     if isinstance(op, ops.ConstantOp):
         if is_folded_splat(op, fusion, builder.layouts.of(op.result).byte_size):

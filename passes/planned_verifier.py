@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from accy.dialects import plan
+from accy.passes.arena_plan import IN_PLACE_KINDS
 from accy.passes.memory import MISSING_OUTPUT_FORMAT
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
@@ -133,7 +134,7 @@ def _check_overlaps(function: func.FuncOp) -> None:
 
 def _in_place(a: SSAValue, la: _Live, b: SSAValue, lb: _Live) -> bool:
     """`b` takes `a`'s buffer over where `a` dies: same bytes, touching at one elementwise
-    kernel that reads `a` and writes `b`."""
+    or scatter kernel that reads `a` and writes `b`."""
     a_bytes = plan.buffer_bytes(a.type, la.view.rows)  # type: ignore[arg-type]
     b_bytes = plan.buffer_bytes(b.type, lb.view.rows)  # type: ignore[arg-type]
     if la.view.offset != lb.view.offset or a_bytes != b_bytes:
@@ -143,7 +144,7 @@ def _in_place(a: SSAValue, la: _Live, b: SSAValue, lb: _Live) -> bool:
     kernel = lb.first
     return (
         isinstance(kernel, plan.KernelOp)
-        and kernel.kind.data == "elementwise"
+        and kernel.kind.data in {kind.value for kind in IN_PLACE_KINDS}
         and a in kernel.ins
         and b in kernel.outs
     )

@@ -38,6 +38,7 @@ class WorkKind(str, Enum):
     REDUCE = "reduce"
     SCAN = "scan"
     DOT = "dot"
+    SCATTER = "scatter"
     ITERATE = "iterate"
 
 
@@ -48,6 +49,7 @@ KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKin
     (ops.ReduceOp, WorkKind.REDUCE),
     (ops.ScanOp, WorkKind.SCAN),
     (ops.DotGeneralOp, WorkKind.DOT),
+    (ops.ScatterOp, WorkKind.SCATTER),
     (ops.IterateOp, WorkKind.ITERATE),
 )
 

@@ -344,7 +344,51 @@ func.func @gather(%table: tensor<64x32xf32>, %ids: tensor<16x1xi32>) -> tensor<1
         lambda table, ids: (2 * table[np.clip(ids[:, 0], 0, 63)],),
         ("gather",),
     ),
+    Program(
+        "scatter_add",
+        """
+func.func @scatter_add(%table: tensor<64x32xf32>, %ids: tensor<128x1xi32>, %u: tensor<128x32xf32>) -> tensor<64x32xf32> {
+  %two = accy.constant dense<2.0> : tensor<64x32xf32>
+  %base = accy.multiply %table, %two : tensor<64x32xf32>
+  %r = accy.scatter %base[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64x32xf32>, tensor<128x1xi32>, tensor<128x32xf32>) -> tensor<64x32xf32> {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }
+  func.return %r : tensor<64x32xf32>
+}
+""",
+        (((64, 32), "float32"), ((128, 1), "int32"), ((128, 32), "float32")),
+        lambda table, ids, u: (_scatter_rows(np.add, 2 * table, ids[:, 0], u),),
+        ("scatter", "scatter in place", "duplicate indices"),
+        tolerance=1e-4,
+    ),
+    Program(
+        "scatter_max",
+        """
+func.func @scatter_max(%x: tensor<64xi32>, %ids: tensor<48x1xi32>, %u: tensor<48xi32>) -> tensor<64xi32> {
+  %r = accy.scatter %x[%ids], %u, update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64xi32>, tensor<48x1xi32>, tensor<48xi32>) -> tensor<64xi32> {
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %m = accy.maximum %a, %b : tensor<i32>
+    accy.yield %m : tensor<i32>
+  }
+  func.return %r : tensor<64xi32>
+}
+""",
+        (((64,), "int32"), ((48, 1), "int32"), ((48,), "int32")),
+        lambda x, ids, u: (_scatter_rows(np.maximum, x, ids[:, 0], u),),
+        ("scatter", "duplicate indices"),
+    ),
 ]
+
+
+def _scatter_rows(combine, x, rows, updates):
+    """`x` with `updates[k]` combined into row `rows[k]` in order (rows outside `x` are
+    skipped, as StableHLO's scatter does)."""
+    result = x.copy()
+    inside = (rows >= 0) & (rows < x.shape[0])
+    combine.at(result, rows[inside], updates[inside])
+    return result
 
 
 def _updated(x, update, starts):

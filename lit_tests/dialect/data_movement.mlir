@@ -114,3 +114,20 @@ func.func @bitwise(%a: tensor<4xi32>, %p: tensor<4xi1>) -> (tensor<4xi32>, tenso
   %3 = accy.not %p : tensor<4xi1>
   func.return %2, %3 : tensor<4xi32>, tensor<4xi1>
 }
+
+// CHECK-LABEL: func.func @scatter(%x: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
+// CHECK-NEXT:    %0 = accy.scatter %x[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
+// CHECK-NEXT:    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+// CHECK-NEXT:      %m = accy.maximum %a, %b : tensor<f32>
+// CHECK-NEXT:      accy.yield %m : tensor<f32>
+// CHECK-NEXT:    }
+// GENERIC-LABEL: "func.func"() <{sym_name = "scatter"
+// GENERIC:         %0 = "accy.scatter"(%x, %ids, %u) <{update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, unique_indices}> ({
+func.func @scatter(%x: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
+  %0 = accy.scatter %x[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = accy.maximum %a, %b : tensor<f32>
+    accy.yield %m : tensor<f32>
+  }
+  func.return %0 : tensor<6x3xf32>
+}

@@ -68,3 +68,22 @@ func.func @all_true(%arg0: tensor<4xi1>) -> tensor<i1> {
   %1 = stablehlo.not %0 : tensor<i1>
   return %1 : tensor<i1>
 }
+
+// -----
+
+// `segment_sum` as JAX emits it: a scatter-add of rows; `indices_are_sorted` is a hint,
+// `unique_indices` is kept.
+// CHECK-LABEL: func.func @segment_sum(%arg0: tensor<5x2xf32>, %arg1: tensor<5x1xi32>)
+// CHECK:         %{{.*}} = accy.scatter %{{.*}}[%arg1], %arg0, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32> {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>):
+// CHECK-NEXT:      %{{.*}} = accy.add %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK-NEXT:      accy.yield %{{.*}} : tensor<f32>
+func.func @segment_sum(%arg0: tensor<5x2xf32>, %arg1: tensor<5x1xi32>) -> tensor<3x2xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<3x2xf32>
+  %0 = "stablehlo.scatter"(%zero, %arg1, %arg0) <{indices_are_sorted = true, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

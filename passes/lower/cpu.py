@@ -16,6 +16,9 @@ ins and writing its outs:
 - fused elementwise/broadcast/reshape groups: one loop nest over the root's shape, the
   members through `scalar` + `indexing` (splat constants become `arith.constant`);
 - transpose, iota, slice: one loop nest over the result; concatenate: one per operand;
+- scatter: the operand copied into the result (unless the plan gave the result its
+  buffer), then a sequential loop nest over the updates combining each in-bounds one
+  into its element with the update computation;
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
   accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
   loop;
@@ -90,6 +93,7 @@ from accy.passes.lower.host import (
 from accy.passes.lower.indexing import (
     FusedGroup,
     iota_element,
+    scatter_result_indices,
     shape_of,
     slice_operand_indices,
     transpose_operand_indices,
@@ -105,6 +109,7 @@ from accy.passes.lower.scalar import (
     emit,
     is_float,
     is_low_precision,
+    lower_scalar_body,
     narrow,
     widen,
 )
@@ -547,6 +552,33 @@ class FunctionLowering(HostLowering):
         element = group.evaluate(inner, root.update, ivs)
         at = [emit(inner, arith.AddiOp(first, iv)) for first, iv in zip(firsts, ivs)]
         self.store(inner, element, self.memref_of(root.result), at)
+
+    def scatter_loops(self, b: Builder, kernel: PlannedKernel) -> None:
+        """The operand copied into the result (unless the result took its buffer), then
+        one sequential loop nest over the updates, in row-major order: each update element
+        inside the result combines with the element it addresses (`lower_scalar_body`)."""
+        root = kernel.root
+        assert isinstance(root, ops.ScatterOp)
+        target = self.memref_of(root.result)
+        if not updated_in_place(kernel):
+            inner, ivs = self.parallel_nest(b, self.sizes(root.result))
+            self.store(inner, self.load(inner, root.operand, ivs), target, ivs)
+        sizes = self.sizes(root.updates)
+        inner, ivs = self.stepped_loop_nest(b, sizes, [1] * len(sizes))
+        at, inside = scatter_result_indices(
+            inner, root, ivs, lambda position: self.load(inner, root.scatter_indices, position)
+        )
+
+        def combine_element(then: Builder) -> None:
+            current = emit(then, memref.LoadOp.get(target, at))
+            update = self.load(then, root.updates, ivs)
+            element = lower_scalar_body(then, root.update_computation, [current, update])
+            self.store(then, element, target, at)
+
+        then = Block()
+        combine_element(Builder(InsertPoint.at_end(then)))
+        Builder(InsertPoint.at_end(then)).insert(scf.YieldOp())
+        inner.insert(scf.IfOp(inside, [], Region(then)))
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -1041,13 +1073,24 @@ class ConcatenateLoops(CpuKernelPattern):
         self.lowering.concatenate_loops(b, kernel)
 
 
+class ScatterLoops(CpuKernelPattern):
+    """`scatter` kernels: the operand copied into the result unless it is the same buffer,
+    then the updates combined in order (`scatter_loops`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.ScatterOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.scatter_loops(b, kernel)
+
+
 class UpdateInPlaceLoops(CpuKernelPattern):
     """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
     in-place reuse): one loop nest over the update's block, writing each update element
     at its clamped place; the rest of the buffer is already the result."""
 
     def matches(self, kernel: PlannedKernel) -> bool:
-        return updated_in_place(kernel)
+        return isinstance(kernel.root, ops.DynamicUpdateSliceOp) and updated_in_place(kernel)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
         self.lowering.update_loops(b, kernel)
@@ -1072,6 +1115,7 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     IotaLoops,
     SliceLoops,
     ConcatenateLoops,
+    ScatterLoops,
     UpdateInPlaceLoops,
     ElementwiseLoops,
 )

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from accy.dialects import accy as ops
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_dot import splitk_dot_kernel, tiled_dot_kernel
 from accy.passes.lower.cuda_kernels import (
@@ -43,6 +44,7 @@ from accy.passes.lower.cuda_kernels import (
     LoopIndexArg,
     WorkspaceArg,
     element_kernel,
+    scatter_kernel,
     update_kernel,
 )
 from accy.passes.lower.cuda_reductions import (
@@ -61,6 +63,7 @@ from accy.passes.lower.host import (
 from accy.passes.lower.indexing import updated_in_place
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.planned_form import SM_COUNT
+from accy.passes.schedule import WorkKind
 from xdsl.builder import Builder
 from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import (
@@ -275,10 +278,25 @@ class UpdateInPlaceLaunch(LaunchPattern):
     in-place reuse): one thread per update element (`update_kernel`)."""
 
     def matches(self, kernel: PlannedKernel) -> bool:
-        return kernel.family is None and updated_in_place(kernel)
+        return (
+            kernel.family is None
+            and isinstance(kernel.root, ops.DynamicUpdateSliceOp)
+            and updated_in_place(kernel)
+        )
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return update_kernel(context, kernel)
+
+
+class ScatterLaunch(LaunchPattern):
+    """A `scatter`: the operand copied unless the result took its buffer, then one thread
+    per update element combining it atomically (`scatter_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind is WorkKind.SCATTER
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return scatter_kernel(context, kernel)
 
 
 class ElementLaunch(LaunchPattern):
@@ -300,6 +318,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     TiledDotLaunch,
     SplitKDotLaunch,
     UpdateInPlaceLaunch,
+    ScatterLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
+from accy.dialects.memref_atomic import AtomicYieldOp, GenericAtomicRMWOp
 from accy.dialects.plan import MemorySpace, buffer_bytes
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
@@ -39,7 +40,7 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import constant, element_type
+from accy.passes.lower.scalar import constant, element_type, lower_scalar_body
 from accy.passes.schedule import WorkKind
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
@@ -486,6 +487,73 @@ def update_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     ir.if_then(b, ir.less(b, linear, count), body)
     grid = max(1, ir.ceil_div(count, ELEMENT_BLOCK))
     return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
+
+
+def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """A `scatter`: unless the result took its operand's buffer, one thread per result
+    element copies the operand into it; then one thread per update element combines it,
+    when it lies inside the result, into the element it addresses with an atomic
+    read-modify-write running the update computation (`memref.generic_atomic_rmw`, a
+    compare-and-swap loop), so duplicate indices combine correctly, in an unspecified
+    order (StableHLO leaves it to the implementation); a replacing scatter, or one whose
+    `unique_indices` promises no duplicates, reads and stores plainly."""
+    root = item.root
+    assert isinstance(root, ops.ScatterOp)
+    result = root.result
+    launches = []
+    if not indexing.updated_in_place(item):
+        shape = static_shape(result)
+        count = int(np.prod(shape, dtype=np.int64))
+        copy = context.kernel(item, "scatter_copy", reads=[root.operand], writes=[result])
+        linear = linear_thread(copy.builder, ELEMENT_BLOCK)
+
+        def copy_element(b: Builder) -> None:
+            indices = static_indices(b, linear, shape)
+            copy.store(b, copy.load(b, root.operand, indices), result, indices)
+
+        ir.if_then(copy.builder, ir.less(copy.builder, linear, count), copy_element)
+        if count:
+            launches.append(
+                copy.launch([max(1, ir.ceil_div(count, ELEMENT_BLOCK))], [ELEMENT_BLOCK])
+            )
+    shape = static_shape(root.updates)
+    count = int(np.prod(shape, dtype=np.int64))
+    kernel = context.kernel(
+        item, "scatter", reads=[root.scatter_indices, root.updates], writes=[result]
+    )
+    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+
+    def combine_element(b: Builder) -> None:
+        indices = static_indices(b, linear, shape)
+        at, inside = indexing.scatter_result_indices(
+            b, root, indices, lambda position: kernel.load(b, root.scatter_indices, position)
+        )
+
+        def update(then: Builder) -> None:
+            element = kernel.load(then, root.updates, indices)
+            yielded = root.update_computation.block.last_op.operands[0]
+            current_arg, update_arg = root.update_computation.block.args
+            if yielded is update_arg:  # a replacing scatter: a plain store, the last wins
+                kernel.store(then, element, result, at)
+            elif yielded is current_arg:  # a body yielding the current element: a no-op
+                pass
+            elif root.unique_indices is not None:  # no other thread writes this element
+                current = kernel.load(then, result, at)
+                value = lower_scalar_body(then, root.update_computation, [current, element])
+                kernel.store(then, value, result, at)
+            else:
+                body = Block(arg_types=[element.type])
+                inner = ir.builder_at_end(body)
+                new = lower_scalar_body(inner, root.update_computation, [body.args[0], element])
+                inner.insert(AtomicYieldOp(new))
+                then.insert(GenericAtomicRMWOp(kernel.buffer(result), at, body))
+
+        ir.if_then(b, inside, update)
+
+    ir.if_then(kernel.builder, ir.less(kernel.builder, linear, count), combine_element)
+    if count:
+        launches.append(kernel.launch([max(1, ir.ceil_div(count, ELEMENT_BLOCK))], [ELEMENT_BLOCK]))
+    return KernelProgram(tuple(launches))
 
 
 ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)

@@ -39,6 +39,9 @@ Sizes = Callable[[SSAValue], Sequence[SSAValue]]
 
 INDEX = IndexType()
 
+UPDATES = (ops.DynamicUpdateSliceOp, ops.ScatterOp)
+"""Roots whose result is their operand with some elements replaced or combined."""
+
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType), value.type
@@ -267,14 +270,56 @@ def update_starts(
     return clamped_starts(b, starts, sizes(op.operand), shape_of(op.update))
 
 
+def scatter_result_indices(
+    b: Builder,
+    op: ops.ScatterOp,
+    update_indices: Sequence[SSAValue],
+    read_index: Callable[[Indices], SSAValue],
+) -> tuple[Indices, SSAValue]:
+    """The result element an update element combines into (StableHLO's scatter), and
+    whether it lies inside the result: `start + batching index + window index` per
+    operand dim, component `k` of the start vector being the `scatter_indices` element at
+    the update's scatter indices with `k` inserted at `index_vector_dim` (`read_index`
+    loads it; not clamped)."""
+    window_dims = op.dims("update_window_dims")
+    vector_dim = op.vector_dim
+    index_rank = len(shape_of(op.scatter_indices))
+    shape = shape_of(op.operand)
+    scatter = [i for d, i in enumerate(update_indices) if d not in window_dims]
+    parts: list[list[SSAValue]] = [[] for _ in shape]
+    for k, d in enumerate(op.dims("scatter_dims_to_operand_dims")):
+        position = list(scatter)
+        if vector_dim < index_rank:
+            position.insert(vector_dim, constant(b, k, INDEX))
+        parts[d].append(emit(b, arith.IndexCastOp(read_index(position), INDEX)))
+    for d, e in zip(op.dims("input_batching_dims"), op.dims("scatter_indices_batching_dims")):
+        parts[d].append(scatter[e if e < vector_dim else e - 1])
+    operand_window = ops.scatter_window_dims(
+        len(shape), op.dims("inserted_window_dims"), op.dims("input_batching_dims")
+    )
+    for d, u in zip(operand_window, window_dims):
+        parts[d].append(update_indices[u])
+    indices: Indices = []
+    inside = constant(b, True, IntegerType(1))
+    for terms, extent in zip(parts, shape):
+        total = terms[0] if terms else constant(b, 0, INDEX)
+        for term in terms[1:]:
+            total = emit(b, arith.AddiOp(total, term))
+        indices.append(total)
+        # One unsigned compare is `0 <= total < extent` for index values.
+        below = emit(b, arith.CmpiOp(total, constant(b, extent, INDEX), "ult"))
+        inside = emit(b, arith.AndIOp(inside, below))
+    return indices, inside
+
+
 def updated_in_place(kernel) -> bool:
-    """Whether a kernel rooted at `dynamic_update_slice` writes its result over its
-    operand's buffer (the plan's in-place reuse: two views of one arena at one offset), so
-    that only the update's block needs writing."""
+    """Whether a kernel rooted at `dynamic_update_slice` or `scatter` writes its result
+    over its operand's buffer (the plan's in-place reuse: two views of one arena at one
+    offset), so that only the updated elements need writing."""
     from xdsl.dialects import memref
 
     root = kernel.root
-    if not isinstance(root, ops.DynamicUpdateSliceOp) or root.operand not in kernel.buffers:
+    if not isinstance(root, UPDATES) or root.operand not in kernel.buffers:
         return False
     read, written = kernel.buffers[root.operand], kernel.buffers[root.result]
     if read is written:

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     TensorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from accy.diagnostics import AccyError
@@ -615,6 +615,24 @@ def lower_scalar(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     except KeyError:
         raise AccyError(f"'{op.name}' op has no elementwise lowering", op.location) from None
     return lowering(b, op, operands)
+
+
+def lower_scalar_body(b: Builder, body: Region, arguments: Sequence[SSAValue]) -> SSAValue:
+    """The element a scalar body (a scatter's update computation) yields for the scalar
+    `arguments` of its block, its ops lowered one by one at `b`."""
+    from accy.dtypes import dense_values
+
+    block = body.block
+    values: dict[SSAValue, SSAValue] = dict(zip(block.args, arguments, strict=True))
+    for op in block.ops:
+        if isinstance(op, ops.YieldOp):
+            return values[op.values[0]]
+        if isinstance(op, ops.ConstantOp):
+            scalar = dense_values(op.value).reshape(()).item()
+            values[op.result] = constant(b, scalar, element_type(op.result))
+        else:
+            values[op.results[0]] = lower_scalar(b, op, [values[v] for v in op.operands])
+    raise AccyError("a scalar body has no accy.yield", body.parent_op().location)
 
 
 # ---------------------------------------------------------------------------------------

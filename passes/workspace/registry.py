@@ -37,7 +37,17 @@ from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from accy.diagnostics import AccyError
 
 KINDS: frozenset[str] = frozenset(
-    {"elementwise", "broadcast", "reshape", "transpose", "reduce", "scan", "dot", "iterate"}
+    {
+        "elementwise",
+        "broadcast",
+        "reshape",
+        "transpose",
+        "reduce",
+        "scan",
+        "dot",
+        "scatter",
+        "iterate",
+    }
 )
 """The work-item kinds a family may run."""
 

@@ -36,9 +36,16 @@ import pytest
 import accy
 from accy.aot import export
 from accy.runtime import fake_driver_library_path
+from accy.runtime.plan_check import (
+    PTXAS,
+    call_field,
+    expected_launches,
+    plan_problems,
+    ptxas_problems,
+    run_with_fake_driver,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-PTXAS = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 
 
 def _load_programs():
@@ -54,68 +61,11 @@ def _load_programs():
 programs = _load_programs()
 PROGRAMS = {p.name: p for p in programs.PROGRAMS}
 
-# Runs in a fresh interpreter: load the export, call it, report the fake's logs as JSON.
-RUNNER = r"""
-import ctypes, json, sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-from accy.runtime import load, CudaRuntimeError
-fake = ctypes.CDLL(sys.argv[3])
-for name, result in (("fake_cuda_event_count", ctypes.c_int), ("fake_cuda_error_count", ctypes.c_int),
-                     ("fake_cuda_check_leaks", ctypes.c_int)):
-    getattr(fake, name).restype = result
-def read(count, entry):
-    lines = []
-    for i in range(count()):
-        buffer = ctypes.create_string_buffer(4096)
-        entry(i, buffer, len(buffer))
-        lines.append(buffer.value.decode())
-    return lines
-error = None
-try:
-    module = load(sys.argv[2])
-    inputs = [np.load(path) for path in sys.argv[4:]]
-    outputs = module[module.function_names[0]](*inputs)
-    shapes = [list(o.shape) for o in outputs]
-    module.close()
-except CudaRuntimeError as e:
-    error, shapes = str(e), None
-calls = read(fake.fake_cuda_event_count, fake.fake_cuda_event)
-leaks = fake.fake_cuda_check_leaks()
-print(json.dumps({"error": error, "shapes": shapes, "calls": calls, "leaks": leaks,
-                  "misuse": read(fake.fake_cuda_error_count, fake.fake_cuda_error)}))
-"""
-
 
 def run_export(
     directory: Path, inputs, env: dict[str, str] | None = None, driver: str | None = None
 ) -> dict:
-    paths = []
-    for index, array in enumerate(inputs):
-        path = directory / f"input_{index}.npy"
-        np.save(path, array)
-        paths.append(str(path))
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("ACCY_FAKE_CUDA")}
-    environment["ACCY_CUDA_DRIVER"] = driver or str(fake_driver_library_path())
-    environment.update(env or {})
-    process = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            RUNNER,
-            str(ROOT),
-            str(directory),
-            str(fake_driver_library_path()),
-            *paths,
-        ],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert process.returncode == 0, process.stderr
-    return json.loads(process.stdout.strip().splitlines()[-1])
+    return run_with_fake_driver(directory, inputs, env=env, driver=driver, import_root=ROOT)
 
 
 @pytest.fixture(scope="module")
@@ -124,85 +74,10 @@ def exports(tmp_path_factory) -> dict[str, Path]:
     return {name: export(p.text, root / name, target="cuda") for name, p in PROGRAMS.items()}
 
 
-def field(line: str, name: str) -> str:
-    return line.split(f"{name}=")[1].split()[0]
-
-
-def expected_launches(plan: dict) -> list[tuple[str, list[int], list[int]]]:
-    """The launches the plan's schedule implies, in order."""
-    items = plan["work_items"]
-
-    def run(item) -> list:
-        if item["kind"] == "iterate":
-            body = [i for i in items if i["parent"] == item["id"]]
-            return [
-                launch for _ in range(item["trip_count"]) for child in body for launch in run(child)
-            ]
-        once = [(l["kernel"], l["grid"], l["block"]) for l in item["launches"]]
-        return once * (item["host_loop"] or 1)
-
-    return [launch for item in items if item["parent"] is None for launch in run(item)]
-
-
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_driver_calls_follow_the_plan(exports, name):
-    program = PROGRAMS[name]
-    directory = exports[name]
-    manifest = json.loads((directory / "manifest.json").read_text())
-    function = manifest["functions"][name]
-    plan = function["plan"]
-    result = run_export(directory, program.make_inputs())
-    assert result["error"] is None, result["error"]
-    assert result["misuse"] == [] and result["leaks"] == 0
-    calls = result["calls"]
-
-    # Allocations: the arena and the workspaces outside it, each once; all freed.
-    allocations = [c for c in calls if c.startswith("alloc ")]
-    expected_bytes = sorted(
-        ([plan["arena_bytes"]] if plan["arena_bytes"] else [])
-        + [w["bytes"] for w in plan["own_workspaces"]]
-    )
-    assert sorted(int(field(c, "bytes")) for c in allocations) == expected_bytes
-    assert plan["separate_slots"] == []
-    freed = {field(c, "ptr") for c in calls if c.startswith("free ")}
-    assert {field(c, "ptr") for c in allocations} == freed
-
-    # Host → device: the planned input transfers, then device_global constants, once.
-    transfers = plan["transfers"]
-    planned_in = [
-        t["bytes"] for t in transfers if t["transfer"] in ("host_to_device", "bidirectional")
-    ]
-    uploads = [
-        t["bytes"] for t in transfers if "constant" in t["role"] and t["space"] == "device_global"
-    ]
-    copies_in = [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_htod")]
-    assert copies_in == planned_in + uploads
-
-    # Launches in schedule order with their planned grids.
-    launches = [
-        (
-            field(c, "name"),
-            [int(v) for v in field(c, "grid").split(",")],
-            [int(v) for v in field(c, "block").split(",")],
-        )
-        for c in calls
-        if c.startswith("launch ")
-    ]
-    assert launches == expected_launches(plan)
-    assert sum(c.startswith("module_load") for c in calls) == 1
-
-    # Device → host: one copy per result, of its bytes.
-    result_bytes = [
-        int(np.prod(r["shape"], dtype=np.int64)) * np.dtype(r["dtype"]).itemsize
-        for r in function["results"]
-    ]
-    assert [int(field(c, "bytes")) for c in calls if c.startswith("memcpy_dtoh")] == result_bytes
-    assert result["shapes"] == [r["shape"] for r in function["results"]]
-
-    # Device → device copies only for iterate (inits once, yields per iteration).
-    copies_dd = [c for c in calls if c.startswith("memcpy_dtod")]
-    loops = [i for i in plan["work_items"] if i["kind"] == "iterate"]
-    assert len(copies_dd) == sum(1 + i["trip_count"] for i in loops)
+    result = run_export(exports[name], PROGRAMS[name].make_inputs())
+    assert plan_problems(exports[name], name, result) == []
 
 
 def test_plan_features_are_covered(exports):
@@ -249,15 +124,8 @@ def test_constants_live_in_constant_memory(exports):
 
 @pytest.mark.skipif(not os.access(PTXAS, os.X_OK), reason="needs ptxas (CUDA toolkit)")
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_ptxas_accepts_every_kernel(exports, name, tmp_path):
-    for ptx in exports[name].glob("*.ptx"):
-        process = subprocess.run(
-            [PTXAS, "-arch=sm_90", "--warning-as-error", str(ptx), "-o", str(tmp_path / "k.cubin")],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert process.returncode == 0 and process.stderr == "", process.stderr
+def test_ptxas_accepts_every_kernel(exports, name):
+    assert ptxas_problems(exports[name]) == []
 
 
 # ---------------------------------------------------------------------------------------
@@ -477,9 +345,9 @@ def test_blocked_reductions_run_their_plan(reduction_exports, name):
     assert result["misuse"] == [] and result["leaks"] == 0
     launches = [
         (
-            field(c, "name"),
-            [int(v) for v in field(c, "grid").split(",")],
-            [int(v) for v in field(c, "block").split(",")],
+            call_field(c, "name"),
+            [int(v) for v in call_field(c, "grid").split(",")],
+            [int(v) for v in call_field(c, "block").split(",")],
         )
         for c in result["calls"]
         if c.startswith("launch ")
@@ -548,9 +416,9 @@ def test_reduction_threads_fold_in_bounded_blocks(shape, dims, expected):
 def _launches(result: dict) -> list[tuple[str, list[int], list[int]]]:
     return [
         (
-            field(c, "name"),
-            [int(v) for v in field(c, "grid").split(",")],
-            [int(v) for v in field(c, "block").split(",")],
+            call_field(c, "name"),
+            [int(v) for v in call_field(c, "grid").split(",")],
+            [int(v) for v in call_field(c, "block").split(",")],
         )
         for c in result["calls"]
         if c.startswith("launch ")
@@ -574,7 +442,7 @@ def test_full_sum_of_1e8_elements_has_a_small_workspace(tmp_path):
     assert result["error"] is None, result["error"]
     assert result["misuse"] == [] and result["leaks"] == 0
     assert result["shapes"] == [[]]
-    allocations = [int(field(c, "bytes")) for c in result["calls"] if c.startswith("alloc ")]
+    allocations = [int(call_field(c, "bytes")) for c in result["calls"] if c.startswith("alloc ")]
     assert allocations == [plan["arena_bytes"]]
     assert _launches(result) == expected_launches(plan)
 

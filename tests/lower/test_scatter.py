@@ -1,0 +1,278 @@
+"""`accy.scatter`: the reference's semantics (against a definition written out per
+element: duplicates combine in order, out-of-range updates are skipped), the CPU target's
+loops (against the reference, bit for bit), the verifier's located errors, the builder,
+StableHLO import, the plan's in-place update and the CUDA target's atomic kernel."""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+import accy
+from accy import reference
+from accy.diagnostics import AccyError
+
+NUMBERS = (
+    "update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], "
+    "scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], "
+    "index_vector_dim = 1"
+)
+
+ROWS = f"""
+func.func @f(%table: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  %r = accy.scatter %table[%ids], %u, {NUMBERS} : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }}
+  func.return %r : tensor<6x3xf32>
+}}"""
+
+
+def _rows_definition(combine, table, ids, updates):
+    """Row scatter written out: update row n combines into row ids[n] when that row
+    exists, in the order of n."""
+    out = table.copy()
+    for n, k in itertools.product(range(updates.shape[0]), range(updates.shape[1])):
+        row = int(ids[n, 0])
+        if 0 <= row < table.shape[0]:
+            out[row, k] = combine(out[row, k], updates[n, k])
+    return out
+
+
+@pytest.mark.parametrize("ids", [[1, 4, 1, 1], [0, 6, -1, 5], [2, 2, 2, 2]])
+def test_scatter_add_combines_duplicates_and_skips_out_of_range_rows(ids):
+    rng = np.random.default_rng(1)
+    table = rng.standard_normal((6, 3)).astype(np.float32)
+    u = rng.standard_normal((4, 3)).astype(np.float32)
+    indices = np.array(ids, np.int32)[:, None]
+    expected = _rows_definition(np.add, table, indices, u)
+    before = table.copy()
+    np.testing.assert_array_equal(
+        reference.run(accy.parse(ROWS), "f", table, indices, u)[0], expected
+    )
+    np.testing.assert_array_equal(accy.compile(ROWS, threads=1)(table, indices, u)[0], expected)
+    np.testing.assert_array_equal(table, before)  # the caller's array is not written
+
+
+POINTS = """
+func.func @f(%x: tensor<3x4xi32>, %i: tensor<2x5x2xi64>, %u: tensor<2x5xi32>) -> tensor<3x4xi32> {
+  %r = accy.scatter %x[%i], %u, update_window_dims = [], inserted_window_dims = [0, 1], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2 : (tensor<3x4xi32>, tensor<2x5x2xi64>, tensor<2x5xi32>) -> tensor<3x4xi32> {
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %m = accy.multiply %a, %b : tensor<i32>
+    %s = accy.subtract %m, %a : tensor<i32>
+    accy.yield %s : tensor<i32>
+  }
+  func.return %r : tensor<3x4xi32>
+}"""
+
+
+def test_point_scatter_with_a_general_body_and_permuted_index_vector():
+    """Index vector (j, i) addresses x[i, j]; the body is `a * b - a`, which is neither
+    commutative nor associative, so the update order shows."""
+    rng = np.random.default_rng(2)
+    x = rng.integers(-3, 4, (3, 4)).astype(np.int32)
+    i = rng.integers(-1, 5, (2, 5, 2)).astype(np.int64)
+    u = rng.integers(-3, 4, (2, 5)).astype(np.int32)
+    expected = x.copy()
+    for s, t in itertools.product(range(2), range(5)):
+        column, row = int(i[s, t, 0]), int(i[s, t, 1])
+        if 0 <= row < 3 and 0 <= column < 4:
+            a = expected[row, column]
+            expected[row, column] = a * u[s, t] - a
+    np.testing.assert_array_equal(reference.run(accy.parse(POINTS), "f", x, i, u)[0], expected)
+    np.testing.assert_array_equal(accy.compile(POINTS, threads=1)(x, i, u)[0], expected)
+
+
+BATCHED = """
+func.func @f(%x: tensor<2x5x3xf32>, %i: tensor<4x2x1xi32>, %u: tensor<4x2x2xf32>) -> tensor<2x5x3xf32> {
+  %r = accy.scatter %x[%i], %u, update_window_dims = [2], inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 2 : (tensor<2x5x3xf32>, tensor<4x2x1xi32>, tensor<4x2x2xf32>) -> tensor<2x5x3xf32> {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    accy.yield %b : tensor<f32>
+  }
+  func.return %r : tensor<2x5x3xf32>
+}"""
+
+
+def test_batched_window_scatter_replaces_in_update_order():
+    """Operand dim 0 follows the indices' dim 1; a window of 2 columns lands at column 0
+    of the addressed row (a window running past the row is skipped element by element)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    i = rng.integers(-1, 6, (4, 2, 1)).astype(np.int32)
+    u = rng.standard_normal((4, 2, 2)).astype(np.float32)
+    expected = x.copy()
+    for n, b, k in itertools.product(range(4), range(2), range(2)):
+        row = int(i[n, b, 0])
+        if 0 <= row < 5:
+            expected[b, row, k] = u[n, b, k]
+    np.testing.assert_array_equal(reference.run(accy.parse(BATCHED), "f", x, i, u)[0], expected)
+    np.testing.assert_array_equal(accy.compile(BATCHED, threads=1)(x, i, u)[0], expected)
+
+
+def test_builder_scatter_with_a_method_name_and_a_callable():
+    f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+    for combine, numpy_combine in (
+        ("maximum", np.maximum),
+        (lambda b, a, u: b.add(a, b.multiply(u, u)), lambda a, u: a + u * u),
+    ):
+        b = accy.Builder()
+        f = b.begin_function(
+            "f",
+            [
+                accy.Builder.tensor(f32, [6, 3]),
+                accy.Builder.tensor(i32, [4, 1]),
+                accy.Builder.tensor(f32, [4, 3]),
+            ],
+            [accy.Builder.tensor(f32, [6, 3])],
+        )
+        r = f.scatter(
+            *(f.parameter(n) for n in range(3)),
+            combine,
+            update_window_dims=[1],
+            inserted_window_dims=[0],
+            scatter_dims_to_operand_dims=[0],
+            index_vector_dim=1,
+        )
+        f.return_([r])
+        f.finish()
+        table = np.arange(18, dtype=np.float32).reshape(6, 3) / 4
+        ids = np.array([[5], [0], [5], [3]], np.int32)
+        u = np.linspace(-2, 2, 12, dtype=np.float32).reshape(4, 3)
+        np.testing.assert_array_equal(
+            accy.compile(b.finish(), threads=1)(table, ids, u)[0],
+            _rows_definition(numpy_combine, table, ids, u),
+        )
+
+
+@pytest.mark.parametrize(
+    ("numbers", "body", "message"),
+    [
+        (
+            NUMBERS.replace("inserted_window_dims = [0]", "inserted_window_dims = []"),
+            None,
+            "update_window_dims [1] name 1 dims for the operand's 2 window dims",
+        ),
+        (
+            NUMBERS.replace("index_vector_dim = 1", "index_vector_dim = 3"),
+            None,
+            "index_vector_dim 3 is not within the scatter indices' 2 dims",
+        ),
+        (
+            NUMBERS.replace(
+                "scatter_dims_to_operand_dims = [0]", "scatter_dims_to_operand_dims = [0, 1]"
+            ),
+            None,
+            "scatter_dims_to_operand_dims has 2 dims for index vectors of 1",
+        ),
+        (
+            NUMBERS.replace("inserted_window_dims = [0]", "inserted_window_dims = [2]"),
+            None,
+            "inserted_window_dims [2] are not distinct dims below 2",
+        ),
+        (
+            NUMBERS,
+            "%s = accy.exponential %a : tensor<f32>\n    accy.yield %s, %b : tensor<f32>, tensor<f32>",
+            "update computation must end in an accy.yield of one tensor<f32>",
+        ),
+        (
+            NUMBERS,
+            "%s = accy.reshape %a : (tensor<f32>) -> tensor<f32>\n    accy.yield %s : tensor<f32>",
+            "update computation holds 'accy.reshape'",
+        ),
+    ],
+)
+def test_scatter_verifier_errors_are_located(numbers, body, message):
+    body = body or "%s = accy.add %a, %b : tensor<f32>\n    accy.yield %s : tensor<f32>"
+    text = f"""
+func.func @f(%table: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  %r = accy.scatter %table[%ids], %u, {numbers} : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    {body}
+  }}
+  func.return %r : tensor<6x3xf32>
+}}"""
+    with pytest.raises(AccyError, match=re.escape(message)) as error:
+        accy.parse(text)
+    assert error.value.location is not None
+
+
+SEGMENT_SUM = """
+func.func public @main(%data: tensor<5x2xf32>, %segments: tensor<5xi32>) -> tensor<3x2xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<3x2xf32>
+  %ids = stablehlo.reshape %segments : (tensor<5xi32>) -> tensor<5x1xi32>
+  %r = "stablehlo.scatter"(%zero, %ids, %data) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}"""
+
+
+def test_stablehlo_segment_sum_imports_and_runs():
+    module = accy.import_stablehlo(SEGMENT_SUM)
+    assert "accy.scatter" in str(module)
+    data = np.arange(10, dtype=np.float32).reshape(5, 2)
+    segments = np.array([0, 2, 0, 1, 7], np.int32)  # 7 is out of range: dropped
+    expected = np.zeros((3, 2), np.float32)
+    for n in range(4):
+        expected[segments[n]] += data[n]
+    np.testing.assert_array_equal(reference.run(module, "main", data, segments)[0], expected)
+    np.testing.assert_array_equal(accy.compile(module, threads=1)(data, segments)[0], expected)
+
+
+def test_stablehlo_scatter_of_two_operands_is_refused_with_a_location():
+    two = SEGMENT_SUM.replace(
+        '"stablehlo.scatter"(%zero, %ids, %data)',
+        '"stablehlo.scatter"(%zero, %zero, %ids, %data, %data)',
+    )
+    two = two.replace(
+        "^bb0(%a: tensor<f32>, %b: tensor<f32>):",
+        "^bb0(%a: tensor<f32>, %c: tensor<f32>, %b: tensor<f32>, %d: tensor<f32>):",
+    )
+    two = two.replace(
+        "stablehlo.return %s : tensor<f32>", "stablehlo.return %s, %s : tensor<f32>, tensor<f32>"
+    )
+    two = two.replace(
+        ": (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32>",
+        ": (tensor<3x2xf32>, tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>, tensor<5x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>)",
+    )
+    two = two.replace("%r = ", "%r:2 = ").replace("return %r :", "return %r#0 :")
+    with pytest.raises(AccyError, match="scatters 2 operands at once; accy scatters one") as error:
+        accy.import_stablehlo(two)
+    assert error.value.location is not None
+
+
+def test_a_dying_operand_is_scattered_in_place():
+    """The scaled table dies at the scatter: on CUDA the result takes its buffer (the
+    plan's reuse) and no copy kernel runs; on the CPU it is the out-parameter."""
+    scaled = ROWS.replace(
+        "%r = accy.scatter %table[",
+        "%two = accy.constant dense<2.0> : tensor<6x3xf32>\n  %t2 = accy.multiply %table, %two : tensor<6x3xf32>\n  %r = accy.scatter %t2[",
+    )
+    cuda = accy.prepare(accy.parse(scaled), target="cuda").arena.functions["f"]
+    assert len(cuda.reuses) == 1
+    cpu = accy.prepare(accy.parse(scaled), target="cpu")
+    assert list(cpu.arena.functions["f"].in_outputs.values())
+    rng = np.random.default_rng(4)
+    table = rng.standard_normal((6, 3)).astype(np.float32)
+    u = rng.standard_normal((4, 3)).astype(np.float32)
+    ids = np.array([[3], [3], [0], [9]], np.int32)
+    expected = _rows_definition(np.add, 2 * table, ids, u)
+    np.testing.assert_array_equal(accy.compile(scaled, threads=1)(table, ids, u)[0], expected)
+
+
+def test_cuda_exports_scatter_with_an_atomic_update(tmp_path):
+    """A combining body runs in a compare-and-swap loop; a replacing one stores."""
+    for name, text, atomic in (
+        ("rows", ROWS, True),
+        ("points", POINTS, True),
+        ("batched", BATCHED, False),
+    ):
+        directory = accy.export(text, tmp_path / name, target="cuda")
+        (ptx,) = directory.glob("*.ptx")
+        assert bool(re.search(r"atom\.[a-z_.]*cas", ptx.read_text())) is atomic, name
