@@ -129,8 +129,13 @@ class BlockBuilder:
     def logistic(self, x: SSAValue) -> SSAValue:
         return self._add(ops.LogisticOp(x))
 
-    def compare(self, direction: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-        return self._add(ops.CompareOp(ops.ComparisonDirection(direction), lhs, rhs))
+    def compare(
+        self, direction: str, lhs: SSAValue, rhs: SSAValue, *, total_order: bool = False
+    ) -> SSAValue:
+        """`direction` of "EQ", "NE", "LT", "LE", "GT", "GE"; `total_order` compares
+        floats in StableHLO's TOTALORDER."""
+        direction_enum = ops.ComparisonDirection(direction)
+        return self._add(ops.CompareOp(direction_enum, lhs, rhs, total_order=total_order))
 
     def select(self, pred: SSAValue, on_true: SSAValue, on_false: SSAValue) -> SSAValue:
         return self._add(ops.SelectOp(pred, on_true, on_false))
@@ -318,6 +323,22 @@ class BlockBuilder:
                 unique_indices=unique_indices,
             )
         )
+
+    def fold(
+        self,
+        inputs: Sequence[SSAValue],
+        inits: Sequence[SSAValue],
+        dims: Sequence[int],
+        body: Callable[..., Sequence[SSAValue]],
+    ) -> list[SSAValue]:
+        """StableHLO's general reduce (see `accy.fold`): `inputs` reduced together over
+        `dims` from the rank-0 `inits`; `body(builder, *accumulated, *elements)` returns
+        the new accumulated values (ops on rank-0 tensors)."""
+        scalars = [TensorType(_tensor(x).get_element_type(), []) for x in inputs]
+        block = Block(arg_types=scalars * 2)
+        inner = BlockBuilder(block, self.location)
+        inner._append(ops.YieldOp(list(body(inner, *block.args))))
+        return list(self._append(ops.FoldOp(inputs, inits, dims, Region(block))).results)
 
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:
         source = _tensor(x)

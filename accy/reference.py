@@ -190,7 +190,16 @@ _COMPARISONS = {
 def _compare(op: accy.CompareOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     if lhs.shape != rhs.shape:
         raise _op_error(op, f"operand shapes {lhs.shape} and {rhs.shape} differ")
+    if op.total_order is not None:
+        lhs, rhs = total_order_key(lhs), total_order_key(rhs)
     return _COMPARISONS[op.direction.data](_wide(lhs), _wide(rhs))
+
+
+def total_order_key(x: np.ndarray) -> np.ndarray:
+    """Signed integers ordered as StableHLO's TOTALORDER orders the floats `x`: the bit
+    pattern, with the magnitude bits flipped where the sign bit is set."""
+    bits = np.asarray(x).view(f"i{x.dtype.itemsize}")
+    return np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
 
 
 def _select(
@@ -434,6 +443,29 @@ def _scatter(
 # ---------------------------------------------------------------------------------------
 
 
+def _fold(op: accy.FoldOp, *arrays: np.ndarray) -> list[np.ndarray]:
+    count = len(op.inputs)
+    inputs, inits = arrays[:count], arrays[count:]
+    dims = op.dims
+    kept = [d for d in range(inputs[0].ndim) if d not in dims]
+    # each input with its kept dims first, then its reduced dims flattened in row-major order
+    rows = [
+        np.transpose(x, kept + list(dims)).reshape(*(x.shape[d] for d in kept), -1) for x in inputs
+    ]
+    results = [np.empty(r.shape[:-1], r.dtype) for r in rows]
+    block = op.body.block
+    env: Env = {}
+    for at in np.ndindex(*results[0].shape):
+        accumulated = [np.asarray(init) for init in inits]
+        for k in range(rows[0].shape[-1]):
+            for arg, value in zip(block.args, [*accumulated, *(r[at + (k,)] for r in rows)]):
+                env[arg] = np.asarray(value)
+            accumulated = _run_block(block, env)
+        for result, value in zip(results, accumulated):
+            result[at] = value
+    return results
+
+
 def _identity(kind: accy.CombinerKind, dtype: np.dtype) -> Any:
     """The neutral element of a combiner in `dtype` (for empty reductions)."""
     if kind == accy.CombinerKind.ADD:
@@ -598,6 +630,8 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
             return [env[v] for v in op.operands]
         if isinstance(op, accy.IterateOp):
             values = _iterate(op, env)
+        elif isinstance(op, accy.FoldOp):
+            values = _fold(op, *(env[v] for v in op.operands))
         elif type(op) in _EVALUATORS:
             values = [_EVALUATORS[type(op)](op, *(env[v] for v in op.operands))]
         else:

@@ -385,6 +385,17 @@ def _elementwise(method: str) -> ConvertFn:
     return convert
 
 
+def _boolean_or(method: str, on_booleans: str) -> ConvertFn:
+    """`method`, or `on_booleans` on i1 (the maximum of booleans is their `or`, the
+    minimum their `and`: false < true)."""
+
+    def convert(imp, op, operands, bb, env):
+        boolean = op.operands[0].type.element == "i1"
+        return [getattr(bb, on_booleans if boolean else method)(*operands)]
+
+    return convert
+
+
 def _default_accuracy(attr: Any) -> str | None:
     text = attr.text if isinstance(attr, UpstreamOpaque) else str(attr)
     if "DEFAULT" in text:
@@ -403,7 +414,7 @@ def _constant(imp, op, operands, bb, env):
 
 def _compare_type(attr: Any) -> str | None:
     value = attr.value if isinstance(attr, UpstreamEnum) else str(attr)
-    if value in ("FLOAT", "SIGNED", "NOTYPE"):
+    if value in ("FLOAT", "SIGNED", "NOTYPE", "TOTALORDER"):
         return None
     if value == "UNSIGNED":
         return None  # checked against the element type in _compare
@@ -416,7 +427,8 @@ def _compare(imp, op, operands, bb, env):
     unsigned = isinstance(kind, UpstreamEnum) and kind.value == "UNSIGNED"
     if unsigned and op.operands[0].type.element != "i1":
         raise imp.error(op, "compares integers as UNSIGNED; accy compares them as signed")
-    return [bb.compare(direction.value, *operands)]
+    total_order = isinstance(kind, UpstreamEnum) and kind.value == "TOTALORDER"
+    return [bb.compare(direction.value, *operands, total_order=total_order)]
 
 
 def _direction(attr: Any) -> str | None:
@@ -462,12 +474,12 @@ _COMBINERS = {
 i1, `and` is `min` and `or` is `max`; the importer takes them on i1 only."""
 
 
-def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str:
-    """The combiner of a reduce body: a single add/max/min/mul of both arguments."""
+def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str | None:
+    """The combiner of a reduce body that is a single add/max/min/mul (and/or on i1) of
+    both arguments, returned; None for any other body (a general `accy.fold`)."""
     blocks = op.regions[0] if op.regions else []
-    shape_text = "its body must be a single stablehlo.add, maximum, minimum or multiply of its two arguments, returned"
     if len(blocks) != 1:
-        raise imp.error(op, f"is not a supported reduction: {shape_text}")
+        raise imp.error(op, "has no single-block body")
     body = blocks[0]
     ops = body.ops
     if (
@@ -478,20 +490,35 @@ def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str:
         or ops[1].name != "stablehlo.return"
         or [v.id for v in ops[1].operands] != [ops[0].results[0].id]
     ):
-        found = ", ".join(o.name for o in ops)
-        raise imp.error(op, f"is not a supported reduction: {shape_text} (found {found})")
+        return None
     element = op.operands[0].type.element
     if any(a.type.element != element or a.type.shape != () for a in body.args):
-        raise imp.error(
-            op, f"is not a supported reduction: its body must combine scalars of type {element}"
-        )
+        return None
     if ops[0].name in ("stablehlo.and", "stablehlo.or") and element != "i1":
-        raise imp.error(
-            op,
-            f"is not a supported reduction: a bitwise {ops[0].name} of {element} (accy reduces "
-            "with and/or on i1 only)",
-        )
+        return None
     return ops[0].name
+
+
+def _fold(imp, op, operands, bb, env):
+    """A reduce with several operands or a general body: `accy.fold`."""
+    count = len(op.operands) // 2
+    body = op.regions[0][0]
+    elements = [v.type.element for v in op.operands[:count]]
+    expected = [(e, ()) for e in elements * 2]
+    if [(a.type.element, a.type.shape) for a in body.args] != expected:
+        raise imp.error(
+            op, f"has a body that does not take 2 x {count} scalars of types {', '.join(elements)}"
+        )
+
+    def combine(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
+        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
+        inner.location = bb.location
+        return imp.block(body, scope, inner)
+
+    location = bb.location
+    results = bb.fold(operands[:count], operands[count:], op.attributes["dimensions"], combine)
+    bb.location = imp.enclosing = location
+    return results
 
 
 def _is_identity(kind: str, value: np.ndarray) -> bool:
@@ -513,8 +540,8 @@ def _is_identity(kind: str, value: np.ndarray) -> bool:
 
 
 def _reduce(imp, op, operands, bb, env):
-    if len(op.operands) != 2 or len(op.results) != 1:
-        raise imp.error(op, f"reduces {len(op.operands) // 2} operands at once; accy reduces one")
+    if len(op.operands) != 2 or _reduce_kind(imp, op) is None:
+        return _fold(imp, op, operands, bb, env)
     kind_name = _reduce_kind(imp, op)
     kind, method = _COMBINERS[kind_name]
     x, init = operands
@@ -811,8 +838,10 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.constant": Converter(_constant, {"value": None}),
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), {})
-        for name in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "power")
+        for name in ("add", "subtract", "multiply", "divide", "power")
     },
+    "stablehlo.maximum": Converter(_boolean_or("maximum", "or_"), {}),
+    "stablehlo.minimum": Converter(_boolean_or("minimum", "and_"), {}),
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
         for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")

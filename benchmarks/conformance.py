@@ -20,7 +20,10 @@ Cases run in `--jobs` long-lived worker processes that import accy once, each ca
 a watchdog. The report: totals, a table per op family and per element type, and the most
 common refusals. `--ratchet [FILE]` (default: `ratchet.json` under `--root`) exits 1 on
 any CRASH, WRONG or TIMEOUT, or when fewer cases pass than the file records;
-`--update-ratchet` writes the new pass count into it. `--make-subset DIR` copies a fixed
+`--update-ratchet` writes the new pass count into it. `--cuda` holds a case to PASS only
+when it also exports for `target="cuda"` with PTX that `ptxas -arch=sm_90` accepts and
+one call under the fake CUDA driver follows the export's plan (`accy.runtime.plan_check`;
+the fake runs no kernel, so values are checked on the CPU). `--make-subset DIR` copies a fixed
 sample of the suites (every `--every`-th `testdata` case by a hash of its id, files up to
 256 KiB; every `interpret` file) into DIR, with the suite's LICENSE and README, for CI.
 """
@@ -103,6 +106,34 @@ def run_case(case: cc.Case, options: dict, report_stage) -> Outcome:
             problems.append(f"result #{check.actual} ({check.rule}): {problem}")
     if problems:
         return Outcome(case.id, "WRONG", "; ".join(problems), "check")
+    if options.get("cuda") and not case.rows:
+        return _check_cuda(case, module, inputs, report_stage)
+    return Outcome(case.id, "PASS")
+
+
+def _check_cuda(case: cc.Case, module, inputs, report_stage) -> Outcome:
+    """`--cuda`: a case that passed on the CPU also exports for CUDA, with PTX that
+    `ptxas` accepts, and one call under the fake driver follows the export's plan."""
+    import tempfile
+
+    import accy
+    from accy.runtime import plan_check
+
+    stage = "cuda"
+    report_stage(stage)
+    with tempfile.TemporaryDirectory(prefix="accy-conformance-") as scratch:
+        try:
+            directory = accy.export(module, Path(scratch) / "export", target="cuda")
+            problems = plan_check.ptxas_problems(directory)
+            if not problems:
+                result = plan_check.run_with_fake_driver(directory, inputs, function=case.function)
+                problems = plan_check.plan_problems(directory, case.function, result)
+        except accy.AccyError as error:
+            return Outcome(case.id, "REFUSED", f"cuda: {error.diagnostic()}", stage)
+        except Exception as error:  # noqa: BLE001 - anything but a diagnostic is a crash
+            return Outcome(case.id, "CRASH", f"cuda: {type(error).__name__}: {error}", stage)
+    if problems:
+        return Outcome(case.id, "WRONG", "cuda: " + "; ".join(problems), stage)
     return Outcome(case.id, "PASS")
 
 
@@ -278,6 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--make-subset", type=Path, help="copy a CI sample of --root here")
     parser.add_argument("--every", type=int, default=8, help="--make-subset: 1 in N testdata")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--cuda",
+        action="store_true",
+        help="also export each CPU pass for CUDA: ptxas and a fake-driver run's plan check",
+    )
     args = parser.parse_args(argv)
 
     if not (args.root / "testdata").is_dir() and not (args.root / "interpret").is_dir():
@@ -304,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "conformance:run_case",
         jobs=args.jobs,
         timeout=args.timeout,
-        options={"threads": args.threads},
+        options={"threads": args.threads, "cuda": args.cuda},
         progress=None if args.quiet else progress_printer(len(cases), "cases"),
     )
     print(report(cases, results, args))

@@ -43,6 +43,7 @@ from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSA
 from xdsl.irdl import (
     AnyAttr,
     AnyOf,
+    AttrSizedOperandSegments,
     EqAttrConstraint,
     IntSetConstraint,
     IRDLOperation,
@@ -430,13 +431,18 @@ class LogisticOp(FloatUnaryOperation):
 
 @irdl_op_definition
 class CompareOp(AccyOperation):
-    """`%r = accy.compare LT, %a, %b : (T, T) -> tensor<...xi1>`."""
+    """`%r = accy.compare LT, %a, %b (total_order)? : (T, T) -> tensor<...xi1>`.
+
+    Floats compare as IEEE numbers (every comparison but NE false on NaN) or, with
+    `total_order`, in StableHLO's TOTALORDER: -NaN < -Inf < ... < -0 < +0 < ... < +Inf <
+    +NaN (the bit patterns as sign-magnitude integers)."""
 
     name = "accy.compare"
 
     T: ClassVar = VarConstraint("T", AccyTensor)
 
     direction = prop_def(ComparisonDirectionAttr)
+    total_order = opt_prop_def(UnitAttr)
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(AccyTensor)
@@ -444,22 +450,32 @@ class CompareOp(AccyOperation):
     traits = traits_def(Pure())
 
     assembly_format = (
-        "$direction `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+        "$direction `,` $lhs `,` $rhs (`total_order` $total_order^)? attr-dict `:` "
+        "functional-type(operands, results)"
     )
 
-    def __init__(self, direction: ComparisonDirection, lhs: SSAValue, rhs: SSAValue):
+    def __init__(
+        self,
+        direction: ComparisonDirection,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        total_order: bool = False,
+    ):
         assert isinstance(lhs.type, TensorType)
         result = TensorType(IntegerType(1), lhs.type.get_shape())
-        super().__init__(
-            operands=[lhs, rhs],
-            result_types=[result],
-            properties={"direction": ComparisonDirectionAttr(direction)},
-        )
+        properties: dict[str, Attribute] = {"direction": ComparisonDirectionAttr(direction)}
+        if total_order:
+            properties["total_order"] = UnitAttr()
+        super().__init__(operands=[lhs, rhs], result_types=[result], properties=properties)
 
     def verify_(self) -> None:
         result = self.result.type
         if not is_bool(result.get_element_type()):
             raise self.error(f"result must have element type i1, got {result}")
+        element = self.lhs.type.get_element_type()
+        if self.total_order is not None and not is_float(element):
+            raise self.error(f"total_order compares floats, not {element}")
         if not shapes_compatible(result.get_shape(), self.lhs.type.get_shape()):
             raise self.error(
                 f"result shape {format_shape(result.get_shape())} differs from operand "
@@ -1272,41 +1288,49 @@ class ScatterOp(AccyOperation):
                 raise self.error(
                     f"input batching dim {d} and scatter indices batching dim {e} differ in size"
                 )
-        _verify_scalar_body(self, self.update_computation, source.get_element_type())
+        element = source.get_element_type()
+        _verify_scalar_body(
+            self, self.update_computation, [element, element], [element], "update computation"
+        )
 
 
-def _verify_scalar_body(op: AccyOperation, body: Region, element: Attribute) -> None:
-    """Raise unless `body` takes two `tensor<element>` arguments and yields one, computing
-    with scalar body ops only."""
-    scalar = TensorType(element, [])
+def _verify_scalar_body(
+    op: AccyOperation,
+    body: Region,
+    arguments: Sequence[Attribute],
+    results: Sequence[Attribute],
+    what: str,
+) -> None:
+    """Raise unless `body` takes rank-0 tensors of the element types `arguments`, yields
+    ones of `results`, and computes with scalar body ops on values of its own only."""
+    expected = [TensorType(e, []) for e in arguments]
     block = body.block
-    if [a.type for a in block.args] != [scalar, scalar]:
+    if [a.type for a in block.args] != expected:
         raise op.error(
-            f"update computation must take two {scalar} arguments, got "
+            f"{what} must take ({', '.join(map(str, expected))}), got "
             f"({', '.join(str(a.type) for a in block.args)})"
         )
+    yielded = [TensorType(e, []) for e in results]
     terminator = block.last_op
-    if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [scalar]:
-        raise op.error(f"update computation must end in an accy.yield of one {scalar}")
+    if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != yielded:
+        raise op.error(f"{what} must end in an accy.yield of {', '.join(map(str, yielded))}")
     for inner in block.ops:
         if inner is not terminator and not isinstance(inner, SCALAR_BODY_OPS):
             raise op.error(
-                f"update computation holds '{inner.name}'; it may hold elementwise ops, "
-                "compare, select, convert and constants"
+                f"{what} holds '{inner.name}'; it may hold elementwise ops, compare, select, "
+                "convert and constants"
             )
         if any(r.type.get_num_dims() != 0 for r in inner.results):
-            raise op.error(f"update computation holds '{inner.name}' on a tensor of rank > 0")
+            raise op.error(f"{what} holds '{inner.name}' on a tensor of rank > 0")
         for value in inner.operands:
             if value.owner is not block and getattr(value.owner, "parent", None) is not block:
-                raise op.error(
-                    f"update computation's '{inner.name}' reads a value defined outside it"
-                )
+                raise op.error(f"{what}'s '{inner.name}' reads a value defined outside it")
 
 
 def in_scalar_body(op: IRDLOperation) -> bool:
-    """Whether `op` is inside a scatter's update computation (computed per element by the
-    scatter's kernel, never planned itself)."""
-    return isinstance(op.parent_op(), ScatterOp)
+    """Whether `op` is inside a scatter's update computation or a fold's body (computed
+    per element by that op's kernel, never planned itself)."""
+    return isinstance(op.parent_op(), (ScatterOp, FoldOp))
 
 
 def _check_start_indices(op: AccyOperation, starts: Sequence[SSAValue]) -> None:
@@ -1638,6 +1662,95 @@ class ReduceOp(AccyOperation):
 
 
 @irdl_op_definition
+class FoldOp(AccyOperation):
+    """`%v, %i = accy.fold (%x, %iota : tensor<4x9xf32>, tensor<4x9xi32>) init (%x0, %i0 :
+    tensor<f32>, tensor<i32>), dims = [1] -> (tensor<4xf32>, tensor<4xi32>) ({^bb0(%a: tensor<f32>, %j: tensor<i32>, %b: tensor<f32>, %k: tensor<i32>): ...
+    accy.yield %c, %l : tensor<f32>, tensor<i32>})` (an argmax of each row).
+
+    StableHLO's reduce in its general form: N operands of one shape reduced together over
+    `dims` by a body, from N rank-0 inits. Each result element starts at the inits and
+    folds in the operands' elements at its position, in row-major order of the reduced
+    dims: the body takes the N accumulated values, then the N elements, and yields the
+    N new accumulated values (ops on rank-0 tensors). The results keep the operands'
+    other dims, in order.
+    """
+
+    name = "accy.fold"
+
+    inputs = var_operand_def(AccyTensor)
+    inits = var_operand_def(AccyTensor)
+    dimensions = prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    res = var_result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = (
+        "`(` $inputs `:` type($inputs) `)` `init` `(` $inits `:` type($inits) `)` `,` `dims` "
+        "`=` custom<DimList>($dimensions) attr-dict `->` `(` type($res) `)` $body"
+    )
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        inits: Sequence[SSAValue],
+        dims: Sequence[int],
+        body: Region,
+    ):
+        shapes = []
+        for value in inputs:
+            assert isinstance(value.type, TensorType)
+            kept = [n for d, n in enumerate(value.type.get_shape()) if d not in dims]
+            shapes.append(TensorType(value.type.get_element_type(), kept))
+        super().__init__(
+            operands=[inputs, inits],
+            result_types=[shapes],
+            properties={"dimensions": DenseArrayBase.from_list(i64, list(dims))},
+            regions=[body],
+        )
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        return _dims_of(self.dimensions)
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise self.error("folds no operands")
+        if not len(self.inputs) == len(self.inits) == len(self.res):
+            raise self.error(
+                f"has {len(self.inputs)} operands, {len(self.inits)} inits and "
+                f"{len(self.res)} results; they must match"
+            )
+        shape = self.inputs[0].type.get_shape()
+        if not all(v.type.has_static_shape() for v in self.inputs):
+            raise self.error("operands must have static shapes")
+        for index, value in enumerate(self.inputs):
+            if value.type.get_shape() != shape:
+                raise self.error(
+                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
+                    f"operand #0 {format_shape(shape)}"
+                )
+        elements = [v.type.get_element_type() for v in self.inputs]
+        for index, (init, element) in enumerate(zip(self.inits, elements)):
+            if init.type != TensorType(element, []):
+                raise self.error(f"init #{index} must be a tensor<{element}>, got {init.type}")
+        dims = self.dims
+        if len(set(dims)) != len(dims) or not all(0 <= d < len(shape) for d in dims):
+            raise self.error(
+                f"dims {list(dims)} must be distinct dims of the operands' {len(shape)} dims"
+            )
+        kept = [n for d, n in enumerate(shape) if d not in dims]
+        for index, (result, element) in enumerate(zip(self.res, elements)):
+            if result.type != TensorType(element, kept):
+                raise self.error(
+                    f"result #{index} must be a {TensorType(element, kept)}, got {result.type}"
+                )
+        _verify_scalar_body(self, self.body, elements * 2, elements, "body")
+
+
+@irdl_op_definition
 class DotGeneralOp(AccyOperation):
     """`%r = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : ...`.
 
@@ -1787,7 +1900,7 @@ class YieldOp(AccyOperation):
         lambda: (
             IsTerminator(),
             NoMemoryEffect(),
-            HasParent(IterateOp, ScatterOp, _plan().KernelOp),
+            HasParent(IterateOp, ScatterOp, FoldOp, _plan().KernelOp),
         )
     )
 
@@ -1928,6 +2041,7 @@ Accy = Dialect(
         DynamicUpdateSliceOp,
         GatherOp,
         ScatterOp,
+        FoldOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

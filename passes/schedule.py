@@ -39,6 +39,7 @@ class WorkKind(str, Enum):
     SCAN = "scan"
     DOT = "dot"
     SCATTER = "scatter"
+    FOLD = "fold"
     ITERATE = "iterate"
 
 
@@ -50,6 +51,7 @@ KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKin
     (ops.ScanOp, WorkKind.SCAN),
     (ops.DotGeneralOp, WorkKind.DOT),
     (ops.ScatterOp, WorkKind.SCATTER),
+    (ops.FoldOp, WorkKind.FOLD),
     (ops.IterateOp, WorkKind.ITERATE),
 )
 

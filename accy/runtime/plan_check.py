@@ -56,7 +56,11 @@ def read(count, entry):
 error = None
 try:
     module = load(sys.argv[2])
-    inputs = [np.load(path) for path in sys.argv[5:]]
+    import ml_dtypes  # noqa: F401 - names bfloat16 for np.dtype
+    inputs = []
+    for argument in sys.argv[5:]:
+        path, dtype = argument.rsplit(":", 1)
+        inputs.append(np.load(path).view(np.dtype(dtype)))
     outputs = module[sys.argv[4] or module.function_names[0]](*inputs)
     shapes = [list(o.shape) for o in outputs]
     module.close()
@@ -91,8 +95,10 @@ def run_with_fake_driver(
         paths = []
         for index, array in enumerate(inputs):
             path = Path(scratch) / f"input_{index}.npy"
-            np.save(path, array)
-            paths.append(str(path))
+            array = np.asarray(array)
+            # saved as raw bytes: np.save does not keep ml_dtypes' types (bfloat16)
+            np.save(path, array.view(f"V{array.dtype.itemsize}"))
+            paths.append(f"{path}:{array.dtype.name}")
         environment = {k: v for k, v in os.environ.items() if not k.startswith("ACCY_FAKE_CUDA")}
         environment["ACCY_CUDA_DRIVER"] = driver or str(fake_driver_library_path())
         environment.update(env or {})

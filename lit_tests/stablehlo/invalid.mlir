@@ -49,9 +49,14 @@ func.func @main(%arg0: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// expected-error @+3 {{'stablehlo.reduce' is not a supported reduction:}}
+// A reduce body computes on scalars with elementwise ops only.
+// expected-error @+3 {{'accy.fold' op body holds 'accy.reshape'; it may hold elementwise ops, compare, select, convert and constants}}
 func.func @main(%a: tensor<4xi32>) -> tensor<i32> {
   %z = stablehlo.constant dense<-1> : tensor<i32>
-  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.and across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  %0 = stablehlo.reduce(%a init: %z) across dimensions = [0] : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+   reducer(%x: tensor<i32>, %y: tensor<i32>)  {
+    %r = stablehlo.reshape %x : (tensor<i32>) -> tensor<i32>
+    stablehlo.return %r : tensor<i32>
+  }
   return %0 : tensor<i32>
 }

@@ -27,3 +27,28 @@ func.func @main(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3x4xf32>, %arg2: tensor<
   %4 = stablehlo.dot_general %arg1, %arg2, batching_dims = [0] x [0], contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
   return %0, %1, %2, %3, %4 : tensor<2xf32>, tensor<3xf32>, tensor<f32>, tensor<2xf32>, tensor<2x3x5xf32>
 }
+
+// An argmax as JAX lowers it (values and indices reduced together, ties to the first
+// index) is a general reduce: an accy.fold whose body holds the comparator.
+// CHECK-LABEL: func.func @argmax(%arg0: tensor<5x7xf32>) -> tensor<5xi32>
+// CHECK:         %{{.*}}, %[[INDEX:.*]] = accy.fold(%arg0, %{{.*}} : tensor<5x7xf32>, tensor<5x7xi32>) init(%{{.*}}, %{{.*}} : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<5xf32>, tensor<5xi32>) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<f32>, %{{.*}}: tensor<i32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<i32>):
+// CHECK:           accy.yield %{{.*}}, %{{.*}} : tensor<f32>, tensor<i32>
+// CHECK:         func.return %[[INDEX]] : tensor<5xi32>
+func.func @argmax(%x: tensor<5x7xf32>) -> tensor<5xi32> {
+  %iota = stablehlo.iota dim = 1 : tensor<5x7xi32>
+  %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %lowest), (%iota init: %zero) across dimensions = [1] : (tensor<5x7xf32>, tensor<5x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<5xf32>, tensor<5xi32>)
+   reducer(%a: tensor<f32>, %b: tensor<f32>) (%i: tensor<i32>, %j: tensor<i32>)  {
+    %gt = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %eq = stablehlo.compare  EQ, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %lt = stablehlo.compare  LT, %i, %j,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %tie = stablehlo.and %eq, %lt : tensor<i1>
+    %first = stablehlo.or %gt, %tie : tensor<i1>
+    %v = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<f32>
+    %k = stablehlo.select %first, %i, %j : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+  }
+  return %r#1 : tensor<5xi32>
+}

@@ -19,6 +19,8 @@ ins and writing its outs:
 - scatter: the operand copied into the result (unless the plan gave the result its
   buffer), then a sequential loop nest over the updates combining each in-bounds one
   into its element with the update computation;
+- fold: one loop nest over the results, each element a sequential `scf.for` over its
+  reduced positions carrying the accumulated values through the body;
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
   accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
   loop;
@@ -92,6 +94,7 @@ from accy.passes.lower.host import (
 )
 from accy.passes.lower.indexing import (
     FusedGroup,
+    fold_element,
     iota_element,
     scatter_result_indices,
     shape_of,
@@ -572,13 +575,23 @@ class FunctionLowering(HostLowering):
         def combine_element(then: Builder) -> None:
             current = emit(then, memref.LoadOp.get(target, at))
             update = self.load(then, root.updates, ivs)
-            element = lower_scalar_body(then, root.update_computation, [current, update])
+            (element,) = lower_scalar_body(then, root.update_computation, [current, update])
             self.store(then, element, target, at)
 
         then = Block()
         combine_element(Builder(InsertPoint.at_end(then)))
         Builder(InsertPoint.at_end(then)).insert(scf.YieldOp())
         inner.insert(scf.IfOp(inside, [], Region(then)))
+
+    def fold_loops(self, b: Builder, kernel: PlannedKernel) -> None:
+        """One loop nest over the results' elements, each folding its reduced positions
+        in order (`fold_element`) and storing every result."""
+        root = kernel.root
+        assert isinstance(root, ops.FoldOp)
+        inner, ivs = self.parallel_nest(b, self.sizes(root.res[0]))
+        values = fold_element(inner, root, ivs, self.load)
+        for result, value in zip(root.res, values):
+            self.store(inner, value, self.memref_of(result), ivs)
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -1084,6 +1097,16 @@ class ScatterLoops(CpuKernelPattern):
         self.lowering.scatter_loops(b, kernel)
 
 
+class FoldLoops(CpuKernelPattern):
+    """`fold` kernels: each result element folds its reduced positions (`fold_loops`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.FoldOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.fold_loops(b, kernel)
+
+
 class UpdateInPlaceLoops(CpuKernelPattern):
     """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
     in-place reuse): one loop nest over the update's block, writing each update element
@@ -1116,6 +1139,7 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     SliceLoops,
     ConcatenateLoops,
     ScatterLoops,
+    FoldLoops,
     UpdateInPlaceLoops,
     ElementwiseLoops,
 )

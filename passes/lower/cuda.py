@@ -44,6 +44,7 @@ from accy.passes.lower.cuda_kernels import (
     LoopIndexArg,
     WorkspaceArg,
     element_kernel,
+    fold_kernel,
     scatter_kernel,
     update_kernel,
 )
@@ -299,6 +300,16 @@ class ScatterLaunch(LaunchPattern):
         return scatter_kernel(context, kernel)
 
 
+class FoldLaunch(LaunchPattern):
+    """A `fold`: one thread per result element (`fold_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind is WorkKind.FOLD
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return fold_kernel(context, kernel)
+
+
 class ElementLaunch(LaunchPattern):
     """Kernels without a family of the elementwise, broadcast, reshape and transpose
     kinds: one thread per result element."""
@@ -319,6 +330,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     SplitKDotLaunch,
     UpdateInPlaceLaunch,
     ScatterLaunch,
+    FoldLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

@@ -539,12 +539,12 @@ def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
                 pass
             elif root.unique_indices is not None:  # no other thread writes this element
                 current = kernel.load(then, result, at)
-                value = lower_scalar_body(then, root.update_computation, [current, element])
+                (value,) = lower_scalar_body(then, root.update_computation, [current, element])
                 kernel.store(then, value, result, at)
             else:
                 body = Block(arg_types=[element.type])
                 inner = ir.builder_at_end(body)
-                new = lower_scalar_body(inner, root.update_computation, [body.args[0], element])
+                (new,) = lower_scalar_body(inner, root.update_computation, [body.args[0], element])
                 inner.insert(AtomicYieldOp(new))
                 then.insert(GenericAtomicRMWOp(kernel.buffer(result), at, body))
 
@@ -554,6 +554,28 @@ def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
     if count:
         launches.append(kernel.launch([max(1, ir.ceil_div(count, ELEMENT_BLOCK))], [ELEMENT_BLOCK]))
     return KernelProgram(tuple(launches))
+
+
+def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """A `fold`: one thread per result element folds its reduced positions in order
+    (`fold_element`) and stores every result."""
+    root = item.root
+    assert isinstance(root, ops.FoldOp)
+    shape = static_shape(root.res[0])
+    count = int(np.prod(shape, dtype=np.int64))
+    kernel = context.kernel(item, "fold", reads=[*root.inputs, *root.inits], writes=list(root.res))
+    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+
+    def fold_one(b: Builder) -> None:
+        indices = static_indices(b, linear, shape)
+        values = indexing.fold_element(b, root, indices, kernel.load)
+        for result, value in zip(root.res, values):
+            kernel.store(b, value, result, indices)
+
+    ir.if_then(kernel.builder, ir.less(kernel.builder, linear, count), fold_one)
+    if not count:
+        return KernelProgram(())
+    return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
 
 
 ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)

@@ -25,11 +25,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from accy.dialects import accy as ops
-from accy.passes.lower.scalar import constant, convert_element, emit, lower_scalar
+from accy.passes.lower.scalar import (
+    constant,
+    convert_element,
+    emit,
+    lower_scalar,
+    lower_scalar_body,
+)
 from xdsl.builder import Builder
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
 
 Indices = list[SSAValue]
 Load = Callable[[Builder, SSAValue, Sequence[SSAValue]], SSAValue]
@@ -462,3 +469,37 @@ class FusedGroup:
                 result = self.load(b, value, indices)
         cache[key] = result
         return result
+
+
+def fold_element(
+    b: Builder,
+    op: ops.FoldOp,
+    kept_indices: Sequence[SSAValue],
+    load: Callable[[Builder, SSAValue, Sequence[SSAValue]], SSAValue],
+) -> list[SSAValue]:
+    """The fold's results at `kept_indices` (one per kept dim): one `scf.for` over the
+    reduced positions in row-major order, carrying the accumulated values from the
+    inits through the body (`lower_scalar_body`); `load(b, value, indices)` reads an
+    operand element."""
+    shape = shape_of(op.inputs[0])
+    dims = op.dims
+    reduced = [shape[d] for d in dims]
+    count = 1
+    for n in reduced:
+        count *= n
+    accumulated = [load(b, init, []) for init in op.inits]
+    index = IndexType()
+    body = Block(arg_types=[index, *(v.type for v in accumulated)])
+    inner = Builder(InsertPoint.at_end(body))
+    sizes = [emit(inner, arith.ConstantOp.from_int_and_width(n, index)) for n in reduced]
+    positions = delinearize(inner, body.args[0], sizes) if reduced else []
+    kept = iter(kept_indices)
+    by_dim = dict(zip(dims, positions))
+    at = [by_dim[d] if d in by_dim else next(kept) for d in range(len(shape))]
+    elements = [load(inner, value, at) for value in op.inputs]
+    values = lower_scalar_body(inner, op.body, [*body.args[1:], *elements])
+    inner.insert(scf.YieldOp(*values))
+    zero, one, end = (emit(b, arith.ConstantOp.from_int_and_width(n, index)) for n in (0, 1, count))
+    loop = scf.ForOp(zero, end, one, accumulated, body)
+    b.insert(loop)
+    return list(loop.results)

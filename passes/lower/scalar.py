@@ -499,18 +499,32 @@ INT_PREDICATES = {
 
 def lower_compare(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`arith.cmpf` (ordered; NE unordered, see `FLOAT_PREDICATES`; f16/bf16 compared in
-    f32, which is exact) / `arith.cmpi` (signed; unsigned for i1)."""
+    f32, which is exact) / `arith.cmpi` (signed; unsigned for i1; for floats in total
+    order, of their `total_order_key`s)."""
     assert isinstance(op, ops.CompareOp)
     direction = op.direction.data
     lhs, rhs = operands
     t = lhs.type
-    if is_float(t):
+    if is_float(t) and op.total_order is not None:
+        lhs, rhs = total_order_key(b, lhs), total_order_key(b, rhs)
+    elif is_float(t):
         lhs, rhs = widen(b, lhs), widen(b, rhs)
         return emit(b, arith.CmpfOp(lhs, rhs, FLOAT_PREDICATES[direction]))
     predicate = INT_PREDICATES[direction]
     if is_bool(t) and predicate.startswith("s"):
         predicate = "u" + predicate[1:]
     return emit(b, arith.CmpiOp(lhs, rhs, predicate))
+
+
+def total_order_key(b: Builder, x: SSAValue) -> SSAValue:
+    """The float `x` as a signed integer in TOTALORDER's order: its bits, the magnitude
+    flipped where the sign is set (`bits ^ ((bits >> (w - 1)) & MAX)`)."""
+    width = x.type.bitwidth  # type: ignore[attr-defined]
+    integer = IntegerType(width)
+    bits = emit(b, arith.BitcastOp(x, integer))
+    sign = emit(b, arith.ShRSIOp(bits, constant(b, width - 1, integer)))
+    magnitude = emit(b, arith.AndIOp(sign, constant(b, 2 ** (width - 1) - 1, integer)))
+    return emit(b, arith.XOrIOp(bits, magnitude))
 
 
 def lower_select(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
@@ -617,16 +631,16 @@ def lower_scalar(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     return lowering(b, op, operands)
 
 
-def lower_scalar_body(b: Builder, body: Region, arguments: Sequence[SSAValue]) -> SSAValue:
-    """The element a scalar body (a scatter's update computation) yields for the scalar
-    `arguments` of its block, its ops lowered one by one at `b`."""
+def lower_scalar_body(b: Builder, body: Region, arguments: Sequence[SSAValue]) -> list[SSAValue]:
+    """The elements a scalar body (a scatter's update computation, a fold's body) yields
+    for the scalar `arguments` of its block, its ops lowered one by one at `b`."""
     from accy.dtypes import dense_values
 
     block = body.block
     values: dict[SSAValue, SSAValue] = dict(zip(block.args, arguments, strict=True))
     for op in block.ops:
         if isinstance(op, ops.YieldOp):
-            return values[op.values[0]]
+            return [values[v] for v in op.values]
         if isinstance(op, ops.ConstantOp):
             scalar = dense_values(op.value).reshape(()).item()
             values[op.result] = constant(b, scalar, element_type(op.result))

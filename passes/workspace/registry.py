@@ -46,6 +46,7 @@ KINDS: frozenset[str] = frozenset(
         "scan",
         "dot",
         "scatter",
+        "fold",
         "iterate",
     }
 )

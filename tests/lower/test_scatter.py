@@ -176,7 +176,7 @@ def test_builder_scatter_with_a_method_name_and_a_callable():
         (
             NUMBERS,
             "%s = accy.exponential %a : tensor<f32>\n    accy.yield %s, %b : tensor<f32>, tensor<f32>",
-            "update computation must end in an accy.yield of one tensor<f32>",
+            "update computation must end in an accy.yield of tensor<f32>",
         ),
         (
             NUMBERS,

@@ -1,0 +1,147 @@
+"""`accy.fold` (StableHLO's reduce with several operands or a general body: argmax as JAX
+lowers it) and floats compared in TOTALORDER: the reference against numpy, the CPU target
+against the reference, StableHLO import, the verifier's located errors and CUDA export."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import accy
+from accy import reference
+from accy.diagnostics import AccyError
+
+ARGMAX = """
+func.func public @main(%x: tensor<5x7xf32>) -> (tensor<5xf32>, tensor<5xi32>) {
+  %iota = stablehlo.iota dim = 1 : tensor<5x7xi32>
+  %lowest = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %lowest), (%iota init: %zero) across dimensions = [1] : (tensor<5x7xf32>, tensor<5x7xi32>, tensor<f32>, tensor<i32>) -> (tensor<5xf32>, tensor<5xi32>)
+   reducer(%a: tensor<f32>, %b: tensor<f32>) (%i: tensor<i32>, %j: tensor<i32>)  {
+    %gt = stablehlo.compare  GT, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %nan = stablehlo.compare  NE, %a, %a,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %keep = stablehlo.or %gt, %nan : tensor<i1>
+    %eq = stablehlo.compare  EQ, %a, %b,  FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %lt = stablehlo.compare  LT, %i, %j,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %tie = stablehlo.and %eq, %lt : tensor<i1>
+    %first = stablehlo.or %keep, %tie : tensor<i1>
+    %v = stablehlo.select %keep, %a, %b : tensor<i1>, tensor<f32>
+    %k = stablehlo.select %first, %i, %j : tensor<i1>, tensor<i32>
+    stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+  }
+  return %r#0, %r#1 : tensor<5xf32>, tensor<5xi32>
+}"""
+
+
+def test_argmax_as_jax_lowers_it_matches_numpy_with_ties_and_nan():
+    module = accy.import_stablehlo(ARGMAX)
+    assert "accy.fold" in str(module)
+    x = np.random.default_rng(0).standard_normal((5, 7)).astype(np.float32)
+    x[1, 2] = x[1, 5] = 9.0  # a tie: the first index wins
+    x[3, 4] = np.nan  # NaN wins, as numpy's argmax
+    expected_index = np.argmax(x, axis=1).astype(np.int32)
+    expected_value = np.max(x, axis=1)
+    for values, indices in (
+        reference.run(module, "main", x),
+        accy.compile(module, threads=1)(x),
+    ):
+        np.testing.assert_array_equal(indices, expected_index)
+        np.testing.assert_array_equal(values, expected_value)
+
+
+FOLD = """
+func.func @f(%x: tensor<3x4x2xi32>) -> tensor<4xi32> {
+  %init = accy.constant dense<1> : tensor<i32>
+  %r = accy.fold(%x : tensor<3x4x2xi32>) init(%init : tensor<i32>), dims = [0, 2] -> (tensor<4xi32>) {
+  ^bb0(%acc: tensor<i32>, %e: tensor<i32>):
+    %three = accy.constant dense<3> : tensor<i32>
+    %m = accy.multiply %acc, %three : tensor<i32>
+    %s = accy.add %m, %e : tensor<i32>
+    accy.yield %s : tensor<i32>
+  }
+  func.return %r : tensor<4xi32>
+}"""
+
+
+def test_fold_visits_the_reduced_positions_in_row_major_order():
+    """`acc * 3 + e` is not associative: the result spells the order of dims 0 then 2."""
+    x = np.arange(24, dtype=np.int32).reshape(3, 4, 2) % 5
+    expected = np.empty(4, np.int32)
+    for j in range(4):
+        acc = 1
+        for i in range(3):
+            for k in range(2):
+                acc = acc * 3 + int(x[i, j, k])
+        expected[j] = acc
+    np.testing.assert_array_equal(reference.run(accy.parse(FOLD), "f", x)[0], expected)
+    np.testing.assert_array_equal(accy.compile(FOLD, threads=1)(x)[0], expected)
+
+
+def test_builder_fold_computes_a_sum_and_a_count_together():
+    f32 = np.dtype(np.float32)
+    b = accy.Builder()
+    f = b.begin_function(
+        "f", [accy.Builder.tensor(f32, [3, 6])], [accy.Builder.tensor(f32, [3])] * 2
+    )
+    x = f.parameter(0)
+    zero = f.constant(accy.Builder.tensor(f32, []), 0.0)
+    ones = f.constant(accy.Builder.tensor(f32, [3, 6]), 1.0)
+    total, count = f.fold(
+        [x, ones],
+        [zero, zero],
+        [1],
+        lambda inner, s, n, e, one: [inner.add(s, e), inner.add(n, one)],
+    )
+    f.return_([total, count])
+    f.finish()
+    data = np.arange(18, dtype=np.float32).reshape(3, 6)
+    total, count = accy.compile(b.finish(), threads=1)(data)
+    np.testing.assert_array_equal(total, data.sum(axis=1))
+    np.testing.assert_array_equal(count, np.full(3, 6, np.float32))
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "^bb0(%acc: tensor<i32>, %e: tensor<i32>):\n    accy.yield %acc, %e : tensor<i32>, tensor<i32>",
+            "body must end in an accy.yield of tensor<i32>",
+        ),
+        (
+            "^bb0(%acc: tensor<f32>, %e: tensor<f32>):\n    accy.yield %acc : tensor<f32>",
+            "body must take (tensor<i32>, tensor<i32>)",
+        ),
+    ],
+)
+def test_fold_verifier_errors_are_located(body, message):
+    text = FOLD.replace(FOLD[FOLD.index("^bb0") : FOLD.index("\n  }")], body)
+    with pytest.raises(AccyError, match=re.escape(message)) as error:
+        accy.parse(text)
+    assert error.value.location is not None
+
+
+TOTAL_ORDER = """
+func.func @f(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xi1> {
+  %r = accy.compare LT, %a, %b total_order : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  func.return %r : tensor<8xi1>
+}"""
+
+
+def test_total_order_compare_orders_signed_zeros_and_nans():
+    nan = np.float32(np.nan)
+    a = np.array([-nan, -np.inf, -0.0, 0.0, 1.0, np.inf, nan, -1.0], np.float32)
+    b = np.array([-np.inf, -nan, 0.0, -0.0, nan, nan, np.inf, -0.0], np.float32)
+    expected = np.array([True, False, True, False, True, True, False, True])
+    np.testing.assert_array_equal(reference.run(accy.parse(TOTAL_ORDER), "f", a, b)[0], expected)
+    np.testing.assert_array_equal(accy.compile(TOTAL_ORDER, threads=1)(a, b)[0], expected)
+    with pytest.raises(AccyError, match="total_order compares floats, not i32"):
+        accy.parse(TOTAL_ORDER.replace("f32", "i32"))
+
+
+def test_cuda_exports_fold_and_total_order(tmp_path):
+    module = accy.import_stablehlo(ARGMAX)
+    for name, program in (("argmax", module), ("fold", FOLD), ("total_order", TOTAL_ORDER)):
+        directory = accy.export(program, tmp_path / name, target="cuda")
+        assert list(directory.glob("*.ptx"))
