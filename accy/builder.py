@@ -340,6 +340,22 @@ class BlockBuilder:
         inner._append(ops.YieldOp(list(body(inner, *block.args))))
         return list(self._append(ops.FoldOp(inputs, inits, dims, Region(block))).results)
 
+    def sort(
+        self,
+        inputs: Sequence[SSAValue],
+        dim: int,
+        less: Callable[..., SSAValue],
+        *,
+        stable: bool = False,
+    ) -> list[SSAValue]:
+        """StableHLO's sort (see `accy.sort`): `inputs` permuted together along `dim`;
+        `less(builder, lhs0, rhs0, lhs1, rhs1, ...)` returns whether lhs goes first."""
+        scalars = [TensorType(_tensor(x).get_element_type(), []) for x in inputs]
+        block = Block(arg_types=[t for t in scalars for _ in range(2)])
+        inner = BlockBuilder(block, self.location)
+        inner._append(ops.YieldOp([less(inner, *block.args)]))
+        return list(self._append(ops.SortOp(inputs, dim, Region(block), stable=stable)).results)
+
     def reduce(self, kind: str, x: SSAValue, dims: Sequence[int]) -> SSAValue:
         source = _tensor(x)
         kept = [s for d, s in enumerate(source.get_shape()) if d not in dims]

@@ -30,6 +30,7 @@ Arguments are checked against the signature before anything runs; problems raise
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -443,6 +444,33 @@ def _scatter(
 # ---------------------------------------------------------------------------------------
 
 
+def _sort(op: accy.SortOp, *inputs: np.ndarray) -> list[np.ndarray]:
+    """Each slice along `dim` in the comparator's order, stably (Python's sort)."""
+    block = op.comparator.block
+    env: Env = {}
+
+    def less(slices: list[np.ndarray], a: int, b: int) -> bool:
+        for index, values in enumerate(slices):
+            env[block.args[2 * index]] = np.asarray(values[a])
+            env[block.args[2 * index + 1]] = np.asarray(values[b])
+        return bool(_run_block(block, env)[0])
+
+    def order(slices: list[np.ndarray], a: int, b: int) -> int:
+        return -1 if less(slices, a, b) else (1 if less(slices, b, a) else 0)
+
+    if inputs[0].ndim == 0:
+        return [x.copy() for x in inputs]
+    moved = [np.moveaxis(x, op.dim, -1) for x in inputs]
+    results = [np.empty_like(m) for m in moved]
+    for at in np.ndindex(*moved[0].shape[:-1]):
+        slices = [m[at] for m in moved]
+        key = functools.cmp_to_key(lambda a, b: order(slices, a, b))
+        permutation = sorted(range(slices[0].shape[0]), key=key)
+        for result, values in zip(results, slices):
+            result[at] = values[permutation]
+    return [np.moveaxis(r, -1, op.dim) for r in results]
+
+
 def _fold(op: accy.FoldOp, *arrays: np.ndarray) -> list[np.ndarray]:
     count = len(op.inputs)
     inputs, inits = arrays[:count], arrays[count:]
@@ -632,6 +660,8 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
             values = _iterate(op, env)
         elif isinstance(op, accy.FoldOp):
             values = _fold(op, *(env[v] for v in op.operands))
+        elif isinstance(op, accy.SortOp):
+            values = _sort(op, *(env[v] for v in op.operands))
         elif type(op) in _EVALUATORS:
             values = [_EVALUATORS[type(op)](op, *(env[v] for v in op.operands))]
         else:

@@ -640,6 +640,35 @@ def _gather_numbers(attr: Any) -> str | None:
     return f"has gather dimension numbers accy cannot read: {attr}"
 
 
+def _sort(imp, op, operands, bb, env):
+    body = op.regions[0][0] if op.regions and len(op.regions[0]) == 1 else None
+    if body is None:
+        raise imp.error(op, "has no single-block comparator")
+    pairs = [(v.type.element, ()) for v in op.operands for _ in range(2)]
+    if [(a.type.element, a.type.shape) for a in body.args] != pairs:
+        raise imp.error(op, "has a comparator that does not take a pair of scalars per operand")
+
+    def less(inner: BlockBuilder, *args: SSAValue) -> SSAValue:
+        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
+        inner.location = bb.location
+        values = imp.block(body, scope, inner)
+        if len(values) != 1:
+            raise imp.error(op, f"has a comparator returning {len(values)} values")
+        return values[0]
+
+    location = bb.location
+    dim = op.attributes.get("dimension", -1)
+    rank = len(op.operands[0].type.shape)
+    results = bb.sort(
+        operands,
+        dim + rank if dim < 0 else dim,
+        less,
+        stable=bool(op.attributes.get("is_stable", False)),
+    )
+    bb.location = imp.enclosing = location
+    return results
+
+
 def _scatter(imp, op, operands, bb, env):
     if len(op.operands) != 3 or len(op.results) != 1:
         raise imp.error(op, f"scatters {len(op.results)} operands at once; accy scatters one")
@@ -875,6 +904,7 @@ CONVERTERS: dict[str, Converter] = {
         _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
     ),
     "stablehlo.reduce": Converter(_reduce, {"dimensions": None}),
+    "stablehlo.sort": Converter(_sort, {"dimension": None, "is_stable": None}),
     "stablehlo.dot_general": Converter(
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
     ),

@@ -1328,9 +1328,9 @@ def _verify_scalar_body(
 
 
 def in_scalar_body(op: IRDLOperation) -> bool:
-    """Whether `op` is inside a scatter's update computation or a fold's body (computed
-    per element by that op's kernel, never planned itself)."""
-    return isinstance(op.parent_op(), (ScatterOp, FoldOp))
+    """Whether `op` is inside a scatter's update computation, a fold's body or a sort's
+    comparator (computed per element by that op's kernel, never planned itself)."""
+    return isinstance(op.parent_op(), (ScatterOp, FoldOp, SortOp))
 
 
 def _check_start_indices(op: AccyOperation, starts: Sequence[SSAValue]) -> None:
@@ -1751,6 +1751,71 @@ class FoldOp(AccyOperation):
 
 
 @irdl_op_definition
+class SortOp(AccyOperation):
+    """`%k, %v = accy.sort(%keys, %values : tensor<5x7xf32>, tensor<5x7xi32>), dim = 1
+    stable -> (tensor<5x7xf32>, tensor<5x7xi32>) ({^bb0(%a: tensor<f32>, %b: tensor<f32>,
+    %i: tensor<i32>, %j: tensor<i32>): ... accy.yield %less : tensor<i1>})`.
+
+    StableHLO's sort: N operands of one shape permuted together along `dim`, each slice
+    into the order the comparator defines. The comparator takes each operand's pair of
+    elements (lhs, rhs, in operand order) and yields whether lhs goes before rhs (a
+    strict weak order). accy's sorts are always stable (equal elements keep their
+    order), so `stable` records only what the program asked for.
+    """
+
+    name = "accy.sort"
+
+    inputs = var_operand_def(AccyTensor)
+    dimension = prop_def(IntegerAttr.constr(type=i64))
+    is_stable = opt_prop_def(UnitAttr)
+    comparator = region_def("single_block")
+    res = var_result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "`(` $inputs `:` type($inputs) `)` `,` `dim` `=` $dimension (`stable` $is_stable^)? "
+        "attr-dict `->` `(` type($res) `)` $comparator"
+    )
+
+    def __init__(
+        self, inputs: Sequence[SSAValue], dim: int, comparator: Region, *, stable: bool = False
+    ):
+        properties: dict[str, Attribute] = {"dimension": IntegerAttr(dim, i64)}
+        if stable:
+            properties["is_stable"] = UnitAttr()
+        super().__init__(
+            operands=[inputs],
+            result_types=[[v.type for v in inputs]],
+            properties=properties,
+            regions=[comparator],
+        )
+
+    @property
+    def dim(self) -> int:
+        return self.dimension.value.data
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise self.error("sorts no operands")
+        shape = self.inputs[0].type.get_shape()
+        if not all(v.type.has_static_shape() for v in self.inputs):
+            raise self.error("operands must have static shapes")
+        for index, value in enumerate(self.inputs):
+            if value.type.get_shape() != shape:
+                raise self.error(
+                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
+                    f"operand #0 {format_shape(shape)}"
+                )
+        if [r.type for r in self.res] != [v.type for v in self.inputs]:
+            raise self.error("result types differ from the operand types")
+        if not 0 <= self.dim < max(1, len(shape)):
+            raise self.error(f"dim {self.dim} is not within the operands' {len(shape)} dims")
+        pairs = [v.type.get_element_type() for v in self.inputs for _ in range(2)]
+        _verify_scalar_body(self, self.comparator, pairs, [IntegerType(1)], "comparator")
+
+
+@irdl_op_definition
 class DotGeneralOp(AccyOperation):
     """`%r = accy.dot_general %l, %r, batching_dims = [0] x [0], contracting_dims = [2] x [1] : ...`.
 
@@ -1900,7 +1965,7 @@ class YieldOp(AccyOperation):
         lambda: (
             IsTerminator(),
             NoMemoryEffect(),
-            HasParent(IterateOp, ScatterOp, FoldOp, _plan().KernelOp),
+            HasParent(IterateOp, ScatterOp, FoldOp, SortOp, _plan().KernelOp),
         )
     )
 
@@ -2042,6 +2107,7 @@ Accy = Dialect(
         GatherOp,
         ScatterOp,
         FoldOp,
+        SortOp,
         ReduceOp,
         DotGeneralOp,
         ScanOp,

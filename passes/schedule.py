@@ -40,6 +40,7 @@ class WorkKind(str, Enum):
     DOT = "dot"
     SCATTER = "scatter"
     FOLD = "fold"
+    SORT = "sort"
     ITERATE = "iterate"
 
 
@@ -52,6 +53,7 @@ KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKin
     (ops.DotGeneralOp, WorkKind.DOT),
     (ops.ScatterOp, WorkKind.SCATTER),
     (ops.FoldOp, WorkKind.FOLD),
+    (ops.SortOp, WorkKind.SORT),
     (ops.IterateOp, WorkKind.ITERATE),
 )
 

@@ -19,6 +19,9 @@ ins and writing its outs:
 - scatter: the operand copied into the result (unless the plan gave the result its
   buffer), then a sequential loop nest over the updates combining each in-bounds one
   into its element with the update computation;
+- sort: merge passes (one loop nest each, every element placed by binary search in the
+  other run), ping-ponging between the `sort.merge` family's `scratch` workspace and the
+  results;
 - fold: one loop nest over the results, each element a sequential `scf.for` over its
   reduced positions carrying the accumulated values through the body;
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
@@ -96,9 +99,11 @@ from accy.passes.lower.indexing import (
     FusedGroup,
     fold_element,
     iota_element,
+    merge_destination,
     scatter_result_indices,
     shape_of,
     slice_operand_indices,
+    sort_run_widths,
     transpose_operand_indices,
     update_starts,
     updated_in_place,
@@ -120,10 +125,13 @@ from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem, WorkKind
 from accy.passes.workspace.cpu_families import (
     FAMILY,
+    SORT_FAMILY,
+    SORT_WORKSPACE,
     WORKSPACE,
     SplitReduce,
     split_partials,
 )
+from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -592,6 +600,45 @@ class FunctionLowering(HostLowering):
         values = fold_element(inner, root, ivs, self.load)
         for result, value in zip(root.res, values):
             self.store(inner, value, self.memref_of(result), ivs)
+
+    def sort_loops(self, b: Builder, kernel: PlannedKernel) -> None:
+        """A merge sort: pass p merges each pair of sorted runs of `sort_run_widths()[p]`
+        (one loop nest over every element, each finding its place: `merge_destination`),
+        from the operands, ping-ponging between the kernel's `scratch` workspace and the
+        results so that the last pass writes the results."""
+        root = kernel.root
+        assert isinstance(root, ops.SortOp)
+        results = [self.memref_of(r) for r in root.res]
+        sources = [self.memref_of(v) for v in root.inputs]
+        widths = sort_run_widths(root)
+        sizes = self.sizes(root.inputs[0])
+        if not widths:
+            inner, ivs = self.parallel_nest(b, sizes)
+            for source, result in zip(sources, results):
+                self.store(inner, emit(inner, memref.LoadOp.get(source, ivs)), result, ivs)
+            return
+        offsets, needed = sort_scratch_offsets(root)
+        workspace = kernel.workspaces.get(SORT_WORKSPACE)
+        planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
+        if planned < needed:
+            raise CpuLoweringError(
+                f"work item {kernel.id} ({SORT_FAMILY}) needs {needed} bytes of "
+                f"'{SORT_WORKSPACE}' but the plan gives it {planned}",
+                root.location,
+            )
+        assert workspace is not None
+        scratch = [
+            emit(b, memref.ViewOp(workspace, self.index(offset), [], result.type))
+            for offset, result in zip(offsets, results)
+        ]
+        for p, width in enumerate(widths):
+            targets = results if (len(widths) - 1 - p) % 2 == 0 else scratch
+            inner, ivs = self.parallel_nest(b, sizes)
+            elements, destination = merge_destination(inner, root, ivs, width, sources)
+            at = [destination if d == root.dim else v for d, v in enumerate(ivs)]
+            for element, target in zip(elements, targets):
+                inner.insert(memref.StoreOp.get(element, target, at))
+            sources = targets
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -1107,6 +1154,16 @@ class FoldLoops(CpuKernelPattern):
         self.lowering.fold_loops(b, kernel)
 
 
+class SortLoops(CpuKernelPattern):
+    """`sort` kernels: merge passes through the `scratch` workspace (`sort_loops`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return isinstance(kernel.root, ops.SortOp)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.sort_loops(b, kernel)
+
+
 class UpdateInPlaceLoops(CpuKernelPattern):
     """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
     in-place reuse): one loop nest over the update's block, writing each update element
@@ -1140,6 +1197,7 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     ConcatenateLoops,
     ScatterLoops,
     FoldLoops,
+    SortLoops,
     UpdateInPlaceLoops,
     ElementwiseLoops,
 )

@@ -46,6 +46,7 @@ from accy.passes.lower.cuda_kernels import (
     element_kernel,
     fold_kernel,
     scatter_kernel,
+    sort_kernel,
     update_kernel,
 )
 from accy.passes.lower.cuda_reductions import (
@@ -310,6 +311,16 @@ class FoldLaunch(LaunchPattern):
         return fold_kernel(context, kernel)
 
 
+class SortLaunch(LaunchPattern):
+    """A `sort` (family `sort.merge`): one launch per merge pass (`sort_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind is WorkKind.SORT
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return sort_kernel(context, kernel)
+
+
 class ElementLaunch(LaunchPattern):
     """Kernels without a family of the elementwise, broadcast, reshape and transpose
     kinds: one thread per result element."""
@@ -331,6 +342,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     UpdateInPlaceLaunch,
     ScatterLaunch,
     FoldLaunch,
+    SortLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

@@ -42,6 +42,7 @@ from accy.passes.lower.indexing import (
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import constant, element_type, lower_scalar_body
 from accy.passes.schedule import WorkKind
+from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (
@@ -576,6 +577,59 @@ def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     if not count:
         return KernelProgram(())
     return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
+
+
+def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """`sort.merge`: one launch per merge pass (`sort_run_widths`), one thread per element
+    placing it in the merged run (`merge_destination`), reading the operands first and
+    ping-ponging between the `scratch` workspace and the results so that the last pass
+    writes the results (a sort of one element per slice copies)."""
+    root = item.root
+    assert isinstance(root, ops.SortOp)
+    shape = static_shape(root.inputs[0])
+    count = int(np.prod(shape, dtype=np.int64))
+    widths = indexing.sort_run_widths(root)
+    offsets, needed = sort_scratch_offsets(root)
+    term = context.workspace_of(item, "scratch", needed) if widths else None
+    launches = []
+    for p, width in enumerate(widths or [0]):
+        kernel = context.kernel(
+            item,
+            f"sort_pass{p}",
+            reads=list(root.inputs) if p == 0 else [],
+            writes=list(root.res),
+            workspaces=[term] if term is not None else [],
+        )
+        b = kernel.builder
+        results = [kernel.buffer(r) for r in root.res]
+        scratch = (
+            [ir.view(b, kernel.workspace(term), o, r.type) for o, r in zip(offsets, results)]
+            if term is not None
+            else []
+        )
+        to_results = (len(widths) - 1 - p) % 2 == 0
+        targets = results if to_results or not widths else scratch
+        if p == 0:
+            sources = [kernel.buffer(v) for v in root.inputs]
+        else:
+            sources = scratch if to_results else results
+        linear = linear_thread(b, ELEMENT_BLOCK)
+
+        def place(inner: Builder) -> None:
+            at = static_indices(inner, linear, shape)
+            if not widths:
+                for source, target in zip(sources, targets):
+                    ir.store(inner, ir.load(inner, source, at), target, at)
+                return
+            elements, destination = indexing.merge_destination(inner, root, at, width, sources)
+            to = [destination if d == root.dim else v for d, v in enumerate(at)]
+            for element, target in zip(elements, targets):
+                ir.store(inner, element, target, to)
+
+        ir.if_then(b, ir.less(b, linear, count), place)
+        if count:
+            launches.append(kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]))
+    return KernelProgram(tuple(launches))
 
 
 ELEMENT_KINDS = (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE, WorkKind.TRANSPOSE)

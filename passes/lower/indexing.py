@@ -33,7 +33,7 @@ from accy.passes.lower.scalar import (
     lower_scalar_body,
 )
 from xdsl.builder import Builder
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -503,3 +503,75 @@ def fold_element(
     loop = scf.ForOp(zero, end, one, accumulated, body)
     b.insert(loop)
     return list(loop.results)
+
+
+def sort_run_widths(op: ops.SortOp) -> list[int]:
+    """The run widths of the sort's merge passes, 1, 2, 4, ... below the sorted extent:
+    pass p merges pairs of sorted runs of that width into runs of twice it."""
+    shape = shape_of(op.inputs[0])
+    extent = shape[op.dim] if shape else 1
+    widths, width = [], 1
+    while width < extent:
+        widths.append(width)
+        width *= 2
+    return widths
+
+
+def merge_destination(
+    b: Builder,
+    op: ops.SortOp,
+    at: Sequence[SSAValue],
+    width: int,
+    sources: Sequence[SSAValue],
+) -> tuple[list[SSAValue], SSAValue]:
+    """The elements at `at` in the sort's `sources` (one memref per operand, sorted in runs
+    of `width` along `dim`) and where along `dim` they go once each pair of runs is merged:
+    their place in their run plus how many elements of the other run go before them, found
+    by binary search (a right-run element goes after the equal left-run ones: stable)."""
+    dim = op.dim
+    extent = shape_of(op.inputs[0])[dim]
+    index = IndexType()
+
+    def number(n: int) -> SSAValue:
+        return emit(b, arith.ConstantOp.from_int_and_width(n, index))
+
+    def less(bb: Builder, lhs: Sequence[SSAValue], rhs: Sequence[SSAValue]) -> SSAValue:
+        pairs = [v for pair in zip(lhs, rhs) for v in pair]
+        return lower_scalar_body(bb, op.comparator, pairs)[0]
+
+    position = at[dim]
+    start = emit(
+        b, arith.MuliOp(emit(b, arith.DivUIOp(position, number(2 * width))), number(2 * width))
+    )
+    mid = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(width))), number(extent)))
+    end = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(2 * width))), number(extent)))
+    in_left = emit(b, arith.CmpiOp(position, mid, "ult"))
+    mine = [emit(b, memref.LoadOp.get(source, list(at))) for source in sources]
+    lo = emit(b, arith.SelectOp(in_left, mid, start))
+    hi = emit(b, arith.SelectOp(in_left, end, mid))
+
+    body = Block(arg_types=[index, index, index])
+    inner = Builder(InsertPoint.at_end(body))
+    _, low, high = body.args
+    active = emit(inner, arith.CmpiOp(low, high, "ult"))
+    middle = emit(inner, arith.DivUIOp(emit(inner, arith.AddiOp(low, high)), number(2)))
+    probe = emit(inner, arith.MinUIOp(middle, number(extent - 1)))
+    probe_at = [probe if d == dim else v for d, v in enumerate(at)]
+    other = [emit(inner, memref.LoadOp.get(source, probe_at)) for source in sources]
+    before = less(inner, other, mine)  # a left element: right-run elements before it
+    after = less(inner, mine, other)  # a right element: left-run elements not after it
+    true = emit(inner, arith.ConstantOp.from_int_and_width(1, 1))
+    not_after = emit(inner, arith.XOrIOp(after, true))
+    goes_before = emit(inner, arith.SelectOp(in_left, before, not_after))
+    step_up = emit(inner, arith.AndIOp(active, goes_before))
+    step_down = emit(inner, arith.AndIOp(active, emit(inner, arith.XOrIOp(goes_before, true))))
+    next_low = emit(
+        inner, arith.SelectOp(step_up, emit(inner, arith.AddiOp(middle, number(1))), low)
+    )
+    next_high = emit(inner, arith.SelectOp(step_down, middle, high))
+    inner.insert(scf.YieldOp(next_low, next_high))
+    loop = scf.ForOp(number(0), number(width.bit_length()), number(1), [lo, hi], body)
+    b.insert(loop)
+    first = loop.results[0]  # (in either run, the place is position - mid + first)
+    destination = emit(b, arith.SubiOp(emit(b, arith.AddiOp(position, first)), mid))
+    return mine, destination

@@ -1,4 +1,5 @@
-"""The CPU target's kernel families that need scratch: a reduction split into chunks.
+"""The CPU target's kernel families that need scratch: a reduction split into chunks, and
+a sort (`sort.merge`, whose `scratch` holds one copy of every operand).
 
 A reduction with fewer than `REDUCE_SPLIT_ROWS` kept rows, all dims static, whose outermost
 reduced dim holds more than one chunk (the fewest positions of it, a power of two, covering
@@ -90,33 +91,52 @@ def split_partials(root: ops.ReduceOp) -> SplitReduce | None:
     return SplitReduce(chunk, chunks, (chunks, *[shape[d] for d in kept]), acc)
 
 
-def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
-    """The CPU plan's workspace terms and the family of each work item that runs one."""
-    from accy.passes.workspace.sizing import WorkspacePlan, WorkspaceTerm
+SORT_FAMILY = "sort.merge"
+SORT_WORKSPACE = "scratch"
 
-    nodes: list[int] = []
-    size = 0
-    max_node = None
+
+def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
+    """The CPU plan's workspace terms and the family of each work item that runs one: a
+    split reduction's `partials`, a sort's `scratch` (a copy of its operands, which its
+    merge passes ping-pong with the results: `sort_scratch_offsets`)."""
+    from accy.passes.workspace.sizing import (
+        WorkspacePlan,
+        WorkspaceTerm,
+        sort_scratch_offsets,
+    )
+
+    found: dict[tuple[str, str], tuple[list[int], int, int | None]] = {}
     for item in schedule.work_items:
         meter.visit()
-        if not isinstance(item.root, ops.ReduceOp):
+        size = None
+        if isinstance(item.root, ops.ReduceOp):
+            split = split_partials(item.root)
+            key, size = (FAMILY, WORKSPACE), None if split is None else split.bytes
+        elif isinstance(item.root, ops.SortOp):
+            key, size = (SORT_FAMILY, SORT_WORKSPACE), sort_scratch_offsets(item.root)[1]
+        if size is None:
             continue
-        split = split_partials(item.root)
-        if split is None:
-            continue
+        nodes, widest, max_node = found.get(key, ([], 0, None))
         nodes.append(item.id)
-        if split.bytes > size:
-            size, max_node = split.bytes, item.id
-    if not nodes:
+        if size > widest or max_node is None:
+            widest, max_node = max(size, widest), item.id
+        found[key] = (nodes, widest, max_node)
+    if not found:
         return WorkspacePlan((), {})
-    meter.retain()
-    term = WorkspaceTerm(
-        family=FAMILY,
-        name=WORKSPACE,
-        bytes=size,
-        arena=True,
-        nodes=tuple(nodes),
-        max_node=max_node,
-        rows=None,
-    )
-    return WorkspacePlan((term,), {node: FAMILY for node in nodes})
+    terms = []
+    family_of: dict[int, str] = {}
+    for (family, name), (nodes, size, max_node) in sorted(found.items()):
+        meter.retain()
+        terms.append(
+            WorkspaceTerm(
+                family=family,
+                name=name,
+                bytes=size,
+                arena=True,
+                nodes=tuple(nodes),
+                max_node=max_node,
+                rows=None,
+            )
+        )
+        family_of.update({node: family for node in nodes})
+    return WorkspacePlan(tuple(terms), family_of)

@@ -47,6 +47,7 @@ KINDS: frozenset[str] = frozenset(
         "dot",
         "scatter",
         "fold",
+        "sort",
         "iterate",
     }
 )

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
+from accy.dialects.plan import buffer_bytes
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -177,6 +178,21 @@ def folded_width(item: WorkItem, rows: int | None) -> int | None:
     return _positions(item, rows, folded=True)
 
 
+SORT_SCRATCH_ALIGNMENT = 16
+"""Byte alignment of each operand's part of a sort's scratch workspace."""
+
+
+def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[int], int]:
+    """Where each operand's copy lies in a sort's `scratch` workspace (byte offsets, in
+    operand order) and the bytes it spans: one aligned buffer of each operand's shape."""
+    offsets, total = [], 0
+    for value in op.inputs:
+        offsets.append(total)
+        size = buffer_bytes(value.type)  # type: ignore[arg-type]
+        total += -(-size // SORT_SCRATCH_ALIGNMENT) * SORT_SCRATCH_ALIGNMENT
+    return offsets, total
+
+
 def _function_of(op: Operation) -> func.FuncOp:
     current = op
     while not isinstance(current, func.FuncOp):
@@ -215,6 +231,8 @@ def workspace_terms(
             env["kept"] = kept
         if (width := folded_width(item, rows)) is not None:
             env["width"] = width
+        if isinstance(item.root, ops.SortOp):
+            env["sort_bytes"] = sort_scratch_offsets(item.root)[1]
         try:
             family = registry.select(item.kind.value, env)
             if family is None:

@@ -145,3 +145,82 @@ def test_cuda_exports_fold_and_total_order(tmp_path):
     for name, program in (("argmax", module), ("fold", FOLD), ("total_order", TOTAL_ORDER)):
         directory = accy.export(program, tmp_path / name, target="cuda")
         assert list(directory.glob("*.ptx"))
+
+
+SORT = """
+func.func @f(%k: tensor<3xNxf32>, %v: tensor<3xNxi32>) -> (tensor<3xNxf32>, tensor<3xNxi32>) {
+  %a, %b = accy.sort(%k, %v : tensor<3xNxf32>, tensor<3xNxi32>), dim = 1 stable -> (tensor<3xNxf32>, tensor<3xNxi32>) {
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>):
+    %lt = accy.compare LT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %lt : tensor<i1>
+  }
+  func.return %a, %b : tensor<3xNxf32>, tensor<3xNxi32>
+}"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 33])
+def test_sort_is_stable_and_permutes_every_operand(n):
+    """Keys with many ties and their positions as payload: numpy's stable argsort."""
+    text = SORT.replace("xN", f"x{n}")
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 4, (3, n)).astype(np.float32)
+    positions = np.tile(np.arange(n, dtype=np.int32), (3, 1))
+    order = np.argsort(keys, axis=1, kind="stable").astype(np.int32)
+    expected = [np.take_along_axis(keys, order, 1), order]
+    for outputs in (
+        reference.run(accy.parse(text), "f", keys, positions),
+        accy.compile(text, threads=1)(keys, positions),
+    ):
+        for out, want in zip(outputs, expected):
+            np.testing.assert_array_equal(out, want)
+
+
+def test_sort_plans_its_scratch_workspace_on_both_targets():
+    text = SORT.replace("xN", "x33")
+    for target in ("cpu", "cuda"):
+        prep = accy.prepare(accy.parse(text), target=target)
+        (term,) = prep.workspaces.terms
+        assert (term.family, term.name) == ("sort.merge", "scratch")
+        assert term.bytes == 2 * 400  # two operands of 396 bytes, each aligned to 16
+
+
+DESCENDING = """
+func.func public @main(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  %0 = "stablehlo.sort"(%x) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %gt = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %gt : tensor<i1>
+  }) : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}"""
+
+
+def test_stablehlo_sort_descending_in_total_order_along_dim_0():
+    module = accy.import_stablehlo(DESCENDING)
+    x = np.array(
+        [[1.0, -0.0, np.nan, 2.0, -np.inf, 0.0], [3.0, 0.0, 1.0, np.nan, 5.0, -0.0]], np.float32
+    )
+    nan = np.nan  # +NaN is the greatest float in total order, -0.0 below 0.0
+    expected = np.array(
+        [[3.0, 0.0, nan, nan, 5.0, 0.0], [1.0, -0.0, 1.0, 2.0, -np.inf, -0.0]], np.float32
+    )
+    for (out,) in (reference.run(module, "main", x), accy.compile(module, threads=1)(x)):
+        np.testing.assert_array_equal(out, expected)
+        assert np.signbit(out[1, 1]) and np.signbit(out[1, 5])
+
+
+def test_sort_verifier_errors_are_located():
+    text = SORT.replace("xN", "x4").replace(
+        "accy.yield %lt : tensor<i1>", "accy.yield %x : tensor<f32>"
+    )
+    with pytest.raises(
+        AccyError, match=re.escape("comparator must end in an accy.yield of tensor<i1>")
+    ) as error:
+        accy.parse(text)
+    assert error.value.location is not None
+
+
+def test_cuda_exports_sort_as_merge_passes(tmp_path):
+    directory = accy.export(SORT.replace("xN", "x33"), tmp_path / "sort", target="cuda")
+    manifest = (directory / "accy_kernels.ptx").read_text()
+    assert [f"f_item0_sort_pass{p}" in manifest for p in range(7)] == [True] * 6 + [False]
