@@ -464,7 +464,7 @@ def _sort(op: accy.SortOp, *inputs: np.ndarray) -> list[np.ndarray]:
     results = [np.empty_like(m) for m in moved]
     for at in np.ndindex(*moved[0].shape[:-1]):
         slices = [m[at] for m in moved]
-        key = functools.cmp_to_key(lambda a, b: order(slices, a, b))
+        key = functools.cmp_to_key(lambda a, b, slices=slices: order(slices, a, b))
         permutation = sorted(range(slices[0].shape[0]), key=key)
         for result, values in zip(results, slices):
             result[at] = values[permutation]

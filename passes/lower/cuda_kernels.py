@@ -615,7 +615,13 @@ def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
             sources = scratch if to_results else results
         linear = linear_thread(b, ELEMENT_BLOCK)
 
-        def place(inner: Builder) -> None:
+        def place(
+            inner: Builder,
+            linear: SSAValue = linear,
+            sources: Sequence[SSAValue] = sources,
+            targets: Sequence[SSAValue] = targets,
+            width: int = width,
+        ) -> None:
             at = static_indices(inner, linear, shape)
             if not widths:
                 for source, target in zip(sources, targets):
