@@ -1419,6 +1419,26 @@ def _stablehlo_bindings() -> tuple[SimpleNamespace, Any]:
     return b, shlo
 
 
+_TOP_K = re.compile(
+    r"(?P<results>%[\w.$-]+(?::2)?(?:\s*,\s*%[\w.$-]+)?)\s*=\s*chlo\.top_k\s*\(\s*"
+    r"(?P<operand>%[\w.$#-]+)\s*,\s*k\s*=\s*(?P<k>\d+)\s*\)\s*:\s*"
+    r"(?P<operand_type>tensor<[^>]*>)\s*->\s*\((?P<result_types>[^)]*)\)"
+)
+"""`chlo.top_k` in its custom form (which the bindings, without chlo, cannot parse)."""
+
+
+def _generic_top_k(text: str) -> str:
+    """`text` with each `chlo.top_k` in the generic form of an unregistered op, on the
+    same line (so locations stay), for the importer to decompose."""
+    return _TOP_K.sub(
+        lambda m: (
+            f'{m["results"]} = "chlo.top_k"({m["operand"]}) {{k = {m["k"]} : i64}} : '
+            f"({m['operand_type']}) -> ({m['result_types']})"
+        ),
+        text,
+    )
+
+
 def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
     """Parse (and verify) StableHLO text with the upstream bindings; the ``builtin.module``
     as an ``UpstreamOp`` tree. Ops without an explicit ``loc(...)`` get
@@ -1427,6 +1447,8 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
     b, shlo = _stablehlo_bindings()
     s = _Session(b)
     shlo.register_dialect(s.ctx)
+    text = _generic_top_k(text)
+    s.ctx.allow_unregistered_dialects = "chlo.top_k" in text
     try:
         with s.ctx:
             module = b.ir.Module.parse(text)

@@ -669,6 +669,29 @@ def _sort(imp, op, operands, bb, env):
     return results
 
 
+def _top_k(imp, op, operands, bb, env):
+    """`chlo.top_k` (read in generic form, see `mlir_bridge.parse_stablehlo`) as XLA
+    expands it: the operand and an iota of positions sorted together along the last dim,
+    greatest first (floats in total order, ties by position), then the first k of each."""
+    (x,) = operands
+    k = int(op.attributes["k"])
+    shape = list(x.type.get_shape())
+    if not shape or not 0 <= k <= shape[-1]:
+        raise imp.error(op, f"takes the top {k} of a {x.type}")
+    last = len(shape) - 1
+    indices = imp.tensor_type(op, op.results[1].type)
+    iota = bb.iota(TensorType(indices.get_element_type(), shape), last)
+    floats = ops.is_float(x.type.get_element_type())
+
+    def greater(inner: BlockBuilder, a, b, i, j) -> SSAValue:
+        return inner.compare("GT", a, b, total_order=floats)
+
+    values, positions = bb.sort([x, iota], last, greater, stable=True)
+    limit = [*shape[:-1], k]
+    starts, strides = [0] * len(shape), [1] * len(shape)
+    return [bb.slice(values, starts, limit, strides), bb.slice(positions, starts, limit, strides)]
+
+
 def _scatter(imp, op, operands, bb, env):
     if len(op.operands) != 3 or len(op.results) != 1:
         raise imp.error(op, f"scatters {len(op.results)} operands at once; accy scatters one")
@@ -905,6 +928,7 @@ CONVERTERS: dict[str, Converter] = {
     ),
     "stablehlo.reduce": Converter(_reduce, {"dimensions": None}),
     "stablehlo.sort": Converter(_sort, {"dimension": None, "is_stable": None}),
+    "chlo.top_k": Converter(_top_k, {"k": None}),
     "stablehlo.dot_general": Converter(
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
     ),
