@@ -500,7 +500,7 @@ func.func @iterate_without_yield(%a: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_iterate(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.scatter', 'accy.fold', 'accy.kernel'}}
+  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.scatter', 'accy.fold', 'accy.sort', 'accy.kernel'}}
   accy.yield %a : tensor<4xf32>
 }
 

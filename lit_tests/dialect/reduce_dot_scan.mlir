@@ -60,3 +60,40 @@ func.func @scan(%x: tensor<2x3xf32>, %s: tensor<2x3xf32>, %i: tensor<7xi64>, %d:
   %3 = accy.scan mul %d, %d, dim = 1 : tensor<?x4xbf16>
   func.return %0 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @fold_and_sort(%x: tensor<4x9xf32>, %i: tensor<4x9xi32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4x9xf32>, tensor<4x9xi32>) {
+// CHECK-NEXT:    %x0 = accy.constant dense<-3.000000e+38> : tensor<f32>
+// CHECK-NEXT:    %i0 = accy.constant dense<0> : tensor<i32>
+// CHECK-NEXT:    %v, %j = accy.fold(%x, %i : tensor<4x9xf32>, tensor<4x9xi32>) init(%x0, %i0 : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<4xf32>, tensor<4xi32>) {
+// CHECK-NEXT:    ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+// CHECK-NEXT:      %gt = accy.compare GT, %a, %b total_order : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT:      %c = accy.select %gt, %a, %b : tensor<i1>, tensor<f32>
+// CHECK-NEXT:      %k = accy.select %gt, %ai, %bi : tensor<i1>, tensor<i32>
+// CHECK-NEXT:      accy.yield %c, %k : tensor<f32>, tensor<i32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %s, %p = accy.sort(%x, %i : tensor<4x9xf32>, tensor<4x9xi32>), dim = 1 stable -> (tensor<4x9xf32>, tensor<4x9xi32>) {
+// CHECK-NEXT:    ^bb0(%l: tensor<f32>, %r: tensor<f32>, %li: tensor<i32>, %ri: tensor<i32>):
+// CHECK-NEXT:      %lt = accy.compare LT, %l, %r : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT:      accy.yield %lt : tensor<i1>
+// CHECK-NEXT:    }
+// GENERIC-LABEL: "func.func"() <{sym_name = "fold_and_sort"
+// GENERIC:         %v, %j = "accy.fold"(%x, %i, %x0, %i0) <{dimensions = array<i64: 1>, operandSegmentSizes = array<i32: 2, 2>}> ({
+// GENERIC:         %gt = "accy.compare"(%a, %b) <{direction = #accy<comparison_direction GT>, total_order}>
+// GENERIC:         %s, %p = "accy.sort"(%x, %i) <{dimension = 1 : i64, is_stable}> ({
+func.func @fold_and_sort(%x: tensor<4x9xf32>, %i: tensor<4x9xi32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4x9xf32>, tensor<4x9xi32>) {
+  %x0 = accy.constant dense<-3.0e38> : tensor<f32>
+  %i0 = accy.constant dense<0> : tensor<i32>
+  %v, %j = accy.fold(%x, %i : tensor<4x9xf32>, tensor<4x9xi32>) init(%x0, %i0 : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<4xf32>, tensor<4xi32>) {
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = accy.compare GT, %a, %b total_order : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %c = accy.select %gt, %a, %b : tensor<i1>, tensor<f32>
+    %k = accy.select %gt, %ai, %bi : tensor<i1>, tensor<i32>
+    accy.yield %c, %k : tensor<f32>, tensor<i32>
+  }
+  %s, %p = accy.sort(%x, %i : tensor<4x9xf32>, tensor<4x9xi32>), dim = 1 stable -> (tensor<4x9xf32>, tensor<4x9xi32>) {
+  ^bb0(%l: tensor<f32>, %r: tensor<f32>, %li: tensor<i32>, %ri: tensor<i32>):
+    %lt = accy.compare LT, %l, %r : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %lt : tensor<i1>
+  }
+  func.return %v, %j, %s, %p : tensor<4xf32>, tensor<4xi32>, tensor<4x9xf32>, tensor<4x9xi32>
+}

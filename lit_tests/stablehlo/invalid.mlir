@@ -10,16 +10,12 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // The location of JAX's debug info wins over the text position.
-// expected-error @unknown {{'stablehlo.sort' is not supported by the StableHLO importer}}
+// expected-error @unknown {{'stablehlo.cosine' is not supported by the StableHLO importer}}
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "stablehlo.sort"(%a) ({
-  ^bb0(%p: tensor<f32>, %q: tensor<f32>):
-    %lt = stablehlo.compare LT, %p, %q : (tensor<f32>, tensor<f32>) -> tensor<i1>
-    stablehlo.return %lt : tensor<i1>
-  }) {dimension = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32> loc(#site)
+  %0 = "stablehlo.cosine"(%a) : (tensor<4xf32>) -> tensor<4xf32> loc(#site)
   return %0 : tensor<4xf32>
 }
-#site = loc("jit(f)/sort"("model.py":42:7))
+#site = loc("jit(f)/cos"("model.py":42:7))
 
 // -----
 

@@ -52,3 +52,31 @@ func.func @argmax(%x: tensor<5x7xf32>) -> tensor<5xi32> {
   }
   return %r#1 : tensor<5xi32>
 }
+
+// A sort of several operands along any dim keeps its comparator region; chlo.top_k (read
+// in its custom form) becomes an iota sorted with the operand, greatest first in total
+// order, and the first k of each row.
+// CHECK-LABEL: func.func @sort_pairs(%arg0: tensor<3x4xi32>, %arg1: tensor<3x4xf32>)
+// CHECK:         %{{.*}}, %{{.*}} = accy.sort(%arg0, %arg1 : tensor<3x4xi32>, tensor<3x4xf32>), dim = 0 stable -> (tensor<3x4xi32>, tensor<3x4xf32>) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<i32>, %{{.*}}: tensor<i32>, %{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>):
+// CHECK-NEXT:      %{{.*}} = accy.compare LT, %{{.*}}, %{{.*}} : (tensor<i32>, tensor<i32>) -> tensor<i1>
+// CHECK-NEXT:      accy.yield %{{.*}} : tensor<i1>
+func.func @sort_pairs(%arg0: tensor<3x4xi32>, %arg1: tensor<3x4xf32>) -> (tensor<3x4xi32>, tensor<3x4xf32>) {
+  %0:2 = "stablehlo.sort"(%arg0, %arg1) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):
+    %lt = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<3x4xi32>, tensor<3x4xf32>) -> (tensor<3x4xi32>, tensor<3x4xf32>)
+  return %0#0, %0#1 : tensor<3x4xi32>, tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @top_k(%arg0: tensor<4x6xf32>)
+// CHECK-NEXT:    %[[IOTA:.*]] = accy.iota dim = 1 : tensor<4x6xi32>
+// CHECK-NEXT:    %[[V:.*]], %[[I:.*]] = accy.sort(%arg0, %[[IOTA]] : tensor<4x6xf32>, tensor<4x6xi32>), dim = 1 stable -> (tensor<4x6xf32>, tensor<4x6xi32>) {
+// CHECK:           %{{.*}} = accy.compare GT, %{{.*}}, %{{.*}} total_order : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK:         %{{.*}} = accy.slice %[[V]] [0:4, 0:2] : (tensor<4x6xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT:    %{{.*}} = accy.slice %[[I]] [0:4, 0:2] : (tensor<4x6xi32>) -> tensor<4x2xi32>
+func.func @top_k(%x: tensor<4x6xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32>) {
+  %values, %indices = chlo.top_k(%x, k = 2) : tensor<4x6xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return %values, %indices : tensor<4x2xf32>, tensor<4x2xi32>
+}

@@ -224,3 +224,30 @@ def test_cuda_exports_sort_as_merge_passes(tmp_path):
     directory = accy.export(SORT.replace("xN", "x33"), tmp_path / "sort", target="cuda")
     manifest = (directory / "accy_kernels.ptx").read_text()
     assert [f"f_item0_sort_pass{p}" in manifest for p in range(7)] == [True] * 6 + [False]
+
+
+TOP_K = """
+func.func public @main(%x: tensor<4x6xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
+  %values, %indices = chlo.top_k(%x, k = 3) : tensor<4x6xf32> -> (tensor<4x3xf32>, tensor<4x3xi32>)
+  return %values, %indices : tensor<4x3xf32>, tensor<4x3xi32>
+}"""
+
+
+def test_chlo_top_k_imports_from_its_custom_form_and_breaks_ties_by_position():
+    module = accy.import_stablehlo(TOP_K, filename="head.mlir")
+    text = str(module)
+    assert "accy.sort" in text and "total_order" in text
+    x = np.random.default_rng(5).integers(0, 3, (4, 6)).astype(np.float32)
+    x[2, 4] = np.nan  # the greatest in total order
+    order = np.argsort(-np.nan_to_num(x, nan=np.inf), axis=1, kind="stable")[:, :3]
+    expected = [np.take_along_axis(x, order, 1), order.astype(np.int32)]
+    for outputs in (reference.run(module, "main", x), accy.compile(module, threads=1)(x)):
+        for out, want in zip(outputs, expected):
+            np.testing.assert_array_equal(out, want)
+
+
+def test_chlo_top_k_errors_keep_the_line_of_the_op():
+    bad = TOP_K.replace("k = 3", "k = 9").replace("4x3x", "4x9x")
+    with pytest.raises(AccyError) as error:
+        accy.import_stablehlo(bad, filename="head.mlir")
+    assert error.value.diagnostic().startswith("head.mlir:3:")
