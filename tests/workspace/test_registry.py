@@ -47,6 +47,7 @@ def test_package_families_load_in_file_name_order() -> None:
         "reduce.row",
         "scan.multiblock",
         "scan.block",
+        "sort.merge",
     ]
     assert all(f.source.endswith(".toml") for f in registry.families)
 
@@ -223,10 +224,10 @@ def test_a_toml_error_at_end_of_document_names_the_last_line(tmp_path: Path) -> 
             """
             [[family]]
             id = "a"
-            kinds = ["reduce", "sort"]
+            kinds = ["reduce", "window"]
             """,
             3,
-            "family 'a': unknown kind 'sort' (expected one of broadcast, dot,",
+            "family 'a': unknown kind 'window' (expected one of broadcast, dot,",
         ),
         (
             """
