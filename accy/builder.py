@@ -126,6 +126,12 @@ class BlockBuilder:
     def rsqrt(self, x: SSAValue) -> SSAValue:
         return self._add(ops.RsqrtOp(x))
 
+    def floor(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.FloorOp(x))
+
+    def ceil(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.CeilOp(x))
+
     def logistic(self, x: SSAValue) -> SSAValue:
         return self._add(ops.LogisticOp(x))
 

@@ -602,6 +602,8 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.TanhOp: _unary(np.tanh),
     accy.SqrtOp: _unary(np.sqrt),
     accy.RsqrtOp: _unary(_rsqrt),
+    accy.FloorOp: _unary(np.floor),
+    accy.CeilOp: _unary(np.ceil),
     accy.LogisticOp: _unary(_logistic),
     accy.CompareOp: _compare,
     accy.SelectOp: _select,

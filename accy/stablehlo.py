@@ -437,6 +437,18 @@ def _direction(attr: Any) -> str | None:
     return f"has an unknown comparison direction {attr}"
 
 
+def _clamp(imp, op, operands, bb, env):
+    """`clamp(min, x, max)` as StableHLO defines it: `minimum(maximum(x, min), max)`, a
+    rank-0 bound broadcast to the operand's shape."""
+    low, x, high = operands
+    bounds = []
+    for bound in (low, high):
+        if bound.type.get_num_dims() == 0 and x.type.get_num_dims() > 0:
+            bound = bb.broadcast_in_dim(bound, x.type, [])
+        bounds.append(bound)
+    return [bb.minimum(bb.maximum(x, bounds[0]), bounds[1])]
+
+
 def _select(imp, op, operands, bb, env):
     pred, on_true, on_false = operands
     if pred.type.get_num_dims() == 0 and on_true.type.get_num_dims() > 0:
@@ -898,6 +910,7 @@ CONVERTERS: dict[str, Converter] = {
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
         for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")
     },
+    **{f"stablehlo.{name}": Converter(_elementwise(name), {}) for name in ("floor", "ceil")},
     "stablehlo.and": Converter(_elementwise("and_"), {}),
     "stablehlo.or": Converter(_elementwise("or_"), {}),
     "stablehlo.xor": Converter(_elementwise("xor"), {}),
@@ -927,6 +940,7 @@ CONVERTERS: dict[str, Converter] = {
         _pad, {"edge_padding_low": None, "edge_padding_high": None, "interior_padding": None}
     ),
     "stablehlo.reduce": Converter(_reduce, {"dimensions": None}),
+    "stablehlo.clamp": Converter(_clamp, {}),
     "stablehlo.sort": Converter(_sort, {"dimension": None, "is_stable": None}),
     "chlo.top_k": Converter(_top_k, {"k": None}),
     "stablehlo.dot_general": Converter(

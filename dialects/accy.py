@@ -425,6 +425,20 @@ class RsqrtOp(FloatUnaryOperation):
 
 
 @irdl_op_definition
+class FloorOp(FloatUnaryOperation):
+    """Rounds toward -inf."""
+
+    name = "accy.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryOperation):
+    """Rounds toward +inf."""
+
+    name = "accy.ceil"
+
+
+@irdl_op_definition
 class LogisticOp(FloatUnaryOperation):
     name = "accy.logistic"
 
@@ -1113,7 +1127,8 @@ SCALAR_BODY_OPS: tuple[type[IRDLOperation], ...] = (
     ConvertOp,
     ConstantOp,
 )
-"""The ops a scalar body (a scatter's update computation) may hold."""
+"""The ops a scalar body (a scatter's update computation, a fold's body, a sort's comparator)
+may hold."""
 
 
 @irdl_op_definition
@@ -2089,6 +2104,8 @@ Accy = Dialect(
         TanhOp,
         SqrtOp,
         RsqrtOp,
+        FloorOp,
+        CeilOp,
         LogisticOp,
         CompareOp,
         SelectOp,

@@ -122,3 +122,12 @@ func.func @scalar(%s: tensor<f32>) -> tensor<f32> {
   %0 = accy.add %s, %s : tensor<f32>
   func.return %0 : tensor<f32>
 }
+
+// CHECK-LABEL: func.func @rounding(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:    %f = accy.floor %x : tensor<4xf32>
+// CHECK-NEXT:    %c = accy.ceil %x : tensor<4xf32>
+func.func @rounding(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %f = accy.floor %x : tensor<4xf32>
+  %c = accy.ceil %x : tensor<4xf32>
+  func.return %f, %c : tensor<4xf32>, tensor<4xf32>
+}

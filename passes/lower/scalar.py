@@ -459,6 +459,16 @@ def lower_rsqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAV
     return _float_unary(b, op, operands, lambda b, x: emit(b, math.RsqrtOp(x)))
 
 
+def lower_floor(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.floor` (exact in the widened type)."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.FloorOp(x)))
+
+
+def lower_ceil(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.ceil` (exact in the widened type)."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.CeilOp(x)))
+
+
 def logistic(b: Builder, x: SSAValue) -> SSAValue:
     """`1 / (1 + e)` for x >= 0 and `e / (1 + e)` below, with `e = exp(-|x|)` in the type
     of `x`: never `exp` of a large positive value, so logistic(x) of a very negative x is
@@ -614,6 +624,8 @@ SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.TanhOp: lower_tanh,
     ops.SqrtOp: lower_sqrt,
     ops.RsqrtOp: lower_rsqrt,
+    ops.FloorOp: lower_floor,
+    ops.CeilOp: lower_ceil,
     ops.LogisticOp: lower_logistic,
     ops.CompareOp: lower_compare,
     ops.SelectOp: lower_select,

@@ -1,6 +1,8 @@
 """`accy.fold` (StableHLO's reduce with several operands or a general body: argmax as JAX
-lowers it) and floats compared in TOTALORDER: the reference against numpy, the CPU target
-against the reference, StableHLO import, the verifier's located errors and CUDA export."""
+lowers it), `accy.sort` (and `chlo.top_k` built on it), floats compared in TOTALORDER and
+the rounding ops around them (`accy.floor`, `accy.ceil`, StableHLO's clamp): the reference
+against numpy, the CPU target against the reference, StableHLO import, the verifier's
+located errors, the sort's workspace and CUDA export."""
 
 from __future__ import annotations
 
@@ -251,3 +253,30 @@ def test_chlo_top_k_errors_keep_the_line_of_the_op():
     with pytest.raises(AccyError) as error:
         accy.import_stablehlo(bad, filename="head.mlir")
     assert error.value.diagnostic().startswith("head.mlir:3:")
+
+
+ROUNDING = """
+func.func public @main(%x: tensor<6xf32>, %lo: tensor<f32>, %hi: tensor<6xf32>) -> (tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
+  %f = stablehlo.floor %x : tensor<6xf32>
+  %c = stablehlo.ceil %x : tensor<6xf32>
+  %k = stablehlo.clamp %lo, %x, %hi : (tensor<f32>, tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  return %f, %c, %k : tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+}"""
+
+
+def test_floor_ceil_and_clamp_with_a_scalar_bound():
+    """What `jnp.median` and `jnp.quantile` need around a sort: accy.floor, accy.ceil and
+    StableHLO's clamp (min(max(x, lo), hi)) with a rank-0 lower bound."""
+    module = accy.import_stablehlo(ROUNDING)
+    text = str(module)
+    assert "accy.floor " in text and "accy.ceil " in text
+    x = np.array([-1.5, -0.0, 0.3, 2.0, np.inf, 7.5], np.float32)
+    lo = np.float32(-1.0)
+    hi = np.array([0.0, 1.0, 1.0, 1.0, 3.0, 9.0], np.float32)
+    expected = [np.floor(x), np.ceil(x), np.minimum(np.maximum(x, lo), hi)]
+    for outputs in (
+        reference.run(module, "main", x, lo, hi),
+        accy.compile(module, threads=1)(x, lo, hi),
+    ):
+        for out, want in zip(outputs, expected):
+            np.testing.assert_array_equal(out, want)
