@@ -379,7 +379,75 @@ func.func @scatter_max(%x: tensor<64xi32>, %ids: tensor<48x1xi32>, %u: tensor<48
         lambda x, ids, u: (_scatter_rows(np.maximum, x, ids[:, 0], u),),
         ("scatter", "duplicate indices"),
     ),
+    Program(
+        "top_k",
+        """
+func.func @top_k(%x: tensor<8x1000xf32>) -> (tensor<8x5xf32>, tensor<8x5xi32>) {
+  %iota = accy.iota dim = 1 : tensor<8x1000xi32>
+  %v, %i = accy.sort(%x, %iota : tensor<8x1000xf32>, tensor<8x1000xi32>), dim = 1 stable -> (tensor<8x1000xf32>, tensor<8x1000xi32>) {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %p: tensor<i32>, %q: tensor<i32>):
+    %gt = accy.compare GT, %a, %b total_order : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %gt : tensor<i1>
+  }
+  %tv = accy.slice %v [0:8, 0:5] : (tensor<8x1000xf32>) -> tensor<8x5xf32>
+  %ti = accy.slice %i [0:8, 0:5] : (tensor<8x1000xi32>) -> tensor<8x5xi32>
+  func.return %tv, %ti : tensor<8x5xf32>, tensor<8x5xi32>
+}
+""",
+        (((8, 1000), "float32"),),
+        lambda x: _top_k(x, 5),
+        ("sort", "sort.merge"),
+    ),
+    Program(
+        "sort_pairs",
+        """
+func.func @sort_pairs(%k: tensor<300x4xi32>, %v: tensor<300x4xf32>) -> (tensor<300x4xi32>, tensor<300x4xf32>) {
+  %sk, %sv = accy.sort(%k, %v : tensor<300x4xi32>, tensor<300x4xf32>), dim = 0 stable -> (tensor<300x4xi32>, tensor<300x4xf32>) {
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %p: tensor<f32>, %q: tensor<f32>):
+    %lt = accy.compare LT, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    accy.yield %lt : tensor<i1>
+  }
+  func.return %sk, %sv : tensor<300x4xi32>, tensor<300x4xf32>
+}
+""",
+        (((300, 4), "int32"), ((300, 4), "float32")),
+        lambda k, v: _sorted_along_0(k, v),
+        ("sort", "sort.merge", "stable ties"),
+    ),
+    Program(
+        "argmax",
+        """
+func.func @argmax(%x: tensor<64x777xf32>) -> tensor<64xi32> {
+  %iota = accy.iota dim = 1 : tensor<64x777xi32>
+  %lowest = accy.constant dense<-3.0e38> : tensor<f32>
+  %zero = accy.constant dense<0> : tensor<i32>
+  %v, %i = accy.fold(%x, %iota : tensor<64x777xf32>, tensor<64x777xi32>) init(%lowest, %zero : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<64xf32>, tensor<64xi32>) {
+  ^bb0(%a: tensor<f32>, %j: tensor<i32>, %b: tensor<f32>, %k: tensor<i32>):
+    %gt = accy.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %c = accy.select %gt, %b, %a : tensor<i1>, tensor<f32>
+    %l = accy.select %gt, %k, %j : tensor<i1>, tensor<i32>
+    accy.yield %c, %l : tensor<f32>, tensor<i32>
+  }
+  func.return %i : tensor<64xi32>
+}
+""",
+        (((64, 777), "float32"),),
+        lambda x: (np.argmax(x, axis=1).astype(np.int32),),
+        ("fold",),
+    ),
 ]
+
+
+def _top_k(x, k):
+    """The `k` greatest of each row, greatest first (ties: the lower index first)."""
+    order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(x, order, 1), order.astype(np.int32)
+
+
+def _sorted_along_0(keys, values):
+    """`keys` sorted along dim 0, stably, `values` permuted with them."""
+    order = np.argsort(keys, axis=0, kind="stable")
+    return np.take_along_axis(keys, order, 0), np.take_along_axis(values, order, 0)
 
 
 def _scatter_rows(combine, x, rows, updates):

@@ -98,6 +98,9 @@ def test_plan_features_are_covered(exports):
         "broadcast",
         "transpose",
         "iterate",
+        "scatter",
+        "fold",
+        "sort.merge",
     } <= families
 
 
