@@ -390,3 +390,35 @@ class DenseLiteral:
                 location(_DENSE_START.match(self.text, self.start).end() - 1),
             )
         raise AccyParseError("invalid dense literal", location(self.start))
+
+
+_FLOAT_STORAGE = {Float16Type: "<u2", BFloat16Type: "<u2", Float32Type: "<u4", Float64Type: "<u8"}
+_LITERAL_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[^\s\[\],<>]+")
+
+
+def with_float_bit_patterns(attr: DenseIntOrFPElementsAttr, text: str) -> DenseIntOrFPElementsAttr:
+    """`attr`, which xDSL read from the dense literal `text` (`<...>`), with each hex
+    element of a float type read as MLIR reads it, as the element's bit pattern (xDSL reads
+    `0xFF800000` as the number 4286578688; its printer writes infinities and NaNs so).
+    Raises ValueError for a hex element wider than the type."""
+    storage = _FLOAT_STORAGE.get(type(attr.get_element_type()))
+    body = text[text.find("<") + 1 : text.find(">")]
+    if storage is None or "0x" not in body.lower() or body.lstrip().startswith('"'):
+        return attr
+    tokens = _LITERAL_TOKEN.findall(body)
+    count = len(attr)
+    if len(tokens) not in (1, count):
+        return attr
+    decoded = np.frombuffer(attr.data.data, dtype=storage).copy()
+    bits = [int(t, 16) if t.lower().startswith("0x") else None for t in tokens]
+    width = decoded.dtype.itemsize * 8
+    for token, value in zip(tokens, bits):
+        if value is not None and value >= 1 << width:
+            raise ValueError(
+                f"hex literal {token} has more than {width} bits for {attr.get_element_type()}"
+            )
+    for index in range(count):
+        value = bits[0] if len(tokens) == 1 else bits[index]
+        if value is not None:
+            decoded[index] = value
+    return DenseIntOrFPElementsAttr(attr.type, BytesAttr(decoded.tobytes()))

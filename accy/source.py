@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 
-from accy.dense_literal import DenseLiteral
+from accy.dense_literal import DenseLiteral, with_float_bit_patterns
 from accy.diagnostics import (
     MAX_NESTING,
     AccyParseError,
@@ -257,7 +257,12 @@ class LocatingParser(Parser):
             return literal
         self._resume_from(start)
         try:
-            return super().parse_dense_int_or_fp_elements_attr(type)
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+            text = self._text[start : self._current_token.span.start]
+            try:
+                return with_float_bit_patterns(attr, text)
+            except ValueError as error:
+                raise AccyParseError(str(error), self.location_of(start)) from None
         except NotImplementedError:  # xDSL packs no values of some types (f80, f128)
             raise AccyParseError(
                 "dense literals of this element type are not supported", self.location_of(start)

@@ -18,6 +18,7 @@ from xdsl.printer import Printer
 from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from accy import reference
 from accy.diagnostics import AccyParseError, AccyVerifyError
 from accy.source import MAX_NESTING, LinearLexer, make_context, parse, verify_dominance
 
@@ -348,3 +349,24 @@ def test_the_dominance_check_holds_each_value_once() -> None:
     finally:
         tracemalloc.stop()
     assert peak < 2_000_000, peak  # 4002 values in a set: well under 1 MB
+
+
+def test_hex_float_elements_are_bit_patterns_and_round_trip() -> None:
+    """xDSL prints infinities and NaNs as hex bit patterns (`0xff800000`); accy reads them
+    back as such (as MLIR does), so printing and parsing again loses nothing."""
+    text = """func.func @f() -> (tensor<3xf32>, tensor<2xbf16>, tensor<2xf16>) {
+  %a = accy.constant dense<[1.0, 0xFF800000, 0x7FC00000]> : tensor<3xf32>
+  %b = accy.constant dense<[0xff80, 2.0]> : tensor<2xbf16>
+  %c = accy.constant dense<0x7C00> : tensor<2xf16>
+  func.return %a, %b, %c : tensor<3xf32>, tensor<2xbf16>, tensor<2xf16>
+}"""
+    module = parse(text)
+    assert parse(str(module)).is_structurally_equivalent(module)
+    a, b, c = reference.run(module, "f")
+    assert a[0] == 1.0 and a[1] == -np.inf and np.isnan(a[2])
+    assert b[0] == -np.inf and b[1] == 2.0
+    assert list(c) == [np.inf, np.inf]
+    with pytest.raises(
+        AccyParseError, match="hex literal 0x1FF800000 has more than 32 bits for f32"
+    ):
+        parse(text.replace("0xFF800000", "0x1FF800000"))
