@@ -281,15 +281,16 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
         obj = mlir_bridge.dump_object(
             code.binary_text, Path(scratch) / "program.o", target="cuda", opt_level=opt_level
         )
-        stub = Path(scratch) / "orc_init.c"
-        stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
+        sources = [str(obj), str(_write_signature(Path(scratch), manifest))]
+        if _defines(obj, "__orc_init_func.LLVMDialectModule"):  # none without kernels
+            stub = Path(scratch) / "orc_init.c"
+            stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
+            sources.append(str(stub))
         _link(
             cc,
             directory / PROGRAM_LIBRARY,
             [
-                str(obj),
-                str(stub),
-                str(_write_signature(Path(scratch), manifest)),
+                *sources,
                 f"-L{directory}",
                 "-l:" + RUNTIME_LIBRARY_NAME,
                 "-Wl,-rpath,$ORIGIN",

@@ -488,3 +488,18 @@ def test_dims0_of_5000x3x5000_fits_its_workspace():
     prep = accy.prepare(module)
     assert prep.workspaces.term("reduce.split", "partials").bytes == 15000 * 132 * 8 * 4
     lower_module(module, AnalysisManager(), "cuda")  # raised CudaLoweringError before
+
+
+def test_a_program_without_kernels_loads_and_follows_its_plan(tmp_path):
+    """A pad to an empty result launches nothing: its library has no kernels to load (and
+    no ORC init function to call), and its empty result is not copied."""
+    text = """
+func.func @empty(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x0xf32> {
+  %r = accy.pad %x, %v, low = [0, -2], high = [0, -3], interior = [0, 1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x0xf32>
+  func.return %r : tensor<2x0xf32>
+}"""
+    directory = accy.export(text, tmp_path / "empty", target="cuda")
+    inputs = [np.zeros((2, 3), np.float32), np.float32(1.0)]
+    result = run_export(directory, inputs)
+    assert result["shapes"] == [[2, 0]]
+    assert plan_problems(directory, "empty", result) == []
