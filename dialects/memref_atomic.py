@@ -1,5 +1,5 @@
 """Upstream MLIR's `memref.generic_atomic_rmw` and `memref.atomic_yield`, which xDSL's
-memref dialect lacks.
+memref dialect lacks, and the kinds of `memref.atomic_rmw` (which it has) accy uses.
 
 The CUDA lowering builds them inside kernels and prints them in generic form, which the
 upstream bindings parse; MLIR lowers each to a compare-and-swap loop (any element type,
@@ -8,7 +8,8 @@ upstream bindings parse; MLIR lowers each to a compare-and-swap loop (any elemen
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IndexType, MemRefType
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.dialects.memref import AtomicRMWOp
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -54,3 +55,17 @@ class AtomicYieldOp(IRDLOperation):
 
     def __init__(self, value: SSAValue):
         super().__init__(operands=[value])
+
+
+ATOMIC_RMW_KIND = {"addf": 0, "addi": 1, "andi": 2, "maxs": 6, "mins": 10, "ori": 14}
+"""`memref.atomic_rmw`'s `kind` (MLIR's `arith::AtomicRMWKind`, as the bundled MLIR
+numbers it in generic form) for the combiners that lower to one native atomic."""
+
+
+def atomic_rmw(kind: str, value: SSAValue, ref: SSAValue, indices: list[SSAValue]) -> AtomicRMWOp:
+    """`memref.atomic_rmw <kind> %value, %ref[%indices]` (xDSL's op, built by kind name)."""
+    return AtomicRMWOp.build(
+        operands=[value, ref, indices],
+        properties={"kind": IntegerAttr(ATOMIC_RMW_KIND[kind], i64)},
+        result_types=[value.type],
+    )

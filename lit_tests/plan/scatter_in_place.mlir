@@ -5,7 +5,9 @@
 
 // An embedding gradient (`table.at[ids].add(u)`): the table is donated and dies at the
 // scatter, so the result takes its buffer and no copy runs; each update element is added
-// into the row it addresses, atomically on CUDA since two ids may be equal.
+// into the row it addresses, atomically on CUDA since two ids may be equal (a single add:
+// one native atomic, `memref.atomic_rmw addf`; other bodies run in a compare-and-swap loop,
+// `memref.generic_atomic_rmw`).
 
 func.func @grad(%table: tensor<6x3xf32> {accy.donated}, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
   %r = accy.scatter %table[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
@@ -27,10 +29,7 @@ func.func @grad(%table: tensor<6x3xf32> {accy.donated}, %ids: tensor<4x1xi32>, %
 // CUDA:       "gpu.launch_func"({{.*}}) <{kernel = @accy_kernels::@grad_item0_scatter
 // CUDA:       "gpu.func"() <{function_type = (memref<6x3xf32>, memref<4x1xi32>, memref<4x3xf32>) -> (), kernel}>
 // CUDA:         arith.cmpi ult, %{{.*}}, %{{.*}} : index
-// CUDA:         "memref.generic_atomic_rmw"(%{{.*}}, %{{.*}}, %{{.*}}) ({
-// CUDA-NEXT:    ^bb0(%[[CURRENT:.*]]: f32):
-// CUDA-NEXT:      %[[SUM:.*]] = arith.addf %[[CURRENT]], %{{.*}} : f32
-// CUDA-NEXT:      "memref.atomic_yield"(%[[SUM]]) : (f32) -> ()
+// CUDA:         %{{.*}} = "memref.atomic_rmw"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{kind = 0 : i64}> : (f32, memref<6x3xf32>, index, index) -> f32
 
 // CPU:        func.func @grad(%table: memref<6x3xf32> {llvm.noalias}, %ids: memref<4x1xi32> {llvm.noalias}, %u: memref<4x3xf32> {llvm.noalias}, %out0: memref<6x3xf32> {llvm.noalias})
 // CPU:          memref.store %{{.*}}, %out0[%{{.*}}, %{{.*}}] : memref<6x3xf32>

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
-from accy.dialects.memref_atomic import AtomicYieldOp, GenericAtomicRMWOp
+from accy.dialects.memref_atomic import AtomicYieldOp, GenericAtomicRMWOp, atomic_rmw
 from accy.dialects.plan import MemorySpace, buffer_bytes
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
@@ -46,7 +46,9 @@ from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (
+    Float32Type,
     FunctionType,
+    IntegerType,
     MemRefType,
     TensorType,
 )
@@ -490,6 +492,27 @@ def update_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     return KernelProgram((kernel.launch([grid], [ELEMENT_BLOCK]),) if count else ())
 
 
+def native_atomic(op: ops.ScatterOp) -> str | None:
+    """The `memref.atomic_rmw` kind of a scatter whose update computation is one add (f32,
+    i32, i64), max, min, and or or (i32, i64) of the current and the update element:
+    a single native atomic instruction instead of a compare-and-swap loop."""
+    block = op.update_computation.block
+    body = list(block.ops)
+    if len(body) != 2 or set(body[0].operands) != set(block.args) or len(body[0].operands) != 2:
+        return None
+    if body[1].operands[0] is not body[0].results[0]:
+        return None
+    element = block.args[0].type.get_element_type()  # type: ignore[attr-defined]
+    integer = isinstance(element, IntegerType) and element.width.data in (32, 64)
+    combiner = body[0]
+    if isinstance(combiner, ops.AddOp):
+        if isinstance(element, Float32Type):
+            return "addf"
+        return "addi" if integer else None
+    kinds = {ops.MaximumOp: "maxs", ops.MinimumOp: "mins", ops.OrOp: "ori", ops.AndOp: "andi"}
+    return kinds.get(type(combiner)) if integer else None
+
+
 def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """A `scatter`: unless the result took its operand's buffer, one thread per result
     element copies the operand into it; then one thread per update element combines it,
@@ -497,7 +520,8 @@ def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
     read-modify-write running the update computation (`memref.generic_atomic_rmw`, a
     compare-and-swap loop), so duplicate indices combine correctly, in an unspecified
     order (StableHLO leaves it to the implementation); a replacing scatter, or one whose
-    `unique_indices` promises no duplicates, reads and stores plainly."""
+    `unique_indices` promises no duplicates, reads and stores plainly, and one whose body is
+    a single add, max, min, and or or a native atomic (`native_atomic`)."""
     root = item.root
     assert isinstance(root, ops.ScatterOp)
     result = root.result
@@ -542,6 +566,8 @@ def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
                 current = kernel.load(then, result, at)
                 (value,) = lower_scalar_body(then, root.update_computation, [current, element])
                 kernel.store(then, value, result, at)
+            elif (kind := native_atomic(root)) is not None:
+                then.insert(atomic_rmw(kind, element, kernel.buffer(result), at))
             else:
                 body = Block(arg_types=[element.type])
                 inner = ir.builder_at_end(body)
