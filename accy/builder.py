@@ -284,10 +284,10 @@ class BlockBuilder:
 
     def scatter(
         self,
-        x: SSAValue,
+        x: SSAValue | Sequence[SSAValue],
         indices: SSAValue,
-        updates: SSAValue,
-        combine: str | Callable[..., SSAValue],
+        updates: SSAValue | Sequence[SSAValue],
+        combine: str | Callable[..., SSAValue | Sequence[SSAValue]],
         *,
         update_window_dims: Sequence[int],
         inserted_window_dims: Sequence[int],
@@ -296,39 +296,43 @@ class BlockBuilder:
         input_batching_dims: Sequence[int] = (),
         scatter_indices_batching_dims: Sequence[int] = (),
         unique_indices: bool = False,
-    ) -> SSAValue:
+    ) -> Any:
         """StableHLO's scatter of `updates` into `x` at the index vectors in `indices`
         (see `accy.scatter`). `combine` is the update computation: `"replace"`, the name
         of a binary builder method (`"add"`, `"maximum"`, ...) or `combine(builder,
-        current, update)` returning the new element; `x.at[ids].add(u)` for rows is
+        *currents, *updates)` returning the new element(s); `x.at[ids].add(u)` for rows is
         `scatter(x, ids[:, None], u, "add", update_window_dims=[1],
-        inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1)`."""
-        scalar = TensorType(_tensor(x).get_element_type(), [])
-        block = Block(arg_types=[scalar, scalar])
+        inserted_window_dims=[0], scatter_dims_to_operand_dims=[0], index_vector_dim=1)`.
+        With sequences of inputs and updates (scattered together) it returns a list."""
+        several = not isinstance(x, SSAValue)
+        inputs = list(x) if several else [x]  # type: ignore[arg-type]
+        update_list = list(updates) if several else [updates]  # type: ignore[arg-type]
+        scalars = [TensorType(_tensor(v).get_element_type(), []) for v in inputs]
+        block = Block(arg_types=scalars * 2)
         inner = BlockBuilder(block, self.location)
-        current, update = block.args
+        currents, elements = block.args[: len(inputs)], block.args[len(inputs) :]
         if combine == "replace":
-            value = update
+            values: Any = list(elements)
         elif isinstance(combine, str):
-            value = getattr(inner, combine)(current, update)
+            values = [getattr(inner, combine)(a, b) for a, b in zip(currents, elements)]
         else:
-            value = combine(inner, current, update)
-        inner._append(ops.YieldOp([value]))
-        return self._add(
-            ops.ScatterOp(
-                x,
-                indices,
-                updates,
-                Region(block),
-                update_window_dims=update_window_dims,
-                inserted_window_dims=inserted_window_dims,
-                scatter_dims_to_operand_dims=scatter_dims_to_operand_dims,
-                index_vector_dim=index_vector_dim,
-                input_batching_dims=input_batching_dims,
-                scatter_indices_batching_dims=scatter_indices_batching_dims,
-                unique_indices=unique_indices,
-            )
+            values = combine(inner, *block.args)
+        inner._append(ops.YieldOp([values] if isinstance(values, SSAValue) else list(values)))
+        op = ops.ScatterOp(
+            inputs,
+            indices,
+            update_list,
+            Region(block),
+            update_window_dims=update_window_dims,
+            inserted_window_dims=inserted_window_dims,
+            scatter_dims_to_operand_dims=scatter_dims_to_operand_dims,
+            index_vector_dim=index_vector_dim,
+            input_batching_dims=input_batching_dims,
+            scatter_indices_batching_dims=scatter_indices_batching_dims,
+            unique_indices=unique_indices,
         )
+        results = list(self._append(op).results)
+        return results if several else results[0]
 
     def fold(
         self,

@@ -401,7 +401,7 @@ def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.n
 def scatter_positions(op: accy.ScatterOp, indices: np.ndarray) -> np.ndarray:
     """The operand index (one row per operand dim) each update element addresses, in
     row-major order of the updates (StableHLO's scatter; out-of-bounds ones included)."""
-    shape = tuple(_tensor_type(op.updates).get_shape())
+    shape = tuple(_tensor_type(op.updates[0]).get_shape())
     rank = _tensor_type(op.operand).get_num_dims()
     grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
     window_dims = op.dims("update_window_dims")
@@ -422,21 +422,24 @@ def scatter_positions(op: accy.ScatterOp, indices: np.ndarray) -> np.ndarray:
     return position
 
 
-def _scatter(
-    op: accy.ScatterOp, operand: np.ndarray, indices: np.ndarray, updates: np.ndarray
-) -> np.ndarray:
-    result = operand.copy()
+def _scatter(op: accy.ScatterOp, *arrays: np.ndarray) -> list[np.ndarray]:
+    count = len(op.inputs)
+    inputs, indices, updates = arrays[:count], arrays[count], arrays[count + 1 :]
+    results = [x.copy() for x in inputs]
     position = scatter_positions(op, indices)
-    extents = np.array(operand.shape, dtype=np.int64).reshape(-1, 1)
+    extents = np.array(inputs[0].shape, dtype=np.int64).reshape(-1, 1)
     inside = np.all((position >= 0) & (position < extents), axis=0)
+    flat = [u.reshape(-1)[inside] for u in updates]
     block = op.update_computation.block
     env: Env = {}
-    for at, update in zip(position.T[inside], updates.reshape(-1)[inside]):
+    for n, at in enumerate(position.T[inside]):
         where = tuple(at)
-        env[block.args[0]] = np.asarray(result[where])
-        env[block.args[1]] = np.asarray(update)
-        (result[where],) = _run_block(block, env)
-    return result
+        values = [np.asarray(r[where]) for r in results] + [np.asarray(u[n]) for u in flat]
+        for arg, value in zip(block.args, values):
+            env[arg] = value
+        for result, value in zip(results, _run_block(block, env)):
+            result[where] = value
+    return results
 
 
 # ---------------------------------------------------------------------------------------
@@ -620,7 +623,6 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.DynamicSliceOp: _dynamic_slice,
     accy.DynamicUpdateSliceOp: _dynamic_update_slice,
     accy.GatherOp: _gather,
-    accy.ScatterOp: _scatter,
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,
@@ -664,6 +666,8 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
             values = _fold(op, *(env[v] for v in op.operands))
         elif isinstance(op, accy.SortOp):
             values = _sort(op, *(env[v] for v in op.operands))
+        elif isinstance(op, accy.ScatterOp):
+            values = _scatter(op, *(env[v] for v in op.operands))
         elif type(op) in _EVALUATORS:
             values = [_EVALUATORS[type(op)](op, *(env[v] for v in op.operands))]
         else:

@@ -705,32 +705,33 @@ def _top_k(imp, op, operands, bb, env):
 
 
 def _scatter(imp, op, operands, bb, env):
-    if len(op.operands) != 3 or len(op.results) != 1:
-        raise imp.error(op, f"scatters {len(op.results)} operands at once; accy scatters one")
+    count = len(op.results)
     blocks = op.regions[0] if op.regions else []
     if len(blocks) != 1:
         raise imp.error(op, "has no single-block update computation")
     body = blocks[0]
-    element = op.operands[0].type.element
-    if len(body.args) != 2 or any(
-        a.type.shape != () or a.type.element != element for a in body.args
-    ):
+    elements = [v.type.element for v in op.operands[:count]]
+    if [(a.type.element, a.type.shape) for a in body.args] != [(e, ()) for e in elements * 2]:
         raise imp.error(
-            op, f"has an update computation that does not combine two scalars of type {element}"
+            op,
+            f"has an update computation that does not take 2 x {count} scalars of types "
+            f"{', '.join(elements)}",
         )
 
-    def combine(inner: BlockBuilder, current: SSAValue, update: SSAValue) -> SSAValue:
-        scope: Env = ChainMap({body.args[0].id: current, body.args[1].id: update}, env)
+    def combine(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
+        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
         inner.location = bb.location
         values = imp.block(body, scope, inner)
-        if len(values) != 1:
+        if len(values) != count:
             raise imp.error(op, f"has an update computation returning {len(values)} values")
-        return values[0]
+        return values
 
     numbers = op.attributes["scatter_dimension_numbers"]
     location = bb.location
-    result = bb.scatter(
-        *operands,
+    results = bb.scatter(
+        operands[:count],
+        operands[count],
+        operands[count + 1 :],
         combine,
         update_window_dims=numbers["update_window_dims"],
         inserted_window_dims=numbers["inserted_window_dims"],
@@ -741,7 +742,7 @@ def _scatter(imp, op, operands, bb, env):
         unique_indices=bool(op.attributes.get("unique_indices", False)),
     )
     bb.location = imp.enclosing = location
-    return [result]
+    return results
 
 
 def _scatter_numbers(attr: Any) -> str | None:

@@ -1133,32 +1133,31 @@ may hold."""
 
 @irdl_op_definition
 class ScatterOp(AccyOperation):
-    """`%r = accy.scatter %x[%i], %u, update_window_dims = [1], inserted_window_dims = [0],
-    input_batching_dims = [], scatter_indices_batching_dims = [],
-    scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<10x4xf32>,
-    tensor<3x1xi32>, tensor<3x4xf32>) -> tensor<10x4xf32> ({^bb0(%a: tensor<f32>, %b:
+    """`%r = accy.scatter %x[%i] updates(%u), update_window_dims = [1],
+    inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims =
+    [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<10x4xf32>),
+    tensor<3x1xi32>, (tensor<3x4xf32>) -> (tensor<10x4xf32>) ({^bb0(%a: tensor<f32>, %b:
     tensor<f32>): ... accy.yield %s : tensor<f32>})` (rows 3 of a 10x4 table combined with
     the updates: an embedding gradient).
 
-    StableHLO's scatter: the result is `%x` with each update element combined into the
-    element it addresses by the update computation (the body: the current element and
-    the update element in, the new element yielded; ops on rank-0 tensors). An update
-    index's scatter dims (those not in `update_window_dims`) pick the index vector of
-    `%i` along `index_vector_dim`, placed on the operand dims `scatter_dims_to_operand_dims`
-    names; its window dims place it inside that window (the operand dims but
+    StableHLO's scatter: each result is its input with each update element combined into
+    the element it addresses by the update computation (the body: the N current elements,
+    then the N update elements in, the N new elements yielded; ops on rank-0 tensors),
+    for N inputs of one shape and N updates of one shape. An update index's scatter dims
+    (those not in `update_window_dims`) pick the index vector of `%i` along
+    `index_vector_dim`, placed on the operand dims `scatter_dims_to_operand_dims` names;
+    its window dims place it inside that window (the operand dims but
     `inserted_window_dims` and `input_batching_dims`, in order); an input batching dim
-    follows the paired indices dim. Updates that address an element outside `%x` are
-    skipped. Updates apply in row-major order of the updates (`unique_indices` promises
-    that no two address one element).
+    follows the paired indices dim. Updates that address an element outside the inputs
+    are skipped. Updates apply in row-major order of the updates (`unique_indices`
+    promises that no two address one element).
     """
 
     name = "accy.scatter"
 
-    T: ClassVar = VarConstraint("T", AccyTensor)
-
-    operand = operand_def(T)
+    inputs = var_operand_def(AccyTensor)
     scatter_indices = operand_def(AccyTensor)
-    updates = operand_def(AccyTensor)
+    updates = var_operand_def(AccyTensor)
     update_window_dims = prop_def(DenseArrayBase.constr(i64))
     inserted_window_dims = prop_def(DenseArrayBase.constr(i64))
     input_batching_dims = prop_def(DenseArrayBase.constr(i64))
@@ -1167,27 +1166,29 @@ class ScatterOp(AccyOperation):
     index_vector_dim = prop_def(IntegerAttr.constr(type=i64))
     unique_indices = opt_prop_def(UnitAttr)
     update_computation = region_def("single_block")
-    result = result_def(T)
+    res = var_result_def(AccyTensor)
 
     traits = traits_def(Pure())
     custom_directives = (DimList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     assembly_format = (
-        "$operand `[` $scatter_indices `]` `,` $updates `,` `update_window_dims` `=` "
-        "custom<DimList>($update_window_dims) `,` `inserted_window_dims` `=` "
+        "$inputs `[` $scatter_indices `]` `updates` `(` $updates `)` `,` `update_window_dims` "
+        "`=` custom<DimList>($update_window_dims) `,` `inserted_window_dims` `=` "
         "custom<DimList>($inserted_window_dims) `,` `input_batching_dims` `=` "
         "custom<DimList>($input_batching_dims) `,` `scatter_indices_batching_dims` `=` "
         "custom<DimList>($scatter_indices_batching_dims) `,` `scatter_dims_to_operand_dims` "
         "`=` custom<DimList>($scatter_dims_to_operand_dims) `,` `index_vector_dim` `=` "
-        "$index_vector_dim (`unique_indices` $unique_indices^)? attr-dict `:` "
-        "functional-type(operands, results) $update_computation"
+        "$index_vector_dim (`unique_indices` $unique_indices^)? attr-dict `:` `(` "
+        "type($inputs) `)` `,` type($scatter_indices) `,` `(` type($updates) `)` `->` `(` "
+        "type($res) `)` $update_computation"
     )
 
     def __init__(
         self,
-        operand: SSAValue,
+        inputs: Sequence[SSAValue],
         scatter_indices: SSAValue,
-        updates: SSAValue,
+        updates: Sequence[SSAValue],
         update_computation: Region,
         *,
         update_window_dims: Sequence[int],
@@ -1212,11 +1213,21 @@ class ScatterOp(AccyOperation):
         if unique_indices:
             properties["unique_indices"] = UnitAttr()
         super().__init__(
-            operands=[operand, scatter_indices, updates],
-            result_types=[operand.type],
+            operands=[list(inputs), scatter_indices, list(updates)],
+            result_types=[[v.type for v in inputs]],
             properties=properties,
             regions=[update_computation],
         )
+
+    @property
+    def operand(self) -> SSAValue:
+        """The first input (the one a result may take the buffer of in place)."""
+        return self.inputs[0]
+
+    @property
+    def result(self) -> SSAValue:
+        """The first result."""
+        return self.res[0]
 
     def dims(self, name: str) -> tuple[int, ...]:
         """One of the dimension-number lists, by property name."""
@@ -1227,15 +1238,32 @@ class ScatterOp(AccyOperation):
         return self.index_vector_dim.value.data
 
     def verify_(self) -> None:
-        source, indices, updates = self.operand.type, self.scatter_indices.type, self.updates.type
+        if not self.inputs or len(self.inputs) != len(self.updates):
+            raise self.error(
+                f"has {len(self.inputs)} inputs and {len(self.updates)} updates; they must be "
+                "as many, at least one"
+            )
+        if [r.type for r in self.res] != [v.type for v in self.inputs]:
+            raise self.error("result types differ from the input types")
+        source, indices, updates = (
+            self.operand.type,
+            self.scatter_indices.type,
+            self.updates[0].type,
+        )
         rank, index_rank = source.get_num_dims(), indices.get_num_dims()
         element = indices.get_element_type()
         if not isinstance(element, IntegerType) or is_bool(element):
             raise self.error(f"scatter indices {indices} are not a tensor of integers")
-        if not all(t.has_static_shape() for t in (source, indices, updates)):
+        values = [*self.inputs, self.scatter_indices, *self.updates]
+        if not all(v.type.has_static_shape() for v in values):
             raise self.error("operand, scatter indices and updates must have static shapes")
-        if updates.get_element_type() != source.get_element_type():
-            raise self.error("operand and updates element types differ")
+        for index, (value, update) in enumerate(zip(self.inputs, self.updates)):
+            if value.type.get_shape() != source.get_shape():
+                raise self.error(f"input #{index} differs in shape from input #0")
+            if update.type.get_shape() != updates.get_shape():
+                raise self.error(f"updates #{index} differ in shape from updates #0")
+            if update.type.get_element_type() != value.type.get_element_type():
+                raise self.error("operand and updates element types differ")
         vector_dim = self.vector_dim
         if not 0 <= vector_dim <= index_rank:
             raise self.error(
@@ -1303,9 +1331,9 @@ class ScatterOp(AccyOperation):
                 raise self.error(
                     f"input batching dim {d} and scatter indices batching dim {e} differ in size"
                 )
-        element = source.get_element_type()
+        elements = [v.type.get_element_type() for v in self.inputs]
         _verify_scalar_body(
-            self, self.update_computation, [element, element], [element], "update computation"
+            self, self.update_computation, elements * 2, elements, "update computation"
         )
 
 

@@ -350,7 +350,7 @@ func.func @gather(%table: tensor<64x32xf32>, %ids: tensor<16x1xi32>) -> tensor<1
 func.func @scatter_add(%table: tensor<64x32xf32>, %ids: tensor<128x1xi32>, %u: tensor<128x32xf32>) -> tensor<64x32xf32> {
   %two = accy.constant dense<2.0> : tensor<64x32xf32>
   %base = accy.multiply %table, %two : tensor<64x32xf32>
-  %r = accy.scatter %base[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64x32xf32>, tensor<128x1xi32>, tensor<128x32xf32>) -> tensor<64x32xf32> {
+  %r = accy.scatter %base[%ids] updates(%u), update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64x32xf32>), tensor<128x1xi32>, (tensor<128x32xf32>) -> (tensor<64x32xf32>) {
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = accy.add %a, %b : tensor<f32>
     accy.yield %s : tensor<f32>
@@ -367,7 +367,7 @@ func.func @scatter_add(%table: tensor<64x32xf32>, %ids: tensor<128x1xi32>, %u: t
         "scatter_max",
         """
 func.func @scatter_max(%x: tensor<64xi32>, %ids: tensor<48x1xi32>, %u: tensor<48xi32>) -> tensor<64xi32> {
-  %r = accy.scatter %x[%ids], %u, update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64xi32>, tensor<48x1xi32>, tensor<48xi32>) -> tensor<64xi32> {
+  %r = accy.scatter %x[%ids] updates(%u), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<64xi32>), tensor<48x1xi32>, (tensor<48xi32>) -> (tensor<64xi32>) {
   ^bb0(%a: tensor<i32>, %b: tensor<i32>):
     %m = accy.maximum %a, %b : tensor<i32>
     accy.yield %m : tensor<i32>

@@ -116,18 +116,31 @@ func.func @bitwise(%a: tensor<4xi32>, %p: tensor<4xi1>) -> (tensor<4xi32>, tenso
 }
 
 // CHECK-LABEL: func.func @scatter(%x: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
-// CHECK-NEXT:    %0 = accy.scatter %x[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
+// CHECK-NEXT:    %0 = accy.scatter %x[%ids] updates(%u), update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>), tensor<4x1xi32>, (tensor<4x3xf32>) -> (tensor<6x3xf32>) {
 // CHECK-NEXT:    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
 // CHECK-NEXT:      %m = accy.maximum %a, %b : tensor<f32>
 // CHECK-NEXT:      accy.yield %m : tensor<f32>
 // CHECK-NEXT:    }
 // GENERIC-LABEL: "func.func"() <{sym_name = "scatter"
-// GENERIC:         %0 = "accy.scatter"(%x, %ids, %u) <{update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, unique_indices}> ({
+// GENERIC:         %0 = "accy.scatter"(%x, %ids, %u) <{update_window_dims = array<i64: 1>, inserted_window_dims = array<i64: 0>, input_batching_dims = array<i64>, scatter_indices_batching_dims = array<i64>, scatter_dims_to_operand_dims = array<i64: 0>, index_vector_dim = 1 : i64, unique_indices, operandSegmentSizes = array<i32: 1, 1, 1>}> ({
 func.func @scatter(%x: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
-  %0 = accy.scatter %x[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
+  %0 = accy.scatter %x[%ids] updates(%u), update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<6x3xf32>), tensor<4x1xi32>, (tensor<4x3xf32>) -> (tensor<6x3xf32>) {
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %m = accy.maximum %a, %b : tensor<f32>
     accy.yield %m : tensor<f32>
   }
   func.return %0 : tensor<6x3xf32>
+}
+
+// CHECK-LABEL: func.func @scatter_two(%x: tensor<6xf32>, %y: tensor<6xi32>, %ids: tensor<4x1xi32>, %u: tensor<4xf32>, %v: tensor<4xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+// CHECK-NEXT:    %0, %1 = accy.scatter %x, %y[%ids] updates(%u, %v), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<6xf32>, tensor<6xi32>), tensor<4x1xi32>, (tensor<4xf32>, tensor<4xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+// CHECK-NEXT:    ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+func.func @scatter_two(%x: tensor<6xf32>, %y: tensor<6xi32>, %ids: tensor<4x1xi32>, %u: tensor<4xf32>, %v: tensor<4xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+  %0, %1 = accy.scatter %x, %y[%ids] updates(%u, %v), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<6xf32>, tensor<6xi32>), tensor<4x1xi32>, (tensor<4xf32>, tensor<4xi32>) -> (tensor<6xf32>, tensor<6xi32>) {
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %s = accy.add %a, %b : tensor<f32>
+    %t = accy.add %ai, %bi : tensor<i32>
+    accy.yield %s, %t : tensor<f32>, tensor<i32>
+  }
+  func.return %0, %1 : tensor<6xf32>, tensor<6xi32>
 }

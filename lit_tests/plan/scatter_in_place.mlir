@@ -10,7 +10,7 @@
 // `memref.generic_atomic_rmw`).
 
 func.func @grad(%table: tensor<6x3xf32> {accy.donated}, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {
-  %r = accy.scatter %table[%ids], %u, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {
+  %r = accy.scatter %table[%ids] updates(%u), update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<6x3xf32>), tensor<4x1xi32>, (tensor<4x3xf32>) -> (tensor<6x3xf32>) {
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = accy.add %a, %b : tensor<f32>
     accy.yield %s : tensor<f32>

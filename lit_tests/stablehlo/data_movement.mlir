@@ -74,7 +74,7 @@ func.func @all_true(%arg0: tensor<4xi1>) -> tensor<i1> {
 // `segment_sum` as JAX emits it: a scatter-add of rows; `indices_are_sorted` is a hint,
 // `unique_indices` is kept.
 // CHECK-LABEL: func.func @segment_sum(%arg0: tensor<5x2xf32>, %arg1: tensor<5x1xi32>)
-// CHECK:         %{{.*}} = accy.scatter %{{.*}}[%arg1], %arg0, update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32> {
+// CHECK:         %{{.*}} = accy.scatter %{{.*}}[%arg1] updates(%arg0), update_window_dims = [1], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 unique_indices : (tensor<3x2xf32>), tensor<5x1xi32>, (tensor<5x2xf32>) -> (tensor<3x2xf32>) {
 // CHECK-NEXT:    ^bb0(%{{.*}}: tensor<f32>, %{{.*}}: tensor<f32>):
 // CHECK-NEXT:      %{{.*}} = accy.add %{{.*}}, %{{.*}} : tensor<f32>
 // CHECK-NEXT:      accy.yield %{{.*}} : tensor<f32>

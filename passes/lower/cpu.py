@@ -565,26 +565,30 @@ class FunctionLowering(HostLowering):
         self.store(inner, element, self.memref_of(root.result), at)
 
     def scatter_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """The operand copied into the result (unless the result took its buffer), then
-        one sequential loop nest over the updates, in row-major order: each update element
-        inside the result combines with the element it addresses (`lower_scalar_body`)."""
+        """Each input copied into its result (but the first when the result took its
+        buffer), then one sequential loop nest over the updates, in row-major order: each
+        update element inside the results combines with the elements it addresses
+        (`lower_scalar_body`)."""
         root = kernel.root
         assert isinstance(root, ops.ScatterOp)
-        target = self.memref_of(root.result)
-        if not updated_in_place(kernel):
-            inner, ivs = self.parallel_nest(b, self.sizes(root.result))
-            self.store(inner, self.load(inner, root.operand, ivs), target, ivs)
-        sizes = self.sizes(root.updates)
+        targets = [self.memref_of(r) for r in root.res]
+        for index, (value, target) in enumerate(zip(root.inputs, targets)):
+            if index == 0 and updated_in_place(kernel):
+                continue
+            inner, ivs = self.parallel_nest(b, self.sizes(value))
+            self.store(inner, self.load(inner, value, ivs), target, ivs)
+        sizes = self.sizes(root.updates[0])
         inner, ivs = self.stepped_loop_nest(b, sizes, [1] * len(sizes))
         at, inside = scatter_result_indices(
             inner, root, ivs, lambda position: self.load(inner, root.scatter_indices, position)
         )
 
         def combine_element(then: Builder) -> None:
-            current = emit(then, memref.LoadOp.get(target, at))
-            update = self.load(then, root.updates, ivs)
-            (element,) = lower_scalar_body(then, root.update_computation, [current, update])
-            self.store(then, element, target, at)
+            currents = [emit(then, memref.LoadOp.get(t, at)) for t in targets]
+            updates = [self.load(then, u, ivs) for u in root.updates]
+            values = lower_scalar_body(then, root.update_computation, [*currents, *updates])
+            for value, target in zip(values, targets):
+                self.store(then, value, target, at)
 
         then = Block()
         combine_element(Builder(InsertPoint.at_end(then)))

@@ -514,73 +514,108 @@ def native_atomic(op: ops.ScatterOp) -> str | None:
 
 
 def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
-    """A `scatter`: unless the result took its operand's buffer, one thread per result
-    element copies the operand into it; then one thread per update element combines it,
-    when it lies inside the result, into the element it addresses with an atomic
-    read-modify-write running the update computation (`memref.generic_atomic_rmw`, a
-    compare-and-swap loop), so duplicate indices combine correctly, in an unspecified
-    order (StableHLO leaves it to the implementation); a replacing scatter, or one whose
-    `unique_indices` promises no duplicates, reads and stores plainly, and one whose body is
-    a single add, max, min, and or or a native atomic (`native_atomic`)."""
+    """A `scatter`: one thread per element copies the inputs into the results (but the
+    first when its result took its buffer); then the updates combine into the elements
+    they address, when inside (`scatter_combine`)."""
     root = item.root
     assert isinstance(root, ops.ScatterOp)
-    result = root.result
     launches = []
-    if not indexing.updated_in_place(item):
-        shape = static_shape(result)
-        count = int(np.prod(shape, dtype=np.int64))
-        copy = context.kernel(item, "scatter_copy", reads=[root.operand], writes=[result])
+    copied = [
+        (value, result)
+        for index, (value, result) in enumerate(zip(root.inputs, root.res))
+        if index or not indexing.updated_in_place(item)
+    ]
+    shape = static_shape(root.result)
+    count = int(np.prod(shape, dtype=np.int64))
+    if copied and count:
+        copy = context.kernel(
+            item,
+            "scatter_copy",
+            reads=[v for v, _ in copied],
+            writes=[r for _, r in copied],
+        )
         linear = linear_thread(copy.builder, ELEMENT_BLOCK)
 
         def copy_element(b: Builder) -> None:
             indices = static_indices(b, linear, shape)
-            copy.store(b, copy.load(b, root.operand, indices), result, indices)
+            for value, result in copied:
+                copy.store(b, copy.load(b, value, indices), result, indices)
 
         ir.if_then(copy.builder, ir.less(copy.builder, linear, count), copy_element)
-        if count:
-            launches.append(
-                copy.launch([max(1, ir.ceil_div(count, ELEMENT_BLOCK))], [ELEMENT_BLOCK])
-            )
-    shape = static_shape(root.updates)
-    count = int(np.prod(shape, dtype=np.int64))
-    kernel = context.kernel(
-        item, "scatter", reads=[root.scatter_indices, root.updates], writes=[result]
-    )
-    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+        launches.append(copy.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]))
+    combine = scatter_combine(context, item)
+    return KernelProgram((*launches, *combine))
 
-    def combine_element(b: Builder) -> None:
+
+def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]:
+    """The updates of a `scatter` combined into its results. With one input: one thread
+    per update element, with an atomic read-modify-write running the update computation
+    (`memref.generic_atomic_rmw`, a compare-and-swap loop), so duplicate indices combine
+    correctly, in an unspecified order (StableHLO leaves it to the implementation); a
+    single add, max, min, and or or is a native atomic (`native_atomic`); a replacing
+    scatter, or one whose `unique_indices` promises no duplicates, reads and stores
+    plainly. With several inputs no atomic updates them together: one thread per update
+    element when the indices are unique, else one thread combines every update in order."""
+    root = item.root
+    assert isinstance(root, ops.ScatterOp)
+    shape = static_shape(root.updates[0])
+    count = int(np.prod(shape, dtype=np.int64))
+    if not count:
+        return []
+    several = len(root.inputs) > 1
+    serial = several and root.unique_indices is None
+    kernel = context.kernel(
+        item, "scatter", reads=[root.scatter_indices, *root.updates], writes=list(root.res)
+    )
+    block = root.update_computation.block
+
+    def combine_element(b: Builder, linear: SSAValue) -> None:
         indices = static_indices(b, linear, shape)
         at, inside = indexing.scatter_result_indices(
             b, root, indices, lambda position: kernel.load(b, root.scatter_indices, position)
         )
 
         def update(then: Builder) -> None:
-            element = kernel.load(then, root.updates, indices)
-            yielded = root.update_computation.block.last_op.operands[0]
-            current_arg, update_arg = root.update_computation.block.args
-            if yielded is update_arg:  # a replacing scatter: a plain store, the last wins
-                kernel.store(then, element, result, at)
-            elif yielded is current_arg:  # a body yielding the current element: a no-op
+            elements = [kernel.load(then, u, indices) for u in root.updates]
+            yielded = list(block.last_op.operands)  # type: ignore[union-attr]
+            if not several and yielded[0] is block.args[1]:  # replacing: the last wins
+                kernel.store(then, elements[0], root.result, at)
+            elif not several and yielded[0] is block.args[0]:  # yields the current: no-op
                 pass
-            elif root.unique_indices is not None:  # no other thread writes this element
-                current = kernel.load(then, result, at)
-                (value,) = lower_scalar_body(then, root.update_computation, [current, element])
-                kernel.store(then, value, result, at)
+            elif several or root.unique_indices is not None:  # no other thread writes here
+                currents = [kernel.load(then, r, at) for r in root.res]
+                body = [*currents, *elements]
+                values = lower_scalar_body(then, root.update_computation, body)
+                for value, result in zip(values, root.res):
+                    kernel.store(then, value, result, at)
             elif (kind := native_atomic(root)) is not None:
-                then.insert(atomic_rmw(kind, element, kernel.buffer(result), at))
+                then.insert(atomic_rmw(kind, elements[0], kernel.buffer(root.result), at))
             else:
-                body = Block(arg_types=[element.type])
-                inner = ir.builder_at_end(body)
-                (new,) = lower_scalar_body(inner, root.update_computation, [body.args[0], element])
+                rmw = Block(arg_types=[elements[0].type])
+                inner = ir.builder_at_end(rmw)
+                (new,) = lower_scalar_body(
+                    inner, root.update_computation, [rmw.args[0], elements[0]]
+                )
                 inner.insert(AtomicYieldOp(new))
-                then.insert(GenericAtomicRMWOp(kernel.buffer(result), at, body))
+                then.insert(GenericAtomicRMWOp(kernel.buffer(root.result), at, rmw))
 
         ir.if_then(b, inside, update)
 
-    ir.if_then(kernel.builder, ir.less(kernel.builder, linear, count), combine_element)
-    if count:
-        launches.append(kernel.launch([max(1, ir.ceil_div(count, ELEMENT_BLOCK))], [ELEMENT_BLOCK]))
-    return KernelProgram(tuple(launches))
+    if serial:
+
+        def in_order(b: Builder, n: SSAValue, _carried: Sequence[SSAValue]) -> list[SSAValue]:
+            combine_element(b, n)
+            return []
+
+        ir.for_range(kernel.builder, 0, count, 1, in_order)
+        return [kernel.launch([1], [1])]
+    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+    ir.if_then(
+        kernel.builder,
+        ir.less(kernel.builder, linear, count),
+        lambda b: combine_element(b, linear),
+    )
+    return [kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK])]
 
 
 def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:

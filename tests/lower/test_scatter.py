@@ -1,7 +1,8 @@
 """`accy.scatter`: the reference's semantics (against a definition written out per
 element: duplicates combine in order, out-of-range updates are skipped), the CPU target's
 loops (against the reference, bit for bit), the verifier's located errors, the builder,
-StableHLO import, the plan's in-place update and the CUDA target's atomic kernel."""
+StableHLO import (one operand or several scattered together), the plan's in-place update
+and the CUDA target's kernels (atomic, or serial for coupled operands)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ NUMBERS = (
 
 ROWS = f"""
 func.func @f(%table: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {{
-  %r = accy.scatter %table[%ids], %u, {NUMBERS} : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  %r = accy.scatter %table[%ids] updates(%u), {NUMBERS} : (tensor<6x3xf32>), tensor<4x1xi32>, (tensor<4x3xf32>) -> (tensor<6x3xf32>) {{
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = accy.add %a, %b : tensor<f32>
     accy.yield %s : tensor<f32>
@@ -60,7 +61,7 @@ def test_scatter_add_combines_duplicates_and_skips_out_of_range_rows(ids):
 
 POINTS = """
 func.func @f(%x: tensor<3x4xi32>, %i: tensor<2x5x2xi64>, %u: tensor<2x5xi32>) -> tensor<3x4xi32> {
-  %r = accy.scatter %x[%i], %u, update_window_dims = [], inserted_window_dims = [0, 1], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2 : (tensor<3x4xi32>, tensor<2x5x2xi64>, tensor<2x5xi32>) -> tensor<3x4xi32> {
+  %r = accy.scatter %x[%i] updates(%u), update_window_dims = [], inserted_window_dims = [0, 1], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2 : (tensor<3x4xi32>), tensor<2x5x2xi64>, (tensor<2x5xi32>) -> (tensor<3x4xi32>) {
   ^bb0(%a: tensor<i32>, %b: tensor<i32>):
     %m = accy.multiply %a, %b : tensor<i32>
     %s = accy.subtract %m, %a : tensor<i32>
@@ -89,7 +90,7 @@ def test_point_scatter_with_a_general_body_and_permuted_index_vector():
 
 BATCHED = """
 func.func @f(%x: tensor<2x5x3xf32>, %i: tensor<4x2x1xi32>, %u: tensor<4x2x2xf32>) -> tensor<2x5x3xf32> {
-  %r = accy.scatter %x[%i], %u, update_window_dims = [2], inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 2 : (tensor<2x5x3xf32>, tensor<4x2x1xi32>, tensor<4x2x2xf32>) -> tensor<2x5x3xf32> {
+  %r = accy.scatter %x[%i] updates(%u), update_window_dims = [2], inserted_window_dims = [1], input_batching_dims = [0], scatter_indices_batching_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 2 : (tensor<2x5x3xf32>), tensor<4x2x1xi32>, (tensor<4x2x2xf32>) -> (tensor<2x5x3xf32>) {
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     accy.yield %b : tensor<f32>
   }
@@ -189,7 +190,7 @@ def test_scatter_verifier_errors_are_located(numbers, body, message):
     body = body or "%s = accy.add %a, %b : tensor<f32>\n    accy.yield %s : tensor<f32>"
     text = f"""
 func.func @f(%table: tensor<6x3xf32>, %ids: tensor<4x1xi32>, %u: tensor<4x3xf32>) -> tensor<6x3xf32> {{
-  %r = accy.scatter %table[%ids], %u, {numbers} : (tensor<6x3xf32>, tensor<4x1xi32>, tensor<4x3xf32>) -> tensor<6x3xf32> {{
+  %r = accy.scatter %table[%ids] updates(%u), {numbers} : (tensor<6x3xf32>), tensor<4x1xi32>, (tensor<4x3xf32>) -> (tensor<6x3xf32>) {{
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     {body}
   }}
@@ -225,26 +226,35 @@ def test_stablehlo_segment_sum_imports_and_runs():
     np.testing.assert_array_equal(accy.compile(module, threads=1)(data, segments)[0], expected)
 
 
-def test_stablehlo_scatter_of_two_operands_is_refused_with_a_location():
-    two = SEGMENT_SUM.replace(
-        '"stablehlo.scatter"(%zero, %ids, %data)',
-        '"stablehlo.scatter"(%zero, %zero, %ids, %data, %data)',
-    )
-    two = two.replace(
-        "^bb0(%a: tensor<f32>, %b: tensor<f32>):",
-        "^bb0(%a: tensor<f32>, %c: tensor<f32>, %b: tensor<f32>, %d: tensor<f32>):",
-    )
-    two = two.replace(
-        "stablehlo.return %s : tensor<f32>", "stablehlo.return %s, %s : tensor<f32>, tensor<f32>"
-    )
-    two = two.replace(
-        ": (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32>",
-        ": (tensor<3x2xf32>, tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>, tensor<5x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>)",
-    )
-    two = two.replace("%r = ", "%r:2 = ").replace("return %r :", "return %r#0 :")
-    with pytest.raises(AccyError, match="scatters 2 operands at once; accy scatters one") as error:
-        accy.import_stablehlo(two)
-    assert error.value.location is not None
+TWO_OPERANDS = """
+func.func public @main(%best: tensor<3xf32>, %where: tensor<3xi32>, %ids: tensor<6x1xi32>, %v: tensor<6xf32>, %at: tensor<6xi32>) -> (tensor<3xf32>, tensor<3xi32>) {
+  %r:2 = "stablehlo.scatter"(%best, %where, %ids, %v, %at) <{indices_are_sorted = false, scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>, unique_indices = false}> ({
+  ^bb0(%a: tensor<f32>, %ai: tensor<i32>, %b: tensor<f32>, %bi: tensor<i32>):
+    %gt = stablehlo.compare GT, %b, %a, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %m = stablehlo.select %gt, %b, %a : tensor<i1>, tensor<f32>
+    %k = stablehlo.select %gt, %bi, %ai : tensor<i1>, tensor<i32>
+    stablehlo.return %m, %k : tensor<f32>, tensor<i32>
+  }) : (tensor<3xf32>, tensor<3xi32>, tensor<6x1xi32>, tensor<6xf32>, tensor<6xi32>) -> (tensor<3xf32>, tensor<3xi32>)
+  return %r#0, %r#1 : tensor<3xf32>, tensor<3xi32>
+}"""
+
+
+def test_stablehlo_scatter_of_two_operands_combines_them_together():
+    """A segment argmax: each update carries a value and its position; the body keeps
+    the greater value and, with it, its position (the two operands are coupled)."""
+    module = accy.import_stablehlo(TWO_OPERANDS)
+    best = np.full(3, -np.inf, np.float32)
+    where = np.full(3, -1, np.int32)
+    ids = np.array([[0], [2], [0], [1], [2], [5]], np.int32)
+    v = np.array([1.0, 5.0, 3.0, -2.0, 4.0, 9.0], np.float32)
+    at = np.arange(6, dtype=np.int32)
+    expected = [np.array([3.0, -2.0, 5.0], np.float32), np.array([2, 3, 1], np.int32)]
+    for outputs in (
+        reference.run(module, "main", best, where, ids, v, at),
+        accy.compile(module, threads=1)(best, where, ids, v, at),
+    ):
+        for out, want in zip(outputs, expected):
+            np.testing.assert_array_equal(out, want)
 
 
 def test_a_dying_operand_is_scattered_in_place():
@@ -278,3 +288,19 @@ def test_cuda_exports_scatter_with_an_atomic_update(tmp_path):
         (ptx,) = directory.glob("*.ptx")
         found = set(re.findall(r"atom\.[a-z_]+\.[a-z]+\.global\.([a-z0-9.]+)", ptx.read_text()))
         assert found == atomics, name
+
+
+@pytest.mark.parametrize(("unique", "block"), [(False, "1,1,1"), (True, "256,1,1")])
+def test_cuda_scatter_of_two_operands_is_serial_unless_indices_are_unique(tmp_path, unique, block):
+    """No atomic updates two elements together: duplicates are combined in order by one
+    thread; with `unique_indices` every update element has its own thread."""
+    from accy.runtime.plan_check import plan_problems, run_with_fake_driver
+
+    text = TWO_OPERANDS.replace("unique_indices = false", f"unique_indices = {str(unique).lower()}")
+    directory = accy.export(accy.import_stablehlo(text), tmp_path / "two", target="cuda")
+    inputs = [np.zeros(3, np.float32), np.zeros(3, np.int32), np.zeros((6, 1), np.int32)]
+    inputs += [np.zeros(6, np.float32), np.zeros(6, np.int32)]
+    result = run_with_fake_driver(directory, inputs)
+    assert plan_problems(directory, "main", result) == []
+    launches = [c for c in result["calls"] if c.startswith("launch name=main_item0_scatter ")]
+    assert [f"block={block}" in c for c in launches] == [True]
