@@ -398,10 +398,12 @@ def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.n
     return operand[tuple(position)].reshape(shape)
 
 
-def scatter_positions(op: accy.ScatterOp, indices: np.ndarray) -> np.ndarray:
-    """The operand index (one row per operand dim) each update element addresses, in
-    row-major order of the updates (StableHLO's scatter; out-of-bounds ones included)."""
-    shape = tuple(_tensor_type(op.updates[0]).get_shape())
+def scatter_positions(
+    op: accy.ScatterOp, indices: np.ndarray, shape: tuple[int, ...]
+) -> np.ndarray:
+    """The operand index (one row per operand dim) each element of updates of `shape`
+    addresses, in row-major order of the updates (StableHLO's scatter; out-of-bounds ones
+    included)."""
     rank = _tensor_type(op.operand).get_num_dims()
     grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
     window_dims = op.dims("update_window_dims")
@@ -426,7 +428,7 @@ def _scatter(op: accy.ScatterOp, *arrays: np.ndarray) -> list[np.ndarray]:
     count = len(op.inputs)
     inputs, indices, updates = arrays[:count], arrays[count], arrays[count + 1 :]
     results = [x.copy() for x in inputs]
-    position = scatter_positions(op, indices)
+    position = scatter_positions(op, indices, updates[0].shape)
     extents = np.array(inputs[0].shape, dtype=np.int64).reshape(-1, 1)
     inside = np.all((position >= 0) & (position < extents), axis=0)
     flat = [u.reshape(-1)[inside] for u in updates]

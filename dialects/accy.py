@@ -1254,13 +1254,12 @@ class ScatterOp(AccyOperation):
         element = indices.get_element_type()
         if not isinstance(element, IntegerType) or is_bool(element):
             raise self.error(f"scatter indices {indices} are not a tensor of integers")
-        values = [*self.inputs, self.scatter_indices, *self.updates]
-        if not all(v.type.has_static_shape() for v in values):
-            raise self.error("operand, scatter indices and updates must have static shapes")
+        if not indices.has_static_shape():
+            raise self.error("scatter indices must have a static shape")
         for index, (value, update) in enumerate(zip(self.inputs, self.updates)):
-            if value.type.get_shape() != source.get_shape():
+            if not shapes_compatible(value.type.get_shape(), source.get_shape()):
                 raise self.error(f"input #{index} differs in shape from input #0")
-            if update.type.get_shape() != updates.get_shape():
+            if not shapes_compatible(update.type.get_shape(), updates.get_shape()):
                 raise self.error(f"updates #{index} differ in shape from updates #0")
             if update.type.get_element_type() != value.type.get_element_type():
                 raise self.error("operand and updates element types differ")
@@ -1315,19 +1314,20 @@ class ScatterOp(AccyOperation):
             )
         update_shape = updates.get_shape()
         for d, operand_dim in zip(window_dims, operand_window):
-            if update_shape[d] > source.get_shape()[operand_dim]:
+            extent = source.get_shape()[operand_dim]
+            if DYNAMIC_INDEX not in (extent, update_shape[d]) and update_shape[d] > extent:
                 raise self.error(
                     f"update window dim {d} of size {update_shape[d]} exceeds operand dim "
                     f"{operand_dim} of size {source.get_shape()[operand_dim]}"
                 )
         scatter_dims = [d for d in range(updates.get_num_dims()) if d not in window_dims]
-        if [update_shape[d] for d in scatter_dims] != scatter_sizes:
+        if not shapes_compatible([update_shape[d] for d in scatter_dims], scatter_sizes):
             raise self.error(
                 f"update scatter dims {format_shape([update_shape[d] for d in scatter_dims])} "
                 f"differ from the scatter indices' {format_shape(scatter_sizes)}"
             )
         for d, e in zip(input_batching, indices_batching):
-            if source.get_shape()[d] != indices.get_shape()[e]:
+            if not dims_compatible(source.get_shape()[d], indices.get_shape()[e]):
                 raise self.error(
                     f"input batching dim {d} and scatter indices batching dim {e} differ in size"
                 )

@@ -578,9 +578,14 @@ class FunctionLowering(HostLowering):
             inner, ivs = self.parallel_nest(b, self.sizes(value))
             self.store(inner, self.load(inner, value, ivs), target, ivs)
         sizes = self.sizes(root.updates[0])
+        extents = self.sizes(root.result)
         inner, ivs = self.stepped_loop_nest(b, sizes, [1] * len(sizes))
         at, inside = scatter_result_indices(
-            inner, root, ivs, lambda position: self.load(inner, root.scatter_indices, position)
+            inner,
+            root,
+            ivs,
+            lambda position: self.load(inner, root.scatter_indices, position),
+            extents,
         )
 
         def combine_element(then: Builder) -> None:

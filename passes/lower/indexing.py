@@ -282,12 +282,14 @@ def scatter_result_indices(
     op: ops.ScatterOp,
     update_indices: Sequence[SSAValue],
     read_index: Callable[[Indices], SSAValue],
+    extents: Sequence[SSAValue] | None = None,
 ) -> tuple[Indices, SSAValue]:
     """The result element an update element combines into (StableHLO's scatter), and
     whether it lies inside the result: `start + batching index + window index` per
     operand dim, component `k` of the start vector being the `scatter_indices` element at
     the update's scatter indices with `k` inserted at `index_vector_dim` (`read_index`
-    loads it; not clamped)."""
+    loads it; not clamped); `extents` are the result's dim sizes (default: its static
+    shape)."""
     window_dims = op.dims("update_window_dims")
     vector_dim = op.vector_dim
     index_rank = len(shape_of(op.scatter_indices))
@@ -308,13 +310,14 @@ def scatter_result_indices(
         parts[d].append(update_indices[u])
     indices: Indices = []
     inside = constant(b, True, IntegerType(1))
-    for terms, extent in zip(parts, shape):
+    sizes = extents if extents is not None else [constant(b, n, INDEX) for n in shape]
+    for terms, extent in zip(parts, sizes):
         total = terms[0] if terms else constant(b, 0, INDEX)
         for term in terms[1:]:
             total = emit(b, arith.AddiOp(total, term))
         indices.append(total)
         # One unsigned compare is `0 <= total < extent` for index values.
-        below = emit(b, arith.CmpiOp(total, constant(b, extent, INDEX), "ult"))
+        below = emit(b, arith.CmpiOp(total, extent, "ult"))
         inside = emit(b, arith.AndIOp(inside, below))
     return indices, inside
 

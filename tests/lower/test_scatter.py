@@ -304,3 +304,20 @@ def test_cuda_scatter_of_two_operands_is_serial_unless_indices_are_unique(tmp_pa
     assert plan_problems(directory, "main", result) == []
     launches = [c for c in result["calls"] if c.startswith("launch name=main_item0_scatter ")]
     assert [f"block={block}" in c for c in launches] == [True]
+
+
+DYNAMIC_ROWS = ROWS.replace("tensor<6x3xf32>", "tensor<?x3xf32>")
+
+
+@pytest.mark.parametrize("rows", [2, 6])
+def test_scatter_into_a_table_of_dynamic_rows_on_the_cpu(rows):
+    """The table's row count is known at run time: updates past it are skipped."""
+    table = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+    ids = np.array([[1], [4], [1], [0]], np.int32)
+    u = np.ones((4, 3), np.float32)
+    expected = _rows_definition(np.add, table, ids, u)
+    np.testing.assert_array_equal(
+        reference.run(accy.parse(DYNAMIC_ROWS), "f", table, ids, u)[0], expected
+    )
+    outputs = accy.compile(DYNAMIC_ROWS, threads=1, rows=[rows])(table, ids, u)
+    np.testing.assert_array_equal(outputs[0], expected)
