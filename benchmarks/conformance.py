@@ -23,7 +23,8 @@ any CRASH, WRONG or TIMEOUT, or when fewer cases pass than the file records;
 `--update-ratchet` writes the new pass count into it. `--cuda` holds a case to PASS only
 when it also exports for `target="cuda"` with PTX that `ptxas -arch=sm_90` accepts and
 one call under the fake CUDA driver follows the export's plan (`accy.runtime.plan_check`;
-the fake runs no kernel, so values are checked on the CPU). `--make-subset DIR` copies a fixed
+the fake runs no kernel, so values are checked on the CPU); cases with dynamic shapes
+(`testdata/dynamic/`, which the CUDA target refuses) are held to the CPU only. `--make-subset DIR` copies a fixed
 sample of the suites (every `--every`-th `testdata` case by a hash of its id, files up to
 256 KiB; every `interpret` file) into DIR, with the suite's LICENSE and README, for CI.
 """
