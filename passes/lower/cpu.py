@@ -602,11 +602,12 @@ class FunctionLowering(HostLowering):
 
     def fold_loops(self, b: Builder, kernel: PlannedKernel) -> None:
         """One loop nest over the results' elements, each folding its reduced positions
-        in order (`fold_element`) and storing every result."""
+        in order (`fold_element`, the operands through the fused members) and storing
+        every result."""
         root = kernel.root
         assert isinstance(root, ops.FoldOp)
         inner, ivs = self.parallel_nest(b, self.sizes(root.res[0]))
-        values = fold_element(inner, root, ivs, self.load)
+        values = fold_element(inner, root, ivs, self._group(kernel).evaluate)
         for result, value in zip(root.res, values):
             self.store(inner, value, self.memref_of(result), ivs)
 

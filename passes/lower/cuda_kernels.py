@@ -620,17 +620,21 @@ def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]
 
 def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """A `fold`: one thread per result element folds its reduced positions in order
-    (`fold_element`) and stores every result."""
+    (`fold_element`, the operands through the fused members) and stores every result."""
     root = item.root
     assert isinstance(root, ops.FoldOp)
     shape = static_shape(root.res[0])
     count = int(np.prod(shape, dtype=np.int64))
-    kernel = context.kernel(item, "fold", reads=[*root.inputs, *root.inits], writes=list(root.res))
+    kernel = context.kernel(item, "fold", reads=item.inputs, writes=list(root.res))
     linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+
+    group = kernel.fused(item)
 
     def fold_one(b: Builder) -> None:
         indices = static_indices(b, linear, shape)
-        values = indexing.fold_element(b, root, indices, kernel.load)
+        values = indexing.fold_element(
+            b, root, indices, lambda bb, value, at: kernel.evaluate(bb, group, value, at)
+        )
         for result, value in zip(root.res, values):
             kernel.store(b, value, result, indices)
 
