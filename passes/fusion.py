@@ -8,7 +8,9 @@ and either
 
 - it has one consumer op (`multiply %x, %x` is one), a fusible op, an `accy.reduce` (a
   reduction takes a fused elementwise prologue) or an `accy.fold` (an argmax computes its
-  iota of positions as it folds) in the same block: it joins that consumer's group; or
+  iota of positions as it folds) or an `accy.scatter` (which computes its inputs as it
+  copies them and its indices and updates as it combines) in the same block: it joins
+  that consumer's group; or
 - it has several consumer ops, all pointwise (or the `accy.reduce` root) in the same
   block and all in one group: it joins that group. The group computes it once per
   element, at the index its pointwise consumers share, instead of storing it and
@@ -70,7 +72,7 @@ FUSIBLE = (
 """Ops that fuse into a consumer's group (see the module docstring): each output element
 is computed from operand elements found by index arithmetic."""
 
-FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp, ops.FoldOp)
+FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp, ops.FoldOp, ops.ScatterOp)
 """Ops that take a fusible producer into their kernel."""
 
 DATA_OPS = (ops.ConstantOp, func.ReturnOp, ops.YieldOp)

@@ -568,15 +568,16 @@ class FunctionLowering(HostLowering):
         """Each input copied into its result (but the first when the result took its
         buffer), then one sequential loop nest over the updates, in row-major order: each
         update element inside the results combines with the elements it addresses
-        (`lower_scalar_body`)."""
+        (`lower_scalar_body`); inputs, indices and updates through the fused members."""
         root = kernel.root
         assert isinstance(root, ops.ScatterOp)
+        group = self._group(kernel)
         targets = [self.memref_of(r) for r in root.res]
         for index, (value, target) in enumerate(zip(root.inputs, targets)):
             if index == 0 and updated_in_place(kernel):
                 continue
             inner, ivs = self.parallel_nest(b, self.sizes(value))
-            self.store(inner, self.load(inner, value, ivs), target, ivs)
+            self.store(inner, group.evaluate(inner, value, ivs), target, ivs)
         sizes = self.sizes(root.updates[0])
         extents = self.sizes(root.result)
         inner, ivs = self.stepped_loop_nest(b, sizes, [1] * len(sizes))
@@ -584,13 +585,13 @@ class FunctionLowering(HostLowering):
             inner,
             root,
             ivs,
-            lambda position: self.load(inner, root.scatter_indices, position),
+            lambda position: group.evaluate(inner, root.scatter_indices, position),
             extents,
         )
 
         def combine_element(then: Builder) -> None:
             currents = [emit(then, memref.LoadOp.get(t, at)) for t in targets]
-            updates = [self.load(then, u, ivs) for u in root.updates]
+            updates = [group.evaluate(then, u, ivs) for u in root.updates]
             values = lower_scalar_body(then, root.update_computation, [*currents, *updates])
             for value, target in zip(values, targets):
                 self.store(then, value, target, at)

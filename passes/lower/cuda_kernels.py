@@ -529,17 +529,16 @@ def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
     count = int(np.prod(shape, dtype=np.int64))
     if copied and count:
         copy = context.kernel(
-            item,
-            "scatter_copy",
-            reads=[v for v, _ in copied],
-            writes=[r for _, r in copied],
+            item, "scatter_copy", reads=item.inputs, writes=[r for _, r in copied]
         )
+        copy_group = copy.fused(item)
         linear = linear_thread(copy.builder, ELEMENT_BLOCK)
 
         def copy_element(b: Builder) -> None:
             indices = static_indices(b, linear, shape)
             for value, result in copied:
-                copy.store(b, copy.load(b, value, indices), result, indices)
+                element = copy.evaluate(b, copy_group, value, indices)
+                copy.store(b, element, result, indices)
 
         ir.if_then(copy.builder, ir.less(copy.builder, linear, count), copy_element)
         launches.append(copy.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]))
@@ -564,19 +563,22 @@ def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]
         return []
     several = len(root.inputs) > 1
     serial = several and root.unique_indices is None
-    kernel = context.kernel(
-        item, "scatter", reads=[root.scatter_indices, *root.updates], writes=list(root.res)
-    )
+    reads = [v for v in item.inputs if v not in root.inputs]  # (the results hold those)
+    kernel = context.kernel(item, "scatter", reads=reads, writes=list(root.res))
+    group = kernel.fused(item)
     block = root.update_computation.block
 
     def combine_element(b: Builder, linear: SSAValue) -> None:
         indices = static_indices(b, linear, shape)
         at, inside = indexing.scatter_result_indices(
-            b, root, indices, lambda position: kernel.load(b, root.scatter_indices, position)
+            b,
+            root,
+            indices,
+            lambda position: kernel.evaluate(b, group, root.scatter_indices, position),
         )
 
         def update(then: Builder) -> None:
-            elements = [kernel.load(then, u, indices) for u in root.updates]
+            elements = [kernel.evaluate(then, group, u, indices) for u in root.updates]
             yielded = list(block.last_op.operands)  # type: ignore[union-attr]
             if not several and yielded[0] is block.args[1]:  # replacing: the last wins
                 kernel.store(then, elements[0], root.result, at)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -258,22 +260,50 @@ def test_stablehlo_scatter_of_two_operands_combines_them_together():
 
 
 def test_a_dying_operand_is_scattered_in_place():
-    """The scaled table dies at the scatter: on CUDA the result takes its buffer (the
+    """The transposed table dies at the scatter: on CUDA the result takes its buffer (the
     plan's reuse) and no copy kernel runs; on the CPU it is the out-parameter."""
-    scaled = ROWS.replace(
+    transposed = ROWS.replace("%table: tensor<6x3xf32>", "%t: tensor<3x6xf32>").replace(
         "%r = accy.scatter %table[",
-        "%two = accy.constant dense<2.0> : tensor<6x3xf32>\n  %t2 = accy.multiply %table, %two : tensor<6x3xf32>\n  %r = accy.scatter %t2[",
+        "%table = accy.transpose %t, dims = [1, 0] : (tensor<3x6xf32>) -> tensor<6x3xf32>\n"
+        "  %r = accy.scatter %table[",
     )
-    cuda = accy.prepare(accy.parse(scaled), target="cuda").arena.functions["f"]
+    cuda = accy.prepare(accy.parse(transposed), target="cuda").arena.functions["f"]
     assert len(cuda.reuses) == 1
-    cpu = accy.prepare(accy.parse(scaled), target="cpu")
+    cpu = accy.prepare(accy.parse(transposed), target="cpu")
     assert list(cpu.arena.functions["f"].in_outputs.values())
     rng = np.random.default_rng(4)
-    table = rng.standard_normal((6, 3)).astype(np.float32)
+    t = rng.standard_normal((3, 6)).astype(np.float32)
     u = rng.standard_normal((4, 3)).astype(np.float32)
     ids = np.array([[3], [3], [0], [9]], np.int32)
-    expected = _rows_definition(np.add, 2 * table, ids, u)
-    np.testing.assert_array_equal(accy.compile(scaled, threads=1)(table, ids, u)[0], expected)
+    expected = _rows_definition(np.add, t.T.copy(), ids, u)
+    np.testing.assert_array_equal(accy.compile(transposed, threads=1)(t, ids, u)[0], expected)
+
+
+def test_elementwise_producers_fuse_into_the_scatter():
+    """`segment_sum` as JAX writes it: zeros broadcast into the table, ids reshaped and
+    ones broadcast as updates are all computed in the scatter's kernel, never stored."""
+    text = """
+func.func @f(%ids: tensor<8xi32>, %scale: tensor<f32>) -> tensor<4xf32> {
+  %zero = accy.constant dense<0.0> : tensor<f32>
+  %table = accy.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %index = accy.reshape %ids : (tensor<8xi32>) -> tensor<8x1xi32>
+  %ones = accy.broadcast_in_dim %scale, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %r = accy.scatter %table[%index] updates(%ones), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<4xf32>), tensor<8x1xi32>, (tensor<8xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }
+  func.return %r : tensor<4xf32>
+}"""
+    for target in ("cpu", "cuda"):
+        prep = accy.prepare(accy.parse(text), target=target)
+        (item,) = prep.schedule.work_items
+        assert item.kind.value == "scatter" and len(item.members) == 4
+        assert prep.arena.functions["f"].temporaries_size == 0
+    ids = np.array([0, 3, 3, 9, 1, 0, 0, -1], np.int32)
+    expected = np.bincount(ids[(ids >= 0) & (ids < 4)], minlength=4).astype(np.float32) * 0.5
+    np.testing.assert_array_equal(accy.compile(text, threads=1)(ids, np.float32(0.5))[0], expected)
+    assert list(accy.export(text, Path(tempfile.mkdtemp()) / "f", target="cuda").glob("*.ptx"))
 
 
 def test_cuda_exports_scatter_with_an_atomic_update(tmp_path):
