@@ -99,3 +99,40 @@ func.func @shared(%x: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tenso
   %w = accy.broadcast_in_dim %p, dims = [0] : (tensor<4xf32>) -> tensor<4x2xf32>
   func.return %g, %q, %w : tensor<4xf32>, tensor<4xf32>, tensor<4x2xf32>
 }
+
+// A scatter computes its inputs, indices and updates in its kernels (segment_sum's zero
+// table, reshaped ids and ones), a fold its operands (an argmax's iota of positions).
+// CHECK-LABEL: func.func @segment_count(
+// CHECK:         %table = accy.broadcast_in_dim %zero, dims = [] {accy.fusion = "group [[G:[0-9]+]] elided"}
+// CHECK-NEXT:    %index = accy.reshape %ids {accy.fusion = "group [[G]] elided"}
+// CHECK-NEXT:    %ones = accy.broadcast_in_dim %one, dims = [] {accy.fusion = "group [[G]] elided"}
+// CHECK-NEXT:    %r = accy.scatter %table[%index] updates(%ones), {{.*}} {accy.fusion = "group [[G]] root"}
+// CHECK-LABEL: func.func @argmax(
+// CHECK:         %iota = accy.iota dim = 1 {accy.fusion = "group [[H:[0-9]+]] elided"}
+// CHECK:         %v, %i = accy.fold(%x, %iota {{.*}} {accy.fusion = ["group [[H]] root", "group [[H]] root"]}
+func.func @segment_count(%ids: tensor<8xi32>, %one: tensor<f32>) -> tensor<4xf32> {
+  %zero = accy.constant dense<0.0> : tensor<f32>
+  %table = accy.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %index = accy.reshape %ids : (tensor<8xi32>) -> tensor<8x1xi32>
+  %ones = accy.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<8xf32>
+  %r = accy.scatter %table[%index] updates(%ones), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<4xf32>), tensor<8x1xi32>, (tensor<8xf32>) -> (tensor<4xf32>) {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }
+  func.return %r : tensor<4xf32>
+}
+
+func.func @argmax(%x: tensor<4x9xf32>) -> tensor<4xi32> {
+  %iota = accy.iota dim = 1 : tensor<4x9xi32>
+  %x0 = accy.constant dense<-3.0e38> : tensor<f32>
+  %i0 = accy.constant dense<0> : tensor<i32>
+  %v, %i = accy.fold(%x, %iota : tensor<4x9xf32>, tensor<4x9xi32>) init(%x0, %i0 : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<4xf32>, tensor<4xi32>) {
+  ^bb0(%a: tensor<f32>, %j: tensor<i32>, %b: tensor<f32>, %k: tensor<i32>):
+    %gt = accy.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %c = accy.select %gt, %b, %a : tensor<i1>, tensor<f32>
+    %l = accy.select %gt, %k, %j : tensor<i1>, tensor<i32>
+    accy.yield %c, %l : tensor<f32>, tensor<i32>
+  }
+  func.return %i : tensor<4xi32>
+}
