@@ -1057,27 +1057,15 @@ class GatherOp(AccyOperation):
         operand_batching = self.dims("operand_batching_dims")
         indices_batching = self.dims("start_indices_batching_dims")
         start_map = self.dims("start_index_map")
-        for name, dims, bound, ordered in (
-            ("offset_dims", offset_dims, result.get_num_dims(), True),
-            ("collapsed_slice_dims", collapsed, rank, True),
-            ("operand_batching_dims", operand_batching, rank, True),
-            ("start_indices_batching_dims", indices_batching, index_rank, False),
-            ("start_index_map", start_map, rank, False),
-        ):
-            if len(set(dims)) != len(dims) or any(not 0 <= d < bound for d in dims):
-                raise self.error(f"{name} {list(dims)} are not distinct dims below {bound}")
-            if ordered and list(dims) != sorted(dims):
-                raise self.error(f"{name} {list(dims)} are not sorted")
-        if set(collapsed) & set(operand_batching):
-            raise self.error("collapsed_slice_dims and operand_batching_dims overlap")
-        if set(start_map) & set(operand_batching):
-            raise self.error("start_index_map and operand_batching_dims overlap")
-        if len(operand_batching) != len(indices_batching):
-            raise self.error(
-                "operand_batching_dims and start_indices_batching_dims differ in length"
-            )
-        if vector_dim in indices_batching:
-            raise self.error("start_indices_batching_dims holds index_vector_dim")
+        _verify_index_dims(
+            self,
+            ("offset_dims", result.get_num_dims()),
+            ("collapsed_slice_dims", "start_index_map"),
+            ("operand_batching_dims", "start_indices_batching_dims"),
+            rank,
+            index_rank,
+            vector_dim,
+        )
         for d in (*collapsed, *operand_batching):
             if sizes[d] > 1:
                 raise self.error(
@@ -1109,6 +1097,46 @@ class GatherOp(AccyOperation):
             )
         if source.get_element_type() != result.get_element_type():
             raise self.error("operand and result element types differ")
+
+
+def _verify_index_dims(
+    op: GatherOp | ScatterOp,
+    window: tuple[str, int],
+    dropped_and_mapped: tuple[str, str],
+    batching: tuple[str, str],
+    rank: int,
+    index_rank: int,
+    vector_dim: int,
+) -> None:
+    """Raise unless a gather's or scatter's dimension numbers are consistent: the window
+    list (name, bound), the operand dims dropped from the window and those the index
+    vector maps to, the operand and indices batching dims, for an operand of `rank` and
+    indices of `index_rank` with their vector at `vector_dim`."""
+    (window_name, window_bound), (dropped, mapped), (batch, indices_batch) = (
+        window,
+        dropped_and_mapped,
+        batching,
+    )
+    dims = {name: op.dims(name) for name in (window_name, dropped, mapped, batch, indices_batch)}
+    for name, bound, ordered in (
+        (window_name, window_bound, True),
+        (dropped, rank, True),
+        (batch, rank, True),
+        (indices_batch, index_rank, False),
+        (mapped, rank, False),
+    ):
+        values = dims[name]
+        if len(set(values)) != len(values) or any(not 0 <= d < bound for d in values):
+            raise op.error(f"{name} {list(values)} are not distinct dims below {bound}")
+        if ordered and list(values) != sorted(values):
+            raise op.error(f"{name} {list(values)} are not sorted")
+    for name in (dropped, mapped):
+        if set(dims[name]) & set(dims[batch]):
+            raise op.error(f"{name} and {batch} overlap")
+    if len(dims[batch]) != len(dims[indices_batch]):
+        raise op.error(f"{batch} and {indices_batch} differ in length")
+    if vector_dim in dims[indices_batch]:
+        raise op.error(f"{indices_batch} holds index_vector_dim")
 
 
 def scatter_window_dims(
@@ -1273,27 +1301,15 @@ class ScatterOp(AccyOperation):
         input_batching = self.dims("input_batching_dims")
         indices_batching = self.dims("scatter_indices_batching_dims")
         to_operand = self.dims("scatter_dims_to_operand_dims")
-        for name, dims, bound, ordered in (
-            ("update_window_dims", window_dims, updates.get_num_dims(), True),
-            ("inserted_window_dims", inserted, rank, True),
-            ("input_batching_dims", input_batching, rank, True),
-            ("scatter_indices_batching_dims", indices_batching, index_rank, False),
-            ("scatter_dims_to_operand_dims", to_operand, rank, False),
-        ):
-            if len(set(dims)) != len(dims) or any(not 0 <= d < bound for d in dims):
-                raise self.error(f"{name} {list(dims)} are not distinct dims below {bound}")
-            if ordered and list(dims) != sorted(dims):
-                raise self.error(f"{name} {list(dims)} are not sorted")
-        if set(inserted) & set(input_batching):
-            raise self.error("inserted_window_dims and input_batching_dims overlap")
-        if set(to_operand) & set(input_batching):
-            raise self.error("scatter_dims_to_operand_dims and input_batching_dims overlap")
-        if len(input_batching) != len(indices_batching):
-            raise self.error(
-                "input_batching_dims and scatter_indices_batching_dims differ in length"
-            )
-        if vector_dim in indices_batching:
-            raise self.error("scatter_indices_batching_dims holds index_vector_dim")
+        _verify_index_dims(
+            self,
+            ("update_window_dims", updates.get_num_dims()),
+            ("inserted_window_dims", "scatter_dims_to_operand_dims"),
+            ("input_batching_dims", "scatter_indices_batching_dims"),
+            rank,
+            index_rank,
+            vector_dim,
+        )
         vector = indices.get_shape()[vector_dim] if vector_dim < index_rank else 1
         if len(to_operand) != vector:
             raise self.error(
