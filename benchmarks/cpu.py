@@ -8,8 +8,9 @@ with `--threads 1` and `XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
 intra_op_parallelism_threads=1"`.
 
 Cases: a fused 4-input elementwise chain (1M f32), a GELU chain (tanh form), row softmax
-(1024 x 1024), layernorm (1024 x 1024), a small MLP (dot + bias + relu) and a row
-reduction. Each case checks accy's result against numpy first, then times every
+(1024 x 1024), layernorm (1024 x 1024), a small MLP (dot + bias + relu), a row
+reduction, a sort (1M f32), a segment sum (a scatter-add of 1M values into 4096) and a row
+argmax (a fold of values and positions). Each case checks accy's result against numpy first, then times every
 implementation (median of `--repeat` calls after warm-up; XLA's inputs are put on its
 device once, before timing) and prints ratios
 (numpy time / accy time: above 1 means accy is faster) and their geometric mean. Times are
@@ -158,6 +159,60 @@ def _rowsum_numpy(x):
     return x.sum(axis=1)
 
 
+def _sort_text() -> str:
+    t = f"tensor<{N}xf32>"
+    return f"""
+func.func @main(%x: {t}) -> {t} {{
+  %s = accy.sort(%x : {t}), dim = 0 -> ({t}) {{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %lt = accy.compare LT, %a, %b total_order : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %lt : tensor<i1>
+  }}
+  func.return %s : {t}
+}}"""
+
+
+def _segment_sum_text() -> str:
+    return f"""
+func.func @main(%ids: tensor<{N}xi32>, %v: tensor<{N}xf32>) -> tensor<{SEGMENTS}xf32> {{
+  %zero = accy.constant dense<0.0> : tensor<f32>
+  %table = accy.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<{SEGMENTS}xf32>
+  %index = accy.reshape %ids : (tensor<{N}xi32>) -> tensor<{N}x1xi32>
+  %r = accy.scatter %table[%index] updates(%v), update_window_dims = [], inserted_window_dims = [0], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1 : (tensor<{SEGMENTS}xf32>), tensor<{N}x1xi32>, (tensor<{N}xf32>) -> (tensor<{SEGMENTS}xf32>) {{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }}
+  func.return %r : tensor<{SEGMENTS}xf32>
+}}"""
+
+
+def _segment_sum_numpy(ids, v):
+    out = np.zeros(SEGMENTS, np.float32)
+    np.add.at(out, ids, v)
+    return out
+
+
+def _argmax_text() -> str:
+    return f"""
+func.func @main(%x: tensor<{R}x{C}xf32>) -> tensor<{R}xi32> {{
+  %iota = accy.iota dim = 1 : tensor<{R}x{C}xi32>
+  %lowest = accy.constant dense<-3.0e38> : tensor<f32>
+  %zero = accy.constant dense<0> : tensor<i32>
+  %v, %i = accy.fold(%x, %iota : tensor<{R}x{C}xf32>, tensor<{R}x{C}xi32>) init(%lowest, %zero : tensor<f32>, tensor<i32>), dims = [1] -> (tensor<{R}xf32>, tensor<{R}xi32>) {{
+  ^bb0(%a: tensor<f32>, %j: tensor<i32>, %b: tensor<f32>, %k: tensor<i32>):
+    %gt = accy.compare GT, %b, %a : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %c = accy.select %gt, %b, %a : tensor<i1>, tensor<f32>
+    %l = accy.select %gt, %k, %j : tensor<i1>, tensor<i32>
+    accy.yield %c, %l : tensor<f32>, tensor<i32>
+  }}
+  func.return %i : tensor<{R}xi32>
+}}"""
+
+
+SEGMENTS = 4096
+
+
 def _inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
     f = lambda *shape: rng.standard_normal(shape, dtype=np.float32)
     return {
@@ -167,6 +222,9 @@ def _inputs(name: str, rng: np.random.Generator) -> list[np.ndarray]:
         "layernorm": lambda: [f(R, C), f(C), f(C)],
         "mlp": lambda: [f(BATCH, IN), f(IN, HIDDEN) * np.float32(0.05), f(HIDDEN)],
         "rowsum": lambda: [f(R, C)],
+        "sort": lambda: [f(N)],
+        "segment_sum": lambda: [rng.integers(0, SEGMENTS, N).astype(np.int32), f(N)],
+        "argmax": lambda: [f(R, C)],
     }[name]()
 
 
@@ -177,6 +235,17 @@ CASES: dict[str, tuple[str, Callable[[], str], Callable[..., np.ndarray]]] = {
     "layernorm": ("layernorm, 1024x1024 f32", _layernorm_text, _layernorm_numpy),
     "mlp": ("MLP dot+bias+relu, 64x256 @ 256x512", _mlp_text, _mlp_numpy),
     "rowsum": ("row reduction, 1024x1024 f32", _rowsum_text, _rowsum_numpy),
+    "sort": ("sort, 1M f32", _sort_text, np.sort),
+    "segment_sum": (
+        "segment sum (scatter-add), 1M into 4096",
+        _segment_sum_text,
+        _segment_sum_numpy,
+    ),
+    "argmax": (
+        "row argmax (fold), 1024x1024 f32",
+        _argmax_text,
+        lambda x: np.argmax(x, axis=1).astype(np.int32),
+    ),
 }
 
 
@@ -195,6 +264,9 @@ def _jax_function(name: str):
         ),
         "mlp": lambda x, w, b: jnp.maximum(x @ w + b, 0),
         "rowsum": lambda x: x.sum(1),
+        "sort": jnp.sort,
+        "segment_sum": lambda ids, v: jnp.zeros(SEGMENTS, jnp.float32).at[ids].add(v),
+        "argmax": lambda x: jnp.argmax(x, axis=1),
     }
     jitted = jax.jit(fns[name])
 

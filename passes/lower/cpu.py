@@ -99,7 +99,7 @@ from accy.passes.lower.indexing import (
     FusedGroup,
     fold_element,
     iota_element,
-    merge_destination,
+    merge_runs,
     scatter_result_indices,
     shape_of,
     slice_operand_indices,
@@ -614,9 +614,9 @@ class FunctionLowering(HostLowering):
 
     def sort_loops(self, b: Builder, kernel: PlannedKernel) -> None:
         """A merge sort: pass p merges each pair of sorted runs of `sort_run_widths()[p]`
-        (one loop nest over every element, each finding its place: `merge_destination`),
-        from the operands, ping-ponging between the kernel's `scratch` workspace and the
-        results so that the last pass writes the results."""
+        (a parallel loop nest over the pairs of every slice, each merged in order:
+        `merge_runs`), from the operands, ping-ponging between the kernel's `scratch`
+        workspace and the results so that the last pass writes the results."""
         root = kernel.root
         assert isinstance(root, ops.SortOp)
         results = [self.memref_of(r) for r in root.res]
@@ -642,13 +642,15 @@ class FunctionLowering(HostLowering):
             emit(b, memref.ViewOp(workspace, self.index(offset), [], result.type))
             for offset, result in zip(offsets, results)
         ]
+        extent = shape_of(root.inputs[0])[root.dim]
         for p, width in enumerate(widths):
             targets = results if (len(widths) - 1 - p) % 2 == 0 else scratch
-            inner, ivs = self.parallel_nest(b, sizes)
-            elements, destination = merge_destination(inner, root, ivs, width, sources)
-            at = [destination if d == root.dim else v for d, v in enumerate(ivs)]
-            for element, target in zip(elements, targets):
-                inner.insert(memref.StoreOp.get(element, target, at))
+            pairs = list(sizes)
+            pairs[root.dim] = self.index(-(-extent // (2 * width)))
+            inner, ivs = self.parallel_nest(b, pairs)
+            first = emit(inner, arith.MuliOp(ivs[root.dim], self.index(2 * width)))
+            at = [first if d == root.dim else v for d, v in enumerate(ivs)]
+            merge_runs(inner, root, at, width, sources, targets)
             sources = targets
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:

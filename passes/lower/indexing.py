@@ -578,3 +578,57 @@ def merge_destination(
     first = loop.results[0]  # (in either run, the place is position - mid + first)
     destination = emit(b, arith.SubiOp(emit(b, arith.AddiOp(position, first)), mid))
     return mine, destination
+
+
+def merge_runs(
+    b: Builder,
+    op: ops.SortOp,
+    at: Sequence[SSAValue],
+    width: int,
+    sources: Sequence[SSAValue],
+    targets: Sequence[SSAValue],
+) -> None:
+    """Merge the pair of sorted runs of `width` that starts at `at[dim]` (the pair's first
+    position; the other indices pick the slice) from `sources` into `targets`, one
+    element per step of an `scf.for`: the right run's next element goes first only when
+    the comparator puts it strictly before the left run's (stable)."""
+    dim = op.dim
+    extent = shape_of(op.inputs[0])[dim]
+    index = IndexType()
+
+    def number(n: int) -> SSAValue:
+        return emit(b, arith.ConstantOp.from_int_and_width(n, index))
+
+    start = at[dim]
+    mid = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(width))), number(extent)))
+    end = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(2 * width))), number(extent)))
+    body = Block(arg_types=[index, index, index])
+    inner = Builder(InsertPoint.at_end(body))
+    k, i, j = body.args
+
+    def element_at(position: SSAValue, last: SSAValue) -> list[SSAValue]:
+        clamped = emit(inner, arith.MinUIOp(position, last))
+        where = [clamped if d == dim else v for d, v in enumerate(at)]
+        return [emit(inner, memref.LoadOp.get(source, where)) for source in sources]
+
+    one = emit(inner, arith.ConstantOp.from_int_and_width(1, index))
+    left = element_at(i, emit(inner, arith.SubiOp(mid, one)))
+    right = element_at(j, number(extent - 1))
+    pairs = [v for pair in zip(right, left) for v in pair]
+    right_less = lower_scalar_body(inner, op.comparator, pairs)[0]
+    left_done = emit(inner, arith.CmpiOp(i, mid, "uge"))
+    right_left = emit(inner, arith.CmpiOp(j, end, "ult"))
+    takes_right = emit(
+        inner, arith.AndIOp(right_left, emit(inner, arith.OrIOp(left_done, right_less)))
+    )
+    out = [k if d == dim else v for d, v in enumerate(at)]
+    for r, l, target in zip(right, left, targets):
+        inner.insert(
+            memref.StoreOp.get(emit(inner, arith.SelectOp(takes_right, r, l)), target, out)
+        )
+    step_right = emit(inner, arith.ExtUIOp(takes_right, IntegerType(64)))
+    step = emit(inner, arith.IndexCastOp(step_right, index))
+    next_i = emit(inner, arith.SubiOp(emit(inner, arith.AddiOp(i, one)), step))
+    next_j = emit(inner, arith.AddiOp(j, step))
+    inner.insert(scf.YieldOp(next_i, next_j))
+    b.insert(scf.ForOp(start, end, number(1), [start, mid], body))
