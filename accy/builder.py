@@ -126,6 +126,36 @@ class BlockBuilder:
     def rsqrt(self, x: SSAValue) -> SSAValue:
         return self._add(ops.RsqrtOp(x))
 
+    def remainder(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.RemainderOp(lhs, rhs))
+
+    def shift_left(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.ShiftLeftOp(lhs, rhs))
+
+    def shift_right_arithmetic(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.ShiftRightArithmeticOp(lhs, rhs))
+
+    def shift_right_logical(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.ShiftRightLogicalOp(lhs, rhs))
+
+    def sign(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.SignOp(x))
+
+    def popcnt(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.PopcntOp(x))
+
+    def count_leading_zeros(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.CountLeadingZerosOp(x))
+
+    def round_nearest_even(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.RoundNearestEvenOp(x))
+
+    def round_nearest_afz(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.RoundNearestAfzOp(x))
+
+    def is_finite(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.IsFiniteOp(x))
+
     def floor(self, x: SSAValue) -> SSAValue:
         return self._add(ops.FloorOp(x))
 

@@ -166,6 +166,55 @@ def _unary(fn: Callable) -> Callable:
     return evaluate
 
 
+def _int_remainder(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Truncating remainder; by 0 the dividend (np.fmod gives 0 there)."""
+    safe = np.where(rhs == 0, 1, rhs)
+    return np.where(rhs == 0, lhs, np.fmod(lhs, safe))
+
+
+def _shift(kind: str) -> Callable:
+    def shift(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        bits = lhs.dtype.itemsize * 8
+        unsigned = lhs.view(f"u{lhs.dtype.itemsize}")
+        amount = rhs.view(f"u{rhs.dtype.itemsize}")
+        inside = amount < bits
+        by = np.where(inside, amount, 0).astype(unsigned.dtype)
+        if kind == "left":
+            out = np.where(inside, unsigned << by, 0).astype(unsigned.dtype).view(lhs.dtype)
+        elif kind == "logical":
+            out = np.where(inside, unsigned >> by, 0).astype(unsigned.dtype).view(lhs.dtype)
+        else:
+            out = np.where(inside, lhs >> by.astype(lhs.dtype), np.where(lhs < 0, -1, 0))
+        return np.asarray(out).astype(lhs.dtype, copy=False)
+
+    return shift
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1; a float zero (either sign) or NaN is itself."""
+    return np.where(x == 0, x, np.sign(x)) if _is_float(x.dtype) else np.sign(x)
+
+
+def _round_half_away(x: np.ndarray) -> np.ndarray:
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole).astype(x.dtype)
+
+
+def _leading_zeros(x: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    unsigned = x.view(f"u{x.dtype.itemsize}")
+    count = np.zeros(x.shape, np.int64)
+    seen = np.zeros(x.shape, bool)
+    for bit in range(bits - 1, -1, -1):
+        seen |= ((unsigned >> np.array(bit, unsigned.dtype)) & 1).astype(bool)
+        count += ~seen
+    return count
+
+
+def _is_finite(op: Operation, x: np.ndarray) -> np.ndarray:
+    return np.isfinite(_wide(x))
+
+
 def _rsqrt(x: np.ndarray) -> np.ndarray:
     return np.reciprocal(np.sqrt(x))
 
@@ -596,6 +645,16 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.MaximumOp: _binary(np.maximum, np.maximum),
     accy.MinimumOp: _binary(np.minimum, np.minimum),
     accy.PowerOp: _binary(np.power, _int_power),
+    accy.RemainderOp: _binary(np.fmod, _int_remainder),
+    accy.ShiftLeftOp: _shift("left"),
+    accy.ShiftRightLogicalOp: _shift("logical"),
+    accy.ShiftRightArithmeticOp: _shift("arithmetic"),
+    accy.SignOp: _unary(_sign),
+    accy.PopcntOp: _unary(lambda x: np.bitwise_count(x.view(f"u{x.dtype.itemsize}"))),
+    accy.CountLeadingZerosOp: _unary(_leading_zeros),
+    accy.RoundNearestEvenOp: _unary(np.rint),
+    accy.RoundNearestAfzOp: _unary(_round_half_away),
+    accy.IsFiniteOp: _is_finite,
     accy.AndOp: _binary(np.bitwise_and, np.bitwise_and),
     accy.OrOp: _binary(np.bitwise_or, np.bitwise_or),
     accy.XorOp: _binary(np.bitwise_xor, np.bitwise_xor),

@@ -911,7 +911,23 @@ CONVERTERS: dict[str, Converter] = {
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
         for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")
     },
-    **{f"stablehlo.{name}": Converter(_elementwise(name), {}) for name in ("floor", "ceil")},
+    **{
+        f"stablehlo.{name}": Converter(_elementwise(name), {})
+        for name in (
+            "floor",
+            "ceil",
+            "remainder",
+            "shift_left",
+            "shift_right_arithmetic",
+            "shift_right_logical",
+            "sign",
+            "popcnt",
+            "count_leading_zeros",
+            "round_nearest_even",
+            "round_nearest_afz",
+            "is_finite",
+        )
+    },
     "stablehlo.and": Converter(_elementwise("and_"), {}),
     "stablehlo.or": Converter(_elementwise("or_"), {}),
     "stablehlo.xor": Converter(_elementwise("xor"), {}),

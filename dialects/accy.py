@@ -309,6 +309,27 @@ class FloatUnaryOperation(ElementwiseUnaryOperation, abc.ABC):
     FLOAT_ONLY: ClassVar[bool] = True
 
 
+def _verify_integer(op: AccyOperation) -> None:
+    """Raise unless `op`'s result holds integers (not floats, not i1)."""
+    element = op.result.type.get_element_type()
+    if is_float(element) or is_bool(element):
+        raise op.error(f"expects an integer element type, got {element}")
+
+
+class IntegerBinaryOperation(ElementwiseBinaryOperation, abc.ABC):
+    """An elementwise op of two integer tensors (shifts)."""
+
+    def verify_(self) -> None:
+        _verify_integer(self)
+
+
+class IntegerUnaryOperation(ElementwiseUnaryOperation, abc.ABC):
+    """An elementwise op of an integer tensor (bit counts)."""
+
+    def verify_(self) -> None:
+        _verify_integer(self)
+
+
 class TensorCastOperation(AccyOperation, abc.ABC):
     """`%r = accy.OP %operand : (T) -> U`: one operand and a result of a type given to the
     builder; each op's `verify_` says how T and U must relate."""
@@ -422,6 +443,101 @@ class SqrtOp(FloatUnaryOperation):
 @irdl_op_definition
 class RsqrtOp(FloatUnaryOperation):
     name = "accy.rsqrt"
+
+
+@irdl_op_definition
+class RemainderOp(ElementwiseBinaryOperation):
+    """The remainder of truncating division: the sign of the dividend (C's fmod); an
+    integer remainder by 0 is the dividend, MIN % -1 is 0."""
+
+    name = "accy.remainder"
+
+
+@irdl_op_definition
+class ShiftLeftOp(IntegerBinaryOperation):
+    """`lhs << rhs`; 0 where rhs is outside [0, bit width)."""
+
+    name = "accy.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightArithmeticOp(IntegerBinaryOperation):
+    """`lhs >> rhs` filling with the sign bit; all sign bits where rhs is outside
+    [0, bit width)."""
+
+    name = "accy.shift_right_arithmetic"
+
+
+@irdl_op_definition
+class ShiftRightLogicalOp(IntegerBinaryOperation):
+    """`lhs >> rhs` filling with zeros; 0 where rhs is outside [0, bit width)."""
+
+    name = "accy.shift_right_logical"
+
+
+@irdl_op_definition
+class SignOp(ElementwiseUnaryOperation):
+    """-1, 0 or 1 by the operand's sign; a float zero or NaN is itself."""
+
+    name = "accy.sign"
+
+
+@irdl_op_definition
+class PopcntOp(IntegerUnaryOperation):
+    """The number of set bits."""
+
+    name = "accy.popcnt"
+
+
+@irdl_op_definition
+class CountLeadingZerosOp(IntegerUnaryOperation):
+    """The number of zero bits above the highest set bit (the bit width for 0)."""
+
+    name = "accy.count_leading_zeros"
+
+
+@irdl_op_definition
+class RoundNearestEvenOp(FloatUnaryOperation):
+    """Rounds to the nearest integer, ties to even."""
+
+    name = "accy.round_nearest_even"
+
+
+@irdl_op_definition
+class RoundNearestAfzOp(FloatUnaryOperation):
+    """Rounds to the nearest integer, ties away from zero."""
+
+    name = "accy.round_nearest_afz"
+
+
+@irdl_op_definition
+class IsFiniteOp(AccyOperation):
+    """`%r = accy.is_finite %x : (tensor<...xf32>) -> tensor<...xi1>`: neither infinite
+    nor NaN."""
+
+    name = "accy.is_finite"
+
+    operand = operand_def(AccyTensor)
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$operand attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, operand: SSAValue):
+        assert isinstance(operand.type, TensorType)
+        result = TensorType(IntegerType(1), operand.type.get_shape())
+        super().__init__(operands=[operand], result_types=[result])
+
+    def verify_(self) -> None:
+        element = self.operand.type.get_element_type()
+        if not is_float(element):
+            raise self.error(f"expects a floating-point operand, got {element}")
+        result = self.result.type
+        if not is_bool(result.get_element_type()) or not shapes_compatible(
+            result.get_shape(), self.operand.type.get_shape()
+        ):
+            raise self.error(f"result must be i1 of the operand's shape, got {result}")
 
 
 @irdl_op_definition
@@ -1151,6 +1267,7 @@ SCALAR_BODY_OPS: tuple[type[IRDLOperation], ...] = (
     ElementwiseBinaryOperation,
     ElementwiseUnaryOperation,
     CompareOp,
+    IsFiniteOp,
     SelectOp,
     ConvertOp,
     ConstantOp,
@@ -2150,6 +2267,16 @@ Accy = Dialect(
         RsqrtOp,
         FloorOp,
         CeilOp,
+        RemainderOp,
+        ShiftLeftOp,
+        ShiftRightArithmeticOp,
+        ShiftRightLogicalOp,
+        SignOp,
+        PopcntOp,
+        CountLeadingZerosOp,
+        RoundNearestEvenOp,
+        RoundNearestAfzOp,
+        IsFiniteOp,
         LogisticOp,
         CompareOp,
         SelectOp,

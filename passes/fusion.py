@@ -52,6 +52,7 @@ POINTWISE = (
     ops.ElementwiseBinaryOperation,
     ops.ElementwiseUnaryOperation,
     ops.CompareOp,
+    ops.IsFiniteOp,
     ops.SelectOp,
     ops.ConvertOp,
     ops.ReshapeOp,

@@ -131,3 +131,28 @@ func.func @rounding(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %c = accy.ceil %x : tensor<4xf32>
   func.return %f, %c : tensor<4xf32>, tensor<4xf32>
 }
+
+// CHECK-LABEL: func.func @exact(%a: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>) {
+// CHECK-NEXT:    %0 = accy.remainder %a, %a : tensor<4xi32>
+// CHECK-NEXT:    %1 = accy.shift_left %a, %a : tensor<4xi32>
+// CHECK-NEXT:    %2 = accy.shift_right_arithmetic %a, %a : tensor<4xi32>
+// CHECK-NEXT:    %3 = accy.shift_right_logical %a, %a : tensor<4xi32>
+// CHECK-NEXT:    %4 = accy.sign %a : tensor<4xi32>
+// CHECK-NEXT:    %5 = accy.popcnt %a : tensor<4xi32>
+// CHECK-NEXT:    %6 = accy.count_leading_zeros %a : tensor<4xi32>
+// CHECK-NEXT:    %7 = accy.round_nearest_even %x : tensor<4xf32>
+// CHECK-NEXT:    %8 = accy.round_nearest_afz %x : tensor<4xf32>
+// CHECK-NEXT:    %9 = accy.is_finite %x : (tensor<4xf32>) -> tensor<4xi1>
+func.func @exact(%a: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>) {
+  %0 = accy.remainder %a, %a : tensor<4xi32>
+  %1 = accy.shift_left %a, %a : tensor<4xi32>
+  %2 = accy.shift_right_arithmetic %a, %a : tensor<4xi32>
+  %3 = accy.shift_right_logical %a, %a : tensor<4xi32>
+  %4 = accy.sign %a : tensor<4xi32>
+  %5 = accy.popcnt %a : tensor<4xi32>
+  %6 = accy.count_leading_zeros %a : tensor<4xi32>
+  %7 = accy.round_nearest_even %x : tensor<4xf32>
+  %8 = accy.round_nearest_afz %x : tensor<4xf32>
+  %9 = accy.is_finite %x : (tensor<4xf32>) -> tensor<4xi1>
+  func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>
+}

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from accy.dialects import accy as ops
+from accy.dialects.arith_remf import RemFOp
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
@@ -459,6 +460,135 @@ def lower_rsqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAV
     return _float_unary(b, op, operands, lambda b, x: emit(b, math.RsqrtOp(x)))
 
 
+def lower_remainder(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.remf` (fmod) / `arith.remsi` on a divisor made safe: by 0 the result is the
+    dividend, MIN % -1 (an overflow for `remsi`) is 0."""
+    t = element_type(op.results[0])
+    if is_float(t):
+        return _float_binary(b, op, operands, RemFOp)
+    lhs, rhs = operands
+    width = int_width(t)
+    zero = emit(b, arith.CmpiOp(rhs, constant(b, 0, t), "eq"))
+    minimum = emit(b, arith.CmpiOp(lhs, constant(b, -(1 << (width - 1)), t), "eq"))
+    minus_one = emit(b, arith.CmpiOp(rhs, constant(b, -1, t), "eq"))
+    unsafe = emit(b, arith.OrIOp(zero, emit(b, arith.AndIOp(minimum, minus_one))))
+    divisor = emit(b, arith.SelectOp(unsafe, constant(b, 1, t), rhs))
+    remainder = emit(b, arith.RemSIOp(lhs, divisor))
+    return emit(b, arith.SelectOp(zero, lhs, remainder))
+
+
+def _shift(b: Builder, op: Operation, operands: Sequence[SSAValue], make, outside) -> SSAValue:
+    """`make(lhs, rhs)` where rhs is in [0, bit width) (unsigned compare), else `outside`."""
+    lhs, rhs = operands
+    t = element_type(op.results[0])
+    inside = emit(b, arith.CmpiOp(rhs, constant(b, int_width(t), t), "ult"))
+    amount = emit(b, arith.SelectOp(inside, rhs, constant(b, 0, t)))
+    return emit(b, arith.SelectOp(inside, emit(b, make(lhs, amount)), outside(b, lhs, t)))
+
+
+def lower_shift_left(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.shli`; 0 for an amount outside [0, width)."""
+    return _shift(b, op, operands, arith.ShLIOp, lambda b, x, t: constant(b, 0, t))
+
+
+def lower_shift_right_logical(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.shrui`; 0 for an amount outside [0, width)."""
+    return _shift(b, op, operands, arith.ShRUIOp, lambda b, x, t: constant(b, 0, t))
+
+
+def lower_shift_right_arithmetic(
+    b: Builder, op: Operation, operands: Sequence[SSAValue]
+) -> SSAValue:
+    """`arith.shrsi`; the sign bit everywhere for an amount outside [0, width)."""
+    return _shift(
+        b,
+        op,
+        operands,
+        arith.ShRSIOp,
+        lambda b, x, t: emit(b, arith.ShRSIOp(x, constant(b, int_width(t) - 1, t))),
+    )
+
+
+def lower_sign(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """Selects of 1, -1 and the operand itself (a float zero or NaN stays)."""
+    t = element_type(op.results[0])
+
+    def sign(b: Builder, x: SSAValue) -> SSAValue:
+        w = x.type
+        if is_float(w):
+            positive = emit(b, arith.CmpfOp(x, constant(b, 0.0, w), "ogt"))
+            negative = emit(b, arith.CmpfOp(x, constant(b, 0.0, w), "olt"))
+        else:
+            positive = emit(b, arith.CmpiOp(x, constant(b, 0, w), "sgt"))
+            negative = emit(b, arith.CmpiOp(x, constant(b, 0, w), "slt"))
+        below = emit(b, arith.SelectOp(negative, constant(b, -1, w), x))
+        return emit(b, arith.SelectOp(positive, constant(b, 1, w), below))
+
+    if is_float(t):
+        return _float_unary(b, op, operands, sign)
+    return sign(b, operands[0])
+
+
+def population_count(b: Builder, x: SSAValue) -> SSAValue:
+    """The set bits of an integer in arith alone (both targets): SWAR sums of 2, 4 and 8
+    bits, then the bytes added by a multiply and the top byte taken."""
+    t = x.type
+    width = int_width(t)
+
+    def pattern(byte: int) -> SSAValue:
+        value = int.from_bytes(bytes([byte]) * (width // 8), "little")
+        return constant(b, value - (1 << width) if value >= 1 << (width - 1) else value, t)
+
+    def shr(v: SSAValue, n: int) -> SSAValue:
+        return emit(b, arith.ShRUIOp(v, constant(b, n, t)))
+
+    x = emit(b, arith.SubiOp(x, emit(b, arith.AndIOp(shr(x, 1), pattern(0x55)))))
+    x = emit(
+        b,
+        arith.AddiOp(
+            emit(b, arith.AndIOp(x, pattern(0x33))),
+            emit(b, arith.AndIOp(shr(x, 2), pattern(0x33))),
+        ),
+    )
+    x = emit(b, arith.AndIOp(emit(b, arith.AddiOp(x, shr(x, 4))), pattern(0x0F)))
+    return shr(emit(b, arith.MuliOp(x, pattern(0x01))), width - 8)
+
+
+def lower_popcnt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`population_count` (`math.ctpop` has no CUDA lowering here)."""
+    return population_count(b, operands[0])
+
+
+def lower_count_leading_zeros(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """The bit width less the set bits of x with every bit below its highest set bit
+    set (`x |= x >> 1, 2, 4, ...`): the bit width for 0."""
+    x = operands[0]
+    t = x.type
+    width = int_width(t)
+    shift = 1
+    while shift < width:
+        x = emit(b, arith.OrIOp(x, emit(b, arith.ShRUIOp(x, constant(b, shift, t)))))
+        shift *= 2
+    return emit(b, arith.SubiOp(constant(b, width, t), population_count(b, x)))
+
+
+def lower_round_nearest_even(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.roundeven`."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.RoundEvenOp(x)))
+
+
+def lower_round_nearest_afz(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.round` (ties away from zero)."""
+    return _float_unary(b, op, operands, lambda b, x: emit(b, math.RoundOp(x)))
+
+
+def lower_is_finite(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`|x| < inf` (ordered: false for NaN), in the widened type."""
+    x = widen(b, operands[0])
+    magnitude = emit(b, math.AbsFOp(x))
+    return emit(b, arith.CmpfOp(magnitude, constant(b, float("inf"), x.type), "olt"))
+
+
 def lower_floor(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.floor` (exact in the widened type)."""
     return _float_unary(b, op, operands, lambda b, x: emit(b, math.FloorOp(x)))
@@ -625,6 +755,16 @@ SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.SqrtOp: lower_sqrt,
     ops.RsqrtOp: lower_rsqrt,
     ops.FloorOp: lower_floor,
+    ops.RemainderOp: lower_remainder,
+    ops.ShiftLeftOp: lower_shift_left,
+    ops.ShiftRightLogicalOp: lower_shift_right_logical,
+    ops.ShiftRightArithmeticOp: lower_shift_right_arithmetic,
+    ops.SignOp: lower_sign,
+    ops.PopcntOp: lower_popcnt,
+    ops.CountLeadingZerosOp: lower_count_leading_zeros,
+    ops.RoundNearestEvenOp: lower_round_nearest_even,
+    ops.RoundNearestAfzOp: lower_round_nearest_afz,
+    ops.IsFiniteOp: lower_is_finite,
     ops.CeilOp: lower_ceil,
     ops.LogisticOp: lower_logistic,
     ops.CompareOp: lower_compare,
