@@ -45,7 +45,7 @@ def _integer_definition(a, b):
         out[2].append(x >> y if inside else (-1 if x < 0 else 0))
         out[3].append(unsigned >> y if inside else 0)
         out[4].append((x > 0) - (x < 0))
-        out[5].append(bin(unsigned).count("1"))
+        out[5].append(unsigned.bit_count())
         out[6].append(bits - unsigned.bit_length())
     wrap = lambda v: ((v + (1 << (bits - 1))) & mask) - (1 << (bits - 1))  # noqa: E731
     return [np.array([wrap(v) for v in values], a.dtype) for values in out]
