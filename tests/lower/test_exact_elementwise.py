@@ -47,7 +47,7 @@ def _integer_definition(a, b):
         out[4].append((x > 0) - (x < 0))
         out[5].append(unsigned.bit_count())
         out[6].append(bits - unsigned.bit_length())
-    wrap = lambda v: ((v + (1 << (bits - 1))) & mask) - (1 << (bits - 1))  # noqa: E731
+    wrap = lambda v: ((v + (1 << (bits - 1))) & mask) - (1 << (bits - 1))
     return [np.array([wrap(v) for v in values], a.dtype) for values in out]
 
 
