@@ -156,6 +156,27 @@ class BlockBuilder:
     def is_finite(self, x: SSAValue) -> SSAValue:
         return self._add(ops.IsFiniteOp(x))
 
+    def sine(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.SineOp(x))
+
+    def cosine(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.CosineOp(x))
+
+    def tan(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.TanOp(x))
+
+    def cbrt(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.CbrtOp(x))
+
+    def log_plus_one(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.LogPlusOneOp(x))
+
+    def exponential_minus_one(self, x: SSAValue) -> SSAValue:
+        return self._add(ops.ExponentialMinusOneOp(x))
+
+    def atan2(self, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self._add(ops.Atan2Op(lhs, rhs))
+
     def floor(self, x: SSAValue) -> SSAValue:
         return self._add(ops.FloorOp(x))
 

@@ -909,7 +909,22 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.minimum": Converter(_boolean_or("minimum", "and_"), {}),
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
-        for name in ("negate", "abs", "exponential", "log", "tanh", "sqrt", "rsqrt", "logistic")
+        for name in (
+            "negate",
+            "abs",
+            "exponential",
+            "log",
+            "tanh",
+            "sqrt",
+            "rsqrt",
+            "logistic",
+            "sine",
+            "cosine",
+            "tan",
+            "cbrt",
+            "log_plus_one",
+            "exponential_minus_one",
+        )
     },
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), {})
@@ -926,6 +941,7 @@ CONVERTERS: dict[str, Converter] = {
             "round_nearest_even",
             "round_nearest_afz",
             "is_finite",
+            "atan2",
         )
     },
     "stablehlo.and": Converter(_elementwise("and_"), {}),

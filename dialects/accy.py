@@ -541,6 +541,58 @@ class IsFiniteOp(AccyOperation):
 
 
 @irdl_op_definition
+class SineOp(FloatUnaryOperation):
+    name = "accy.sine"
+
+
+@irdl_op_definition
+class CosineOp(FloatUnaryOperation):
+    name = "accy.cosine"
+
+
+@irdl_op_definition
+class TanOp(FloatUnaryOperation):
+    name = "accy.tan"
+
+
+@irdl_op_definition
+class CbrtOp(FloatUnaryOperation):
+    """The real cube root (negative for a negative operand)."""
+
+    name = "accy.cbrt"
+
+
+@irdl_op_definition
+class LogPlusOneOp(FloatUnaryOperation):
+    """log(1 + x), accurate near 0."""
+
+    name = "accy.log_plus_one"
+
+
+@irdl_op_definition
+class ExponentialMinusOneOp(FloatUnaryOperation):
+    """exp(x) - 1, accurate near 0."""
+
+    name = "accy.exponential_minus_one"
+
+
+class FloatBinaryOperation(ElementwiseBinaryOperation, abc.ABC):
+    """An elementwise op of two floating-point tensors."""
+
+    def verify_(self) -> None:
+        element = self.result.type.get_element_type()
+        if not is_float(element):
+            raise self.error(f"expects a floating-point element type, got {element}")
+
+
+@irdl_op_definition
+class Atan2Op(FloatBinaryOperation):
+    """The angle of the point (rhs, lhs): atan(lhs / rhs) in the quadrant of their signs."""
+
+    name = "accy.atan2"
+
+
+@irdl_op_definition
 class FloorOp(FloatUnaryOperation):
     """Rounds toward -inf."""
 
@@ -2277,6 +2329,13 @@ Accy = Dialect(
         RoundNearestEvenOp,
         RoundNearestAfzOp,
         IsFiniteOp,
+        SineOp,
+        CosineOp,
+        TanOp,
+        CbrtOp,
+        LogPlusOneOp,
+        ExponentialMinusOneOp,
+        Atan2Op,
         LogisticOp,
         CompareOp,
         SelectOp,

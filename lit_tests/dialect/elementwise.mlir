@@ -156,3 +156,22 @@ func.func @exact(%a: tensor<4xi32>, %x: tensor<4xf32>) -> (tensor<4xi32>, tensor
   %9 = accy.is_finite %x : (tensor<4xf32>) -> tensor<4xi1>
   func.return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi1>
 }
+
+// CHECK-LABEL: func.func @transcendental(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT:    %0 = accy.sine %x : tensor<4xf32>
+// CHECK-NEXT:    %1 = accy.cosine %x : tensor<4xf32>
+// CHECK-NEXT:    %2 = accy.tan %x : tensor<4xf32>
+// CHECK-NEXT:    %3 = accy.cbrt %x : tensor<4xf32>
+// CHECK-NEXT:    %4 = accy.log_plus_one %x : tensor<4xf32>
+// CHECK-NEXT:    %5 = accy.exponential_minus_one %x : tensor<4xf32>
+// CHECK-NEXT:    %6 = accy.atan2 %x, %x : tensor<4xf32>
+func.func @transcendental(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = accy.sine %x : tensor<4xf32>
+  %1 = accy.cosine %x : tensor<4xf32>
+  %2 = accy.tan %x : tensor<4xf32>
+  %3 = accy.cbrt %x : tensor<4xf32>
+  %4 = accy.log_plus_one %x : tensor<4xf32>
+  %5 = accy.exponential_minus_one %x : tensor<4xf32>
+  %6 = accy.atan2 %x, %x : tensor<4xf32>
+  func.return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

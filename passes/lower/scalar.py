@@ -589,6 +589,75 @@ def lower_is_finite(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> 
     return emit(b, arith.CmpfOp(magnitude, constant(b, float("inf"), x.type), "olt"))
 
 
+def _math_unary(make: Callable[[SSAValue], Operation], doc: str):
+    """A lowering by one `math` op in the widened type (libm on the CPU, libdevice on
+    CUDA: within their documented ulps, inside StableHLO's 3)."""
+
+    def lower(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+        return _float_unary(b, op, operands, lambda b, x: emit(b, make(x)))
+
+    lower.__doc__ = doc
+    return lower
+
+
+lower_sine = _math_unary(math.SinOp, "`math.sin`.")
+lower_cosine = _math_unary(math.CosOp, "`math.cos`.")
+lower_cbrt = _math_unary(math.CbrtOp, "`math.cbrt`.")
+
+
+def log_plus_one(b: Builder, x: SSAValue) -> SSAValue:
+    """log(1 + x) by Kahan's trick, `log(u) * (x / (u - 1))` for `u = 1 + x` (the rounding
+    of u cancels; MLIR lowers `math.log1p` as `log(1 + x)`, which loses x near 0): x where
+    u rounds to 1, +inf for +inf."""
+    t = x.type
+    u = emit(b, arith.AddfOp(constant(b, 1.0, t), x))
+    ratio = emit(b, arith.DivfOp(x, emit(b, arith.SubfOp(u, constant(b, 1.0, t)))))
+    result = emit(b, arith.MulfOp(emit(b, math.LogOp(u)), ratio))
+    result = _where(b, arith.CmpfOp(u, constant(b, 1.0, t), "oeq"), x, result)
+    return _where(b, arith.CmpfOp(x, constant(b, float("inf"), t), "oeq"), x, result)
+
+
+def exponential_minus_one(b: Builder, x: SSAValue) -> SSAValue:
+    """exp(x) - 1 by Kahan's trick, `(u - 1) * (x / log(u))` for `u = exp(x)` (MLIR lowers
+    `math.expm1` as `exp(x) - 1`): x where u rounds to 1, -1 where u - 1 does, +inf where
+    u overflows."""
+    t = x.type
+    u = exp(b, x)
+    less = emit(b, arith.SubfOp(u, constant(b, 1.0, t)))
+    result = emit(b, arith.MulfOp(less, emit(b, arith.DivfOp(x, emit(b, math.LogOp(u))))))
+    result = _where(b, arith.CmpfOp(less, constant(b, -1.0, t), "oeq"), less, result)
+    result = _where(b, arith.CmpfOp(u, constant(b, 1.0, t), "oeq"), x, result)
+    return _where(b, arith.CmpfOp(u, constant(b, float("inf"), t), "oeq"), u, result)
+
+
+def lower_log_plus_one(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`log_plus_one` in the widened type."""
+    return _float_unary(b, op, operands, log_plus_one)
+
+
+def lower_exponential_minus_one(
+    b: Builder, op: Operation, operands: Sequence[SSAValue]
+) -> SSAValue:
+    """`exponential_minus_one` in the widened type."""
+    return _float_unary(b, op, operands, exponential_minus_one)
+
+
+def lower_tan(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.tan` in f64, rounded once (libdevice's f32 `tanf` may be 4 ulp off)."""
+    t = element_type(op.results[0])
+    x = operands[0]
+    wide = x if isinstance(t, Float64Type) else emit(b, arith.ExtFOp(widen(b, x), Float64Type()))
+    result = emit(b, math.TanOp(wide))
+    if isinstance(t, Float64Type):
+        return result
+    return narrow(b, emit(b, arith.TruncFOp(result, Float32Type())), t)
+
+
+def lower_atan2(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`math.atan2` (within 3 ulp on both targets)."""
+    return _float_binary(b, op, operands, math.Atan2Op)
+
+
 def lower_floor(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.floor` (exact in the widened type)."""
     return _float_unary(b, op, operands, lambda b, x: emit(b, math.FloorOp(x)))
@@ -765,6 +834,13 @@ SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.RoundNearestEvenOp: lower_round_nearest_even,
     ops.RoundNearestAfzOp: lower_round_nearest_afz,
     ops.IsFiniteOp: lower_is_finite,
+    ops.SineOp: lower_sine,
+    ops.CosineOp: lower_cosine,
+    ops.TanOp: lower_tan,
+    ops.CbrtOp: lower_cbrt,
+    ops.LogPlusOneOp: lower_log_plus_one,
+    ops.ExponentialMinusOneOp: lower_exponential_minus_one,
+    ops.Atan2Op: lower_atan2,
     ops.CeilOp: lower_ceil,
     ops.LogisticOp: lower_logistic,
     ops.CompareOp: lower_compare,

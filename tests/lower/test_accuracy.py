@@ -1,5 +1,6 @@
-"""The transcendental functions of the scalar lowering, swept against correctly rounded
-values: within StableHLO's 3 ULP (`check.expect_close`) on every f32 of a sweep over all
+"""The transcendental functions of the scalar lowering (accy's own exp, tanh and logistic
+polynomials; sine, cosine, tan, cbrt, log_plus_one and exponential_minus_one through
+`math`), swept against correctly rounded values: within StableHLO's 3 ULP (`check.expect_close`) on every f32 of a sweep over all
 bit patterns, on every f16 and bf16, and exact on the special values.
 
 The scalar lowering (`passes/lower/scalar.py`) is shared by the CPU and CUDA kernels, so
@@ -30,6 +31,12 @@ FUNCTIONS = {
     "log": np.log,
     "tanh": np.tanh,
     "logistic": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "sine": np.sin,
+    "cosine": np.cos,
+    "tan": np.tan,
+    "cbrt": np.cbrt,
+    "log_plus_one": np.log1p,
+    "exponential_minus_one": np.expm1,
 }
 
 SPECIAL = np.array(
@@ -70,7 +77,9 @@ def executables():
         b = accy.Builder()
         t = b.tensor(element, [values.size])
         for name in FUNCTIONS:
-            fb = b.begin_function(name, [t], [t])
+            # (not `name` itself: a function named `tan` would be the C library's `tan`,
+            # which the lowering calls)
+            fb = b.begin_function(f"{name}_sweep", [t], [t])
             fb.return_([getattr(fb, name)(fb.parameter(0))])
             fb.finish()
         compiled[element] = (accy.compile(b.finish(), target="cpu"), values)
@@ -81,7 +90,7 @@ def executables():
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_within_three_ulp(executables, element, name):
     executable, x = executables[element]
-    (actual,) = executable[name](x)
+    (actual,) = executable[f"{name}_sweep"](x)
     expected = _reference(name, x)
     ulps = ulp_difference(actual, expected)
     worst = int(np.argmax(ulps))
@@ -101,6 +110,15 @@ EXACT = {
              (-9.02, -1.0), (3.4028235e38, 1.0), (-3.4028235e38, -1.0)],
     "logistic": [(0.0, 0.5), (-0.0, 0.5), (INF, 1.0), (-INF, 0.0), (NAN, NAN),
                  (3.4028235e38, 1.0), (-3.4028235e38, 0.0)],
+    "sine": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    "cosine": [(0.0, 1.0), (-0.0, 1.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    "tan": [(0.0, 0.0), (-0.0, -0.0), (INF, NAN), (-INF, NAN), (NAN, NAN)],
+    "cbrt": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -INF), (NAN, NAN), (1.0, 1.0),
+             (-1.0, -1.0)],
+    "log_plus_one": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-1.0, -INF), (NAN, NAN),
+                     (1e-30, 1e-30)],
+    "exponential_minus_one": [(0.0, 0.0), (-0.0, -0.0), (INF, INF), (-INF, -1.0),
+                              (NAN, NAN), (1e-30, 1e-30)],
 }  # fmt: skip
 """Exact results: IEEE specials, exp's overflow to inf and underflow to 0, tanh's and
 logistic's saturation (signed zeros compared by sign too)."""
@@ -109,7 +127,7 @@ logistic's saturation (signed zeros compared by sign too)."""
 @pytest.mark.parametrize("name", list(FUNCTIONS))
 def test_special_values_exactly(executables, name):
     executable, x = executables["f32"]
-    (actual,) = executable[name](x)
+    (actual,) = executable[f"{name}_sweep"](x)
     for value, result in EXACT[name]:
         where = np.flatnonzero(x.view(np.uint32) == np.float32(value).view(np.uint32))
         assert where.size, value
@@ -125,3 +143,21 @@ def test_ulp_difference_counts_floats_between():
     b = np.array([np.nextafter(np.float32(1), np.float32(2)), 0.0, -1.0, np.nan, 1.0, 1e-45])
     b = b.astype(np.float32)
     assert ulp_difference(a, b).tolist() == [1, 0, 2 * 0x3F800000, 0, 2**64 - 1, 1]
+
+
+def test_atan2_within_three_ulp_and_quadrants():
+    """accy.atan2 (`math.atan2`) on a grid of both signs, zeros and infinities."""
+    values = np.array(
+        [0.0, -0.0, 1e-30, -1e-30, 0.5, -0.5, 1.0, -1.0, 3.0, -7.5, 1e30, -1e30, np.inf, -np.inf],
+        np.float32,
+    )
+    y, x = (a.ravel() for a in np.meshgrid(values, values))
+    b = accy.Builder()
+    t = b.tensor("f32", [y.size])
+    fb = b.begin_function("angle", [t, t], [t])
+    fb.return_([fb.atan2(fb.parameter(0), fb.parameter(1))])
+    fb.finish()
+    (actual,) = accy.compile(b.finish(), target="cpu")(y, x)
+    expected = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    assert int(ulp_difference(actual, expected).max()) <= MAX_ULP
+    np.testing.assert_array_equal(np.signbit(actual), np.signbit(expected))

@@ -426,7 +426,9 @@ def test_fori_loop_with_carried_bound() -> None:
         ({"direction": "GT"}, "compares GT, not LT"),
         ({"step": 2}, "does not yield counter + 1"),
         (
-            {"body_extra": "%bad = stablehlo.cosine %x : tensor<3xf32>"},
+            {
+                "body_extra": "%bad = stablehlo.custom_call @opaque(%x) : (tensor<3xf32>) -> tensor<3xf32>"
+            },
             None,
         ),
     ],
@@ -437,7 +439,7 @@ def test_uncounted_while_is_a_located_diagnostic(kwargs: dict, reason: str | Non
         accy.import_stablehlo(text, filename="loop.mlir")
     if reason is None:
         # An op the body cannot express is reported at its own line, not dropped.
-        assert "'stablehlo.cosine' is not supported" in info.value.message
+        assert "'stablehlo.custom_call' is not supported" in info.value.message
         assert location_of(info.value) == ("loop.mlir", 11, 12)
     else:
         assert info.value.message.startswith("'stablehlo.while' is not a counted loop")
@@ -500,13 +502,13 @@ def test_type_errors_caught_by_the_upstream_verifier() -> None:
 
 def test_an_unsupported_op_is_refused_at_its_location() -> None:
     text = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = "stablehlo.cosine"(%a) : (tensor<4xf32>) -> tensor<4xf32> loc("model.py":12:7)
+  %0 = "stablehlo.custom_call"(%a) {call_target_name = "opaque"} : (tensor<4xf32>) -> tensor<4xf32> loc("model.py":12:7)
   return %0 : tensor<4xf32>
 }"""
     with pytest.raises(AccyError) as info:
         accy.import_stablehlo(text)
     assert info.value.diagnostic() == (
-        "model.py:12:7: error: 'stablehlo.cosine' is not supported by the StableHLO importer"
+        "model.py:12:7: error: 'stablehlo.custom_call' is not supported by the StableHLO importer"
     )
 
 
@@ -612,13 +614,13 @@ def test_cli_reports_unsupported_ops(tmp_path: Path, capsys: pytest.CaptureFixtu
     path = tmp_path / "bad.mlir"
     path.write_text(
         "func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
-        "  %0 = stablehlo.cosine %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
+        "  %0 = stablehlo.custom_call @opaque(%a) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n"
     )
     with pytest.raises(SystemExit) as info:
         main(["--import-stablehlo", str(path)])
     assert info.value.code == 1
     assert capsys.readouterr().err.strip() == (
-        f"{path}:2:8: error: 'stablehlo.cosine' is not supported by the StableHLO importer"
+        f"{path}:2:8: error: 'stablehlo.custom_call' is not supported by the StableHLO importer"
     )
 
 
