@@ -303,9 +303,10 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
     from accy import mlir_bridge
     from accy.passes.lower.lower_pass import lower_module
     from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
-    from accy.targets.cpu import cpu_pipeline, module_text, resolve_threads
+    from accy.targets.cpu import check_symbol_names, cpu_pipeline, module_text, resolve_threads
 
     threads = resolve_threads(threads)
+    check_symbol_names(module)
     text = module_text(lower_module(module, preparation.manager, "cpu"))
     libraries = ["-lm"]
     if threads > 1:

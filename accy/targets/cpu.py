@@ -221,6 +221,7 @@ class CpuExecutable(Executable):
         """The planned form it runs (`accy-plan{target=cpu}`)."""
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
+        check_symbol_names(module)
         lowered = lower_cpu(self.planned)
         self.lowered_text = module_text(lowered)
         libraries = [async_runtime(self.threads)] if self.threads > 1 else []
@@ -235,6 +236,34 @@ class CpuExecutable(Executable):
         }
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
+
+
+C_LIBRARY_SYMBOLS = frozenset(
+    f"{name}{suffix}"
+    for name in (
+        "sin", "cos", "tan", "atan", "atan2", "cbrt", "log", "log1p", "log2", "log10",
+        "exp", "exp2", "expm1", "pow", "sqrt", "erf", "tanh", "sinh", "cosh", "asin",
+        "acos", "fmod", "round", "roundeven", "floor", "ceil", "trunc", "fabs", "fma",
+    )
+    for suffix in ("", "f")
+) | {"memset", "memcpy", "memmove", "malloc", "free", "aligned_alloc", "abort"}  # fmt: skip
+"""C functions the CPU target's machine code may call (libm for the `math` ops, the C
+library for memory): a function of the program with one of these names would be called in
+their place."""
+
+
+def check_symbol_names(module: ModuleOp) -> None:
+    """Raise a located `AccyError` for a function whose name is one of the C symbols the
+    compiled code calls, or in a runtime's name space (`mgpu`, `mlirAsyncRuntime`,
+    `_mlir_`): in the JIT's or the shared library's symbol table it would replace them."""
+    for function in planned_functions(module):
+        name = function.sym_name.data
+        if name in C_LIBRARY_SYMBOLS or name.startswith(("mgpu", "mlirAsyncRuntime", "_mlir_")):
+            raise AccyError(
+                f"function name '{name}' is reserved on the CPU target: the compiled code "
+                "calls a C or runtime function of that name; rename the function",
+                function.location,
+            )
 
 
 def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CpuExecutable:

@@ -77,8 +77,8 @@ def executables():
         b = accy.Builder()
         t = b.tensor(element, [values.size])
         for name in FUNCTIONS:
-            # (not `name` itself: a function named `tan` would be the C library's `tan`,
-            # which the lowering calls)
+            # (not `name` itself: the CPU target refuses a function named `tan`, the C
+            # library function its tan lowering calls)
             fb = b.begin_function(f"{name}_sweep", [t], [t])
             fb.return_([getattr(fb, name)(fb.parameter(0))])
             fb.finish()

@@ -151,3 +151,22 @@ def test_stablehlo_import_and_cuda_export(tmp_path):
         ("hlo", module),
     ):
         assert list(accy.export(program, tmp_path / name, target="cuda").glob("*.ptx"))
+
+
+def test_a_function_named_like_a_c_library_symbol_is_refused_on_the_cpu(tmp_path):
+    """`@tan` would be the C library's `tan` in the compiled code (which the tan lowering
+    calls): refused with a located diagnostic, not a crash; CUDA kernels call none."""
+    text = """func.func @tan(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = accy.tan %x : tensor<4xf32>
+  func.return %r : tensor<4xf32>
+}"""
+    for build in (
+        lambda: accy.compile(text, threads=1),
+        lambda: accy.export(text, tmp_path / "cpu", target="cpu"),
+    ):
+        with pytest.raises(
+            AccyError, match="function name 'tan' is reserved on the CPU target"
+        ) as error:
+            build()
+        assert error.value.location is not None
+    assert list(accy.export(text, tmp_path / "cuda", target="cuda").glob("*.ptx"))
