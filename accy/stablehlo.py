@@ -385,7 +385,7 @@ def _elementwise(method: str) -> ConvertFn:
     return convert
 
 
-def _boolean_or(method: str, on_booleans: str) -> ConvertFn:
+def _elementwise_or_on_i1(method: str, on_booleans: str) -> ConvertFn:
     """`method`, or `on_booleans` on i1 (the maximum of booleans is their `or`, the
     minimum their `and`: false < true)."""
 
@@ -511,22 +511,31 @@ def _reduce_kind(imp: _Importer, op: UpstreamOp) -> str | None:
     return ops[0].name
 
 
+def _scalar_body(imp, op, body, bb, env, arguments: list[str], results: int, what: str):
+    """A builder callback converting the region block `body` of `op` (its block arguments
+    rank-0 tensors of the element types `arguments`) into a scalar body that yields
+    `results` values; a located error when its arguments or results differ."""
+    if [(a.type.element, a.type.shape) for a in body.args] != [(e, ()) for e in arguments]:
+        raise imp.error(
+            op, f"has a {what} that does not take scalars of types ({', '.join(arguments)})"
+        )
+
+    def convert(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
+        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
+        inner.location = bb.location
+        values = imp.block(body, scope, inner)
+        if len(values) != results:
+            raise imp.error(op, f"has a {what} returning {len(values)} values, not {results}")
+        return values
+
+    return convert
+
+
 def _fold(imp, op, operands, bb, env):
     """A reduce with several operands or a general body: `accy.fold`."""
     count = len(op.operands) // 2
-    body = op.regions[0][0]
     elements = [v.type.element for v in op.operands[:count]]
-    expected = [(e, ()) for e in elements * 2]
-    if [(a.type.element, a.type.shape) for a in body.args] != expected:
-        raise imp.error(
-            op, f"has a body that does not take 2 x {count} scalars of types {', '.join(elements)}"
-        )
-
-    def combine(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
-        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
-        inner.location = bb.location
-        return imp.block(body, scope, inner)
-
+    combine = _scalar_body(imp, op, op.regions[0][0], bb, env, elements * 2, count, "body")
     location = bb.location
     results = bb.fold(operands[:count], operands[count:], op.attributes["dimensions"], combine)
     bb.location = imp.enclosing = location
@@ -656,17 +665,11 @@ def _sort(imp, op, operands, bb, env):
     body = op.regions[0][0] if op.regions and len(op.regions[0]) == 1 else None
     if body is None:
         raise imp.error(op, "has no single-block comparator")
-    pairs = [(v.type.element, ()) for v in op.operands for _ in range(2)]
-    if [(a.type.element, a.type.shape) for a in body.args] != pairs:
-        raise imp.error(op, "has a comparator that does not take a pair of scalars per operand")
+    pairs = [v.type.element for v in op.operands for _ in range(2)]
+    comparator = _scalar_body(imp, op, body, bb, env, pairs, 1, "comparator")
 
     def less(inner: BlockBuilder, *args: SSAValue) -> SSAValue:
-        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
-        inner.location = bb.location
-        values = imp.block(body, scope, inner)
-        if len(values) != 1:
-            raise imp.error(op, f"has a comparator returning {len(values)} values")
-        return values[0]
+        return comparator(inner, *args)[0]
 
     location = bb.location
     dim = op.attributes.get("dimension", -1)
@@ -709,22 +712,8 @@ def _scatter(imp, op, operands, bb, env):
     blocks = op.regions[0] if op.regions else []
     if len(blocks) != 1:
         raise imp.error(op, "has no single-block update computation")
-    body = blocks[0]
     elements = [v.type.element for v in op.operands[:count]]
-    if [(a.type.element, a.type.shape) for a in body.args] != [(e, ()) for e in elements * 2]:
-        raise imp.error(
-            op,
-            f"has an update computation that does not take 2 x {count} scalars of types "
-            f"{', '.join(elements)}",
-        )
-
-    def combine(inner: BlockBuilder, *args: SSAValue) -> list[SSAValue]:
-        scope: Env = ChainMap({a.id: v for a, v in zip(body.args, args)}, env)
-        inner.location = bb.location
-        values = imp.block(body, scope, inner)
-        if len(values) != count:
-            raise imp.error(op, f"has an update computation returning {len(values)} values")
-        return values
+    combine = _scalar_body(imp, op, blocks[0], bb, env, elements * 2, count, "update computation")
 
     numbers = op.attributes["scatter_dimension_numbers"]
     location = bb.location
@@ -905,8 +894,8 @@ CONVERTERS: dict[str, Converter] = {
         f"stablehlo.{name}": Converter(_elementwise(name), {})
         for name in ("add", "subtract", "multiply", "divide", "power")
     },
-    "stablehlo.maximum": Converter(_boolean_or("maximum", "or_"), {}),
-    "stablehlo.minimum": Converter(_boolean_or("minimum", "and_"), {}),
+    "stablehlo.maximum": Converter(_elementwise_or_on_i1("maximum", "or_"), {}),
+    "stablehlo.minimum": Converter(_elementwise_or_on_i1("minimum", "and_"), {}),
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), dict(_ACCURACY))
         for name in (

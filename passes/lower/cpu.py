@@ -19,9 +19,9 @@ ins and writing its outs:
 - scatter: the operand copied into the result (unless the plan gave the result its
   buffer), then a sequential loop nest over the updates combining each in-bounds one
   into its element with the update computation;
-- sort: merge passes (one loop nest each, every element placed by binary search in the
-  other run), ping-ponging between the `sort.merge` family's `scratch` workspace and the
-  results;
+- sort: merge passes (a parallel loop nest over each pass's pairs of runs, each pair
+  merged by one sequential loop), ping-ponging between the `sort.merge` family's `scratch`
+  workspace and the results;
 - fold: one loop nest over the results, each element a sequential `scf.for` over its
   reduced positions carrying the accumulated values through the body;
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)

@@ -627,10 +627,11 @@ def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     assert isinstance(root, ops.FoldOp)
     shape = static_shape(root.res[0])
     count = int(np.prod(shape, dtype=np.int64))
+    if not count:
+        return KernelProgram(())
     kernel = context.kernel(item, "fold", reads=item.inputs, writes=list(root.res))
-    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
-
     group = kernel.fused(item)
+    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
 
     def fold_one(b: Builder) -> None:
         indices = static_indices(b, linear, shape)
@@ -641,8 +642,6 @@ def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
             kernel.store(b, value, result, indices)
 
     ir.if_then(kernel.builder, ir.less(kernel.builder, linear, count), fold_one)
-    if not count:
-        return KernelProgram(())
     return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
 
 

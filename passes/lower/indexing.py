@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from accy.dialects import accy as ops
+from accy.passes.arena_plan import UPDATES
 from accy.passes.lower.scalar import (
     constant,
     convert_element,
@@ -45,9 +46,6 @@ Sizes = Callable[[SSAValue], Sequence[SSAValue]]
 """`tensor value -> its dim sizes as index values`."""
 
 INDEX = IndexType()
-
-UPDATES = (ops.DynamicUpdateSliceOp, ops.ScatterOp)
-"""Roots whose result is their operand with some elements replaced or combined."""
 
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
@@ -491,10 +489,9 @@ def fold_element(
     for n in reduced:
         count *= n
     accumulated = [load(b, init, []) for init in op.inits]
-    index = IndexType()
-    body = Block(arg_types=[index, *(v.type for v in accumulated)])
+    body = Block(arg_types=[INDEX, *(v.type for v in accumulated)])
     inner = Builder(InsertPoint.at_end(body))
-    sizes = [emit(inner, arith.ConstantOp.from_int_and_width(n, index)) for n in reduced]
+    sizes = [constant(inner, n, INDEX) for n in reduced]
     positions = delinearize(inner, body.args[0], sizes) if reduced else []
     kept = iter(kept_indices)
     by_dim = dict(zip(dims, positions))
@@ -502,7 +499,7 @@ def fold_element(
     elements = [load(inner, value, at) for value in op.inputs]
     values = lower_scalar_body(inner, op.body, [*body.args[1:], *elements])
     inner.insert(scf.YieldOp(*values))
-    zero, one, end = (emit(b, arith.ConstantOp.from_int_and_width(n, index)) for n in (0, 1, count))
+    zero, one, end = (constant(b, n, INDEX) for n in (0, 1, count))
     loop = scf.ForOp(zero, end, one, accumulated, body)
     b.insert(loop)
     return list(loop.results)
@@ -533,10 +530,9 @@ def merge_destination(
     by binary search (a right-run element goes after the equal left-run ones: stable)."""
     dim = op.dim
     extent = shape_of(op.inputs[0])[dim]
-    index = IndexType()
 
     def number(n: int) -> SSAValue:
-        return emit(b, arith.ConstantOp.from_int_and_width(n, index))
+        return constant(b, n, INDEX)
 
     def less(bb: Builder, lhs: Sequence[SSAValue], rhs: Sequence[SSAValue]) -> SSAValue:
         pairs = [v for pair in zip(lhs, rhs) for v in pair]
@@ -553,7 +549,7 @@ def merge_destination(
     lo = emit(b, arith.SelectOp(in_left, mid, start))
     hi = emit(b, arith.SelectOp(in_left, end, mid))
 
-    body = Block(arg_types=[index, index, index])
+    body = Block(arg_types=[INDEX, INDEX, INDEX])
     inner = Builder(InsertPoint.at_end(body))
     _, low, high = body.args
     active = emit(inner, arith.CmpiOp(low, high, "ult"))
@@ -563,7 +559,7 @@ def merge_destination(
     other = [emit(inner, memref.LoadOp.get(source, probe_at)) for source in sources]
     before = less(inner, other, mine)  # a left element: right-run elements before it
     after = less(inner, mine, other)  # a right element: left-run elements not after it
-    true = emit(inner, arith.ConstantOp.from_int_and_width(1, 1))
+    true = constant(inner, True, IntegerType(1))
     not_after = emit(inner, arith.XOrIOp(after, true))
     goes_before = emit(inner, arith.SelectOp(in_left, before, not_after))
     step_up = emit(inner, arith.AndIOp(active, goes_before))
@@ -594,15 +590,14 @@ def merge_runs(
     the comparator puts it strictly before the left run's (stable)."""
     dim = op.dim
     extent = shape_of(op.inputs[0])[dim]
-    index = IndexType()
 
     def number(n: int) -> SSAValue:
-        return emit(b, arith.ConstantOp.from_int_and_width(n, index))
+        return constant(b, n, INDEX)
 
     start = at[dim]
     mid = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(width))), number(extent)))
     end = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(2 * width))), number(extent)))
-    body = Block(arg_types=[index, index, index])
+    body = Block(arg_types=[INDEX, INDEX, INDEX])
     inner = Builder(InsertPoint.at_end(body))
     k, i, j = body.args
 
@@ -611,7 +606,7 @@ def merge_runs(
         where = [clamped if d == dim else v for d, v in enumerate(at)]
         return [emit(inner, memref.LoadOp.get(source, where)) for source in sources]
 
-    one = emit(inner, arith.ConstantOp.from_int_and_width(1, index))
+    one = constant(inner, 1, INDEX)
     left = element_at(i, emit(inner, arith.SubiOp(mid, one)))
     right = element_at(j, number(extent - 1))
     pairs = [v for pair in zip(right, left) for v in pair]
@@ -626,8 +621,7 @@ def merge_runs(
         inner.insert(
             memref.StoreOp.get(emit(inner, arith.SelectOp(takes_right, r, l)), target, out)
         )
-    step_right = emit(inner, arith.ExtUIOp(takes_right, IntegerType(64)))
-    step = emit(inner, arith.IndexCastOp(step_right, index))
+    step = emit(inner, arith.SelectOp(takes_right, one, constant(inner, 0, INDEX)))
     next_i = emit(inner, arith.SubiOp(emit(inner, arith.AddiOp(i, one)), step))
     next_j = emit(inner, arith.AddiOp(j, step))
     inner.insert(scf.YieldOp(next_i, next_j))

@@ -572,16 +572,6 @@ def lower_count_leading_zeros(b: Builder, op: Operation, operands: Sequence[SSAV
     return emit(b, arith.SubiOp(constant(b, width, t), population_count(b, x)))
 
 
-def lower_round_nearest_even(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.roundeven`."""
-    return _float_unary(b, op, operands, lambda b, x: emit(b, math.RoundEvenOp(x)))
-
-
-def lower_round_nearest_afz(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.round` (ties away from zero)."""
-    return _float_unary(b, op, operands, lambda b, x: emit(b, math.RoundOp(x)))
-
-
 def lower_is_finite(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`|x| < inf` (ordered: false for NaN), in the widened type."""
     x = widen(b, operands[0])
@@ -590,8 +580,8 @@ def lower_is_finite(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> 
 
 
 def _math_unary(make: Callable[[SSAValue], Operation], doc: str):
-    """A lowering by one `math` op in the widened type (libm on the CPU, libdevice on
-    CUDA: within their documented ulps, inside StableHLO's 3)."""
+    """A lowering by one `math` op in the widened type (the transcendental ones are libm
+    on the CPU, libdevice on CUDA: within their documented ulps, inside StableHLO's 3)."""
 
     def lower(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
         return _float_unary(b, op, operands, lambda b, x: emit(b, make(x)))
@@ -603,6 +593,10 @@ def _math_unary(make: Callable[[SSAValue], Operation], doc: str):
 lower_sine = _math_unary(math.SinOp, "`math.sin`.")
 lower_cosine = _math_unary(math.CosOp, "`math.cos`.")
 lower_cbrt = _math_unary(math.CbrtOp, "`math.cbrt`.")
+lower_floor = _math_unary(math.FloorOp, "`math.floor` (exact).")
+lower_ceil = _math_unary(math.CeilOp, "`math.ceil` (exact).")
+lower_round_nearest_even = _math_unary(math.RoundEvenOp, "`math.roundeven` (exact).")
+lower_round_nearest_afz = _math_unary(math.RoundOp, "`math.round`: ties away from zero.")
 
 
 def log_plus_one(b: Builder, x: SSAValue) -> SSAValue:
@@ -644,28 +638,14 @@ def lower_exponential_minus_one(
 
 def lower_tan(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.tan` in f64, rounded once (libdevice's f32 `tanf` may be 4 ulp off)."""
-    t = element_type(op.results[0])
-    x = operands[0]
-    wide = x if isinstance(t, Float64Type) else emit(b, arith.ExtFOp(widen(b, x), Float64Type()))
-    result = emit(b, math.TanOp(wide))
-    if isinstance(t, Float64Type):
-        return result
-    return narrow(b, emit(b, arith.TruncFOp(result, Float32Type())), t)
+    wide = emit(b, arith.ExtFOp(widen(b, operands[0]), Float64Type()))
+    result = emit(b, arith.TruncFOp(emit(b, math.TanOp(wide)), Float32Type()))
+    return narrow(b, result, element_type(op.results[0]))
 
 
 def lower_atan2(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.atan2` (within 3 ulp on both targets)."""
     return _float_binary(b, op, operands, math.Atan2Op)
-
-
-def lower_floor(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.floor` (exact in the widened type)."""
-    return _float_unary(b, op, operands, lambda b, x: emit(b, math.FloorOp(x)))
-
-
-def lower_ceil(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.ceil` (exact in the widened type)."""
-    return _float_unary(b, op, operands, lambda b, x: emit(b, math.CeilOp(x)))
 
 
 def logistic(b: Builder, x: SSAValue) -> SSAValue:

@@ -280,3 +280,21 @@ def test_floor_ceil_and_clamp_with_a_scalar_bound():
     ):
         for out, want in zip(outputs, expected):
             np.testing.assert_array_equal(out, want)
+
+
+def test_stablehlo_region_bodies_of_the_wrong_types_are_located_errors():
+    """A comparator must take a pair of scalars per operand (here its second argument is
+    an i32 for an f32 operand): a located diagnostic (StableHLO's verifier, which runs at
+    parsing, names it before the importer's own check), not a crash."""
+    bad = DESCENDING.replace(
+        "^bb0(%a: tensor<f32>, %b: tensor<f32>):", "^bb0(%a: tensor<f32>, %b: tensor<i32>):"
+    ).replace(
+        "%gt = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>)",
+        "%c = stablehlo.convert %b : (tensor<i32>) -> tensor<f32>\n    %gt = stablehlo.compare GT, %a, %c, TOTALORDER : (tensor<f32>, tensor<f32>)",
+    )
+    with pytest.raises(
+        AccyError,
+        match=re.escape("comparator block argument #1 should be of type 'tensor<f32>'"),
+    ) as error:
+        accy.import_stablehlo(bad, filename="sort.mlir")
+    assert error.value.diagnostic().startswith("sort.mlir:3:")
