@@ -1,7 +1,8 @@
 """Element types: names, MLIR types, numpy dtypes and raw bytes of constants.
 
-accy computes with `f32`, `f16`, `bf16`, `i1`, `i32` and `i64`. numpy has no bfloat16, so
-`ml_dtypes.bfloat16` stands in for it. xDSL stores dense constants as raw little-endian
+accy computes with `f64`, `f32`, `f16`, `bf16`, `i1`, the signless integers `i8`, `i16`,
+`i32`, `i64` (two's complement, signed where an op needs a sign) and the unsigned `ui8`,
+`ui16`, `ui32`, `ui64`. numpy has no bfloat16, so `ml_dtypes.bfloat16` stands in for it. xDSL stores dense constants as raw little-endian
 bytes, with `i1` as one byte per element (`0xff` for true).
 """
 
@@ -17,41 +18,62 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
+    Float64Type,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute
 
 ELEMENT_TYPES: dict[str, Attribute] = {
+    "f64": Float64Type(),
     "f32": Float32Type(),
     "f16": Float16Type(),
     "bf16": BFloat16Type(),
     "i1": IntegerType(1),
+    "i8": IntegerType(8),
+    "i16": IntegerType(16),
     "i32": IntegerType(32),
     "i64": IntegerType(64),
+    "ui8": IntegerType(8, Signedness.UNSIGNED),
+    "ui16": IntegerType(16, Signedness.UNSIGNED),
+    "ui32": IntegerType(32, Signedness.UNSIGNED),
+    "ui64": IntegerType(64, Signedness.UNSIGNED),
 }
 
 NUMPY_DTYPES: dict[str, np.dtype[Any]] = {
+    "f64": np.dtype(np.float64),
     "f32": np.dtype(np.float32),
     "f16": np.dtype(np.float16),
     "bf16": np.dtype(ml_dtypes.bfloat16),
     "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
     "i32": np.dtype(np.int32),
     "i64": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
 }
 
 _NAME_OF_DTYPE = {dtype: name for name, dtype in NUMPY_DTYPES.items()}
 
 
 def element_type(spec: str | Attribute | np.dtype[Any] | type) -> Attribute:
-    """The MLIR element type for a name (`"f32"`), a numpy dtype, or an element type."""
+    """The MLIR element type for a name (`"f32"`, or numpy's `"float32"`), a numpy dtype,
+    or an element type. Numpy's short codes are not names: `"i4"` is MLIR's 4-bit integer,
+    not numpy's int32."""
     if isinstance(spec, Attribute):
         element_name(spec)  # raises for types accy does not compute with
         return spec
     if isinstance(spec, str) and spec in ELEMENT_TYPES:
         return ELEMENT_TYPES[spec]
     try:
-        return ELEMENT_TYPES[_NAME_OF_DTYPE[np.dtype(spec)]]
+        dtype = np.dtype(spec)
+        if isinstance(spec, str) and dtype.name != spec:
+            raise KeyError(spec)
+        return ELEMENT_TYPES[_NAME_OF_DTYPE[dtype]]
     except (KeyError, TypeError):
         raise ValueError(
             f"unsupported element type {spec!r}; accy supports " + ", ".join(ELEMENT_TYPES)
@@ -80,7 +102,10 @@ def dense_attr(tensor_type: TensorType, values: Any) -> DenseIntOrFPElementsAttr
     if not tensor_type.has_static_shape():
         raise ValueError(f"a constant needs a static shape, got {tensor_type}")
     dtype = numpy_dtype(tensor_type.get_element_type())
-    array = np.asarray(values).astype(dtype, copy=False)
+    if np.issubdtype(dtype, np.integer) and not isinstance(values, np.ndarray):
+        array = np.asarray(values, dtype=dtype)  # exact for Python ints beyond 2**53
+    else:
+        array = np.asarray(values).astype(dtype, copy=False)
     shape = tuple(tensor_type.get_shape())
     if array.shape != shape:
         if array.size != 1:

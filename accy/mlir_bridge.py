@@ -942,11 +942,14 @@ class JitModule:
                 continue
             arr = np.asarray(value)
             if spec.dtype is not None and arr.dtype != np.dtype(spec.dtype):
-                if i >= n_in:
+                if _same_integer_storage(arr.dtype, np.dtype(spec.dtype)):
+                    arr = arr.view(spec.dtype)  # memrefs hold unsigned integers signless
+                elif i >= n_in:
                     raise TypeError(
                         f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}"
                     )
-                arr = arr.astype(spec.dtype)
+                else:
+                    arr = arr.astype(spec.dtype)
             if len(spec.shape) != arr.ndim or any(
                 d is not None and d != s_ for d, s_ in zip(spec.shape, arr.shape)
             ):
@@ -1197,6 +1200,11 @@ _NUMPY_ELEMENTS = {name: dtype for name, dtype in _ELEM_DTYPES.items() if name !
 """Element types whose dense attributes are decoded to numpy arrays (dtype names; bfloat16
 is ml_dtypes'). Dense attributes of other element types (complex, sub-byte integers, f8,
 f6, f4, ...) are described as `UpstreamOpaque` and never decoded."""
+
+
+def _same_integer_storage(a: Any, b: Any) -> bool:
+    """Integer dtypes of one width (`uint32` and `int32`: the same bits in a memref)."""
+    return a.kind in "iu" and b.kind in "iu" and a.itemsize == b.itemsize
 
 
 MAX_DECODED_ELEMENTS = 1 << 28

@@ -117,9 +117,13 @@ def _wide(x: np.ndarray) -> np.ndarray:
 
 
 def _int_divide(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Truncating division; x / 0 = -1 and MIN / -1 = MIN (XLA's convention)."""
-    minimum = np.iinfo(lhs.dtype).min
+    """Truncating division; x / 0 = -1 (all bits set) and MIN / -1 = MIN (XLA's
+    convention)."""
     zero = rhs == 0
+    if lhs.dtype.kind == "u":
+        quotient = lhs // np.where(zero, np.ones_like(rhs), rhs)
+        return np.where(zero, np.full_like(lhs, np.iinfo(lhs.dtype).max), quotient)
+    minimum = np.iinfo(lhs.dtype).min
     overflow = (lhs == minimum) & (rhs == -1)
     safe = np.where(zero | overflow, np.ones_like(rhs), rhs)
     quotient = lhs // safe  # floors
@@ -183,16 +187,34 @@ def _shift(kind: str) -> Callable:
             out = np.where(inside, unsigned << by, 0).astype(unsigned.dtype).view(lhs.dtype)
         elif kind == "logical":
             out = np.where(inside, unsigned >> by, 0).astype(unsigned.dtype).view(lhs.dtype)
-        else:
-            out = np.where(inside, lhs >> by.astype(lhs.dtype), np.where(lhs < 0, -1, 0))
+        else:  # on the bits as a signed integer, unsigned ones too (APInt's ashr)
+            signed = lhs.view(f"i{lhs.dtype.itemsize}")
+            shifted = signed >> by.astype(signed.dtype)
+            out = np.where(inside, shifted, np.where(signed < 0, -1, 0)).astype(signed.dtype)
+            out = out.view(lhs.dtype)
         return np.asarray(out).astype(lhs.dtype, copy=False)
 
     return shift
 
 
 def _sign(x: np.ndarray) -> np.ndarray:
-    """-1, 0 or 1; a float zero (either sign) or NaN is itself."""
-    return np.where(x == 0, x, np.sign(x)) if _is_float(x.dtype) else np.sign(x)
+    """-1, 0 or 1; a float zero (either sign) or NaN is itself. Integers by the sign of
+    their bits, unsigned ones too (the reference interpreter's `isNegative`)."""
+    if _is_float(x.dtype):
+        return np.where(x == 0, x, np.sign(x))
+    return np.sign(_as_signed(x)).view(x.dtype)
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    """|x|; of integers by their bits as signed (|MIN| = MIN), unsigned ones too (APInt's
+    `abs`)."""
+    if _is_float(x.dtype):
+        return np.abs(x)
+    return np.abs(_as_signed(x)).view(x.dtype)
+
+
+def _as_signed(x: np.ndarray) -> np.ndarray:
+    return x.view(f"i{x.dtype.itemsize}") if x.dtype.kind == "u" else x
 
 
 def _round_half_away(x: np.ndarray) -> np.ndarray:
@@ -282,8 +304,11 @@ def _convert(op: accy.ConvertOp, operand: np.ndarray) -> np.ndarray:
         result[too_small] = info.min
         return result
     if _is_float(target):
-        # Through float64 (exact for every f16/bf16/f32 value and for i32), then one rounding.
+        # Once rounded to f32 or f64; to f16/bf16 through float64 (exact for every
+        # f16/bf16/f32 value and up to 32-bit integers), then one rounding.
         with np.errstate(over="ignore"):
+            if target in (np.float32, np.float64):
+                return operand.astype(target)
             return operand.astype(np.float64).astype(target)
     return operand.astype(target)  # int -> int wraps
 
@@ -667,7 +692,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.XorOp: _binary(np.bitwise_xor, np.bitwise_xor),
     accy.NotOp: _unary(np.invert),
     accy.NegateOp: _unary(np.negative),
-    accy.AbsOp: _unary(np.abs),
+    accy.AbsOp: _unary(_abs),
     accy.ExponentialOp: _unary(np.exp),
     accy.LogOp: _unary(np.log),
     accy.TanhOp: _unary(np.tanh),

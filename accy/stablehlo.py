@@ -425,8 +425,14 @@ def _compare(imp, op, operands, bb, env):
     direction = op.attributes["comparison_direction"]
     kind = op.attributes.get("compare_type")
     unsigned = isinstance(kind, UpstreamEnum) and kind.value == "UNSIGNED"
-    if unsigned and op.operands[0].type.element != "i1":
-        raise imp.error(op, "compares integers as UNSIGNED; accy compares them as signed")
+    element = op.operands[0].type.element
+    signedness = isinstance(kind, UpstreamEnum) and kind.value in ("SIGNED", "UNSIGNED")
+    if signedness and element != "i1" and unsigned != element.startswith("ui"):
+        raise imp.error(
+            op,
+            f"compares {element} integers as {kind.value}; accy compares signless "
+            "integers as SIGNED, unsigned ones and i1 as UNSIGNED",
+        )
     total_order = isinstance(kind, UpstreamEnum) and kind.value == "TOTALORDER"
     return [bb.compare(direction.value, *operands, total_order=total_order)]
 

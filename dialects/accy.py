@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from math import prod
 from typing import ClassVar
 
@@ -26,13 +27,12 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
-    IntAttrConstraint,
+    Float64Type,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     Signedness,
-    SignednessAttr,
     TensorType,
     UnitAttr,
     i64,
@@ -43,9 +43,9 @@ from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSA
 from xdsl.irdl import (
     AnyAttr,
     AnyOf,
+    AttrConstraint,
     AttrSizedOperandSegments,
     EqAttrConstraint,
-    IntSetConstraint,
     IRDLOperation,
     ParamAttrConstraint,
     VarConstraint,
@@ -85,18 +85,36 @@ from xdsl.utils.str_enum import StrEnum
 # Types
 # ---------------------------------------------------------------------------------------
 
+INTEGER_TYPES = (
+    *(IntegerType(width) for width in (1, 8, 16, 32, 64)),
+    *(IntegerType(width, Signedness.UNSIGNED) for width in (8, 16, 32, 64)),
+)
+"""i1, the signless integers (two's complement: signed where an op needs a sign) and the
+unsigned ones."""
+
+
+@dataclass(frozen=True)
+class IntegerElementConstraint(AttrConstraint[IntegerType]):
+    """One of `INTEGER_TYPES` (an `AnyOf` holds one constraint per attribute class)."""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        if attr not in INTEGER_TYPES:
+            raise VerifyException(f"{attr} is not an integer type accy computes with")
+
+    def get_bases(self) -> set[type[Attribute]]:
+        return {IntegerType}
+
+    def mapping_type_vars(self, type_var_mapping) -> IntegerElementConstraint:
+        return self
+
+
 ElementType = AnyOf(
     [
+        EqAttrConstraint(Float64Type()),
         EqAttrConstraint(Float32Type()),
         EqAttrConstraint(Float16Type()),
         EqAttrConstraint(BFloat16Type()),
-        ParamAttrConstraint(
-            IntegerType,
-            (
-                IntAttrConstraint(IntSetConstraint(frozenset((1, 32, 64)))),
-                EqAttrConstraint(SignednessAttr(Signedness.SIGNLESS)),
-            ),
-        ),
+        IntegerElementConstraint(),
     ]
 )
 """The element types accy computes with."""
@@ -104,7 +122,12 @@ ElementType = AnyOf(
 AccyTensor = TensorType.constr(ElementType)
 """A ranked tensor of an accy element type."""
 
-FLOAT_TYPES = (Float32Type, Float16Type, BFloat16Type)
+ELEMENT_TYPE_NAMES = ", ".join(
+    str(t) for t in (Float64Type(), Float32Type(), Float16Type(), BFloat16Type(), *INTEGER_TYPES)
+)
+"""The element types accy computes with, as diagnostics list them."""
+
+FLOAT_TYPES = (Float64Type, Float32Type, Float16Type, BFloat16Type)
 
 
 def is_float(element_type: Attribute) -> bool:
@@ -113,6 +136,14 @@ def is_float(element_type: Attribute) -> bool:
 
 def is_bool(element_type: Attribute) -> bool:
     return isinstance(element_type, IntegerType) and element_type.width.data == 1
+
+
+def is_unsigned(element_type: Attribute) -> bool:
+    """Unsigned integers (`ui8`...`ui64`) compare, divide, extend and convert unsigned."""
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.UNSIGNED
+    )
 
 
 def format_dim(dim: int) -> str:
@@ -2417,7 +2448,7 @@ def verify_program_function(function: FuncOp) -> None:
             except VerifyException:
                 raise VerifyException(
                     f"{what} #{index} has type {t}; accy functions take and return ranked "
-                    "tensors of f32, f16, bf16, i1, i32 or i64"
+                    f"tensors of {ELEMENT_TYPE_NAMES}"
                 ) from None
     verify_parameter_attributes(function)
     for what, types in (("argument", signature.inputs), ("result", signature.outputs)):

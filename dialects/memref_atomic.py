@@ -57,7 +57,16 @@ class AtomicYieldOp(IRDLOperation):
         super().__init__(operands=[value])
 
 
-ATOMIC_RMW_KIND = {"addf": 0, "addi": 1, "andi": 2, "maxs": 6, "mins": 10, "ori": 14}
+ATOMIC_RMW_KIND = {
+    "addf": 0,
+    "addi": 1,
+    "andi": 2,
+    "maxs": 6,
+    "maxu": 7,
+    "mins": 10,
+    "minu": 11,
+    "ori": 14,
+}
 """`memref.atomic_rmw`'s `kind` (MLIR's `arith::AtomicRMWKind`, as the bundled MLIR
 numbers it in generic form) for the combiners that lower to one native atomic."""
 

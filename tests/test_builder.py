@@ -17,9 +17,23 @@ from xdsl.printer import Printer
 import accy
 from accy import dtypes
 
-DTYPES = ["f32", "f16", "bf16", "i1", "i32", "i64"]
-FLOATS = ["f32", "f16", "bf16"]
-NUMBERS = ["f32", "f16", "bf16", "i32", "i64"]
+DTYPES = [
+    "f64",
+    "f32",
+    "f16",
+    "bf16",
+    "i1",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "ui8",
+    "ui16",
+    "ui32",
+    "ui64",
+]
+FLOATS = ["f64", "f32", "f16", "bf16"]
+NUMBERS = [d for d in DTYPES if d != "i1"]
 
 
 def T(dtype: str, *dims: int | None) -> TensorType:
@@ -74,7 +88,9 @@ def test_dynamic_dims_minus_one_and_none():
 
 def test_bad_types():
     with pytest.raises(ValueError, match="unsupported element type"):
-        T("f64", 2)
+        T("f8E4M3FN", 2)
+    with pytest.raises(ValueError, match="unsupported element type"):
+        T("i4", 2)
     with pytest.raises(ValueError, match="negative dim"):
         T("f32", -2)
 
@@ -338,14 +354,35 @@ def test_builder_set_location_reaches_the_open_function():
 # ---------------------------------------------------------------------------------------
 
 SAMPLES = {
+    "f64": [[1.5, -2.0, 0.1], [1e300, 4.0, -0.5]],
     "f32": [[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]],
     "f16": [[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]],
     "bf16": [[1.5, -2.0, 0.25], [3.0, 4.0, -0.5]],
     "i1": [[True, False, True], [False, False, True]],
     "i32": [[1, -2, 3], [2**31 - 1, -(2**31), 0]],
     "i64": [[1, -2, 3], [2**63 - 1, -(2**63), 0]],
+    "i8": [[1, -2, 3], [127, -128, 0]],
+    "i16": [[1, -2, 3], [2**15 - 1, -(2**15), 0]],
+    "ui8": [[1, 2, 3], [255, 128, 0]],
+    "ui16": [[1, 2, 3], [2**16 - 1, 2**15, 0]],
+    "ui32": [[1, 2, 3], [2**32 - 1, 2**31, 0]],
+    "ui64": [[1, 2, 3], [2**64 - 1, 2**63, 0]],
 }
-SCALARS = {"f32": 2.5, "f16": -1.0, "bf16": 0.5, "i1": True, "i32": -7, "i64": 2**40}
+SCALARS = {
+    "f64": 0.1,
+    "f32": 2.5,
+    "f16": -1.0,
+    "bf16": 0.5,
+    "i1": True,
+    "i8": -7,
+    "i16": -300,
+    "i32": -7,
+    "i64": 2**40,
+    "ui8": 200,
+    "ui16": 60000,
+    "ui32": 2**32 - 2,
+    "ui64": 2**64 - 2,
+}
 
 
 def constant_values(module: ModuleOp) -> list[np.ndarray]:

@@ -76,7 +76,21 @@ PROGRAM_LIBRARY_NAME = "libaccy_program.so"
 SIGNATURE_SYMBOL = "accy_export_signature"
 """The program library's `const char[]`: `export_signature` of its manifest, as JSON."""
 TARGETS = ("cpu", "cuda")
-DTYPES = ("float32", "float16", "bfloat16", "bool", "int32", "int64")
+DTYPES = (
+    "float64",
+    "float32",
+    "float16",
+    "bfloat16",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+)
 """The numpy names of accy's element types (`accy.dtypes.NUMPY_DTYPES`)."""
 MANIFEST_MAX_BYTES = 64 << 20
 

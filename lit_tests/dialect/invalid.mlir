@@ -23,11 +23,11 @@ func.func @binary_result_type(%a: tensor<4xf32>) {
 }
 
 // -----
-// Element types are f32, f16, bf16, i1, i32 and i64.
+// Element types are f64, f32, f16, bf16, i1, i8, i16, i32, i64, ui8, ui16, ui32 and ui64.
 
-func.func @unsupported_element_type(%a: tensor<4xf64>) {
-  // expected-error @+1 {{'accy.multiply' op operand 'lhs' at position 0 does not verify: Unexpected attribute f64}}
-  %0 = "accy.multiply"(%a, %a) : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+func.func @unsupported_element_type(%a: tensor<4xf8E4M3FN>) {
+  // expected-error @+1 {{'accy.multiply' op operand 'lhs' at position 0 does not verify: Unexpected attribute f8E4M3FN}}
+  %0 = "accy.multiply"(%a, %a) : (tensor<4xf8E4M3FN>, tensor<4xf8E4M3FN>) -> tensor<4xf8E4M3FN>
   func.return
 }
 

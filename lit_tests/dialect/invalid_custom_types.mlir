@@ -3,17 +3,17 @@
 // they are located diagnostics like any verifier error.
 
 
-func.func @f64_add(%a: tensor<4xf64>) {
-  // expected-error @+1 {{'accy.add' op Unexpected attribute f64}}
-  %0 = accy.add %a, %a : tensor<4xf64>
+func.func @f8_add(%a: tensor<4xf8E5M2>) {
+  // expected-error @+1 {{'accy.add' op Unexpected attribute f8E5M2}}
+  %0 = accy.add %a, %a : tensor<4xf8E5M2>
   func.return
 }
 
 // -----
 
-func.func @f64_constant() {
-  // expected-error @+1 {{'accy.constant' op Unexpected attribute f64}}
-  %0 = accy.constant dense<1.0> : tensor<2xf64>
+func.func @i4_constant() {
+  // expected-error @+1 {{'accy.constant' op i4 is not an integer type accy computes with}}
+  %0 = accy.constant dense<1> : tensor<2xi4>
   func.return
 }
 

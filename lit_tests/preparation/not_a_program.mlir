@@ -4,8 +4,8 @@
 // accy element types. Such modules verify (a lowered module is one), but no analysis runs on
 // them.
 
-// expected-error @+1 {{'func.func' op argument #0 has type tensor<4xui32>; accy functions take and return ranked tensors of f32, f16, bf16, i1, i32 or i64}}
-func.func @unsigned_parameter(%a: tensor<4xui32>) {
+// expected-error @+1 {{'func.func' op argument #0 has type tensor<4xui4>; accy functions take and return ranked tensors of f64, f32, f16, bf16, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64}}
+func.func @sub_byte_parameter(%a: tensor<4xui4>) {
   func.return
 }
 

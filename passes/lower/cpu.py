@@ -117,6 +117,7 @@ from accy.passes.lower.scalar import (
     emit,
     is_float,
     is_low_precision,
+    is_unsigned,
     lower_scalar_body,
     narrow,
     widen,
@@ -289,6 +290,8 @@ class ReduceFold:
     """Float sums: every dim's fold is blocked loops (`blocked_steps`) from the identity,
     combined into the enclosing accumulator. Other kinds: one loop per dim, carrying the
     accumulator through the nest (as a split's chunks do; see *Reductions*)."""
+    unsigned: bool = False
+    """Integer max/min compare unsigned (the reduced elements are unsigned)."""
 
     def over(
         self,
@@ -307,9 +310,12 @@ class ReduceFold:
         if not self.blocked:
             return self._loops(b, acc, lower, upper, [], end, body)
         steps = blocked_steps(extent or end or DYNAMIC_EXTENT, leaf, REDUCE_FAN)
-        identity = self.lowering.identity(self.kind, self.acc_type)
+        identity = self.lowering.identity(self.kind, self.acc_type, self.unsigned)
         folded = self._loops(b, identity, lower, upper, steps, end, body)
-        return folded if acc is identity else combine(b, self.kind, acc, folded)
+        return folded if acc is identity else self.combine(b, acc, folded)
+
+    def combine(self, b: Builder, acc: SSAValue, x: SSAValue) -> SSAValue:
+        return combine(b, self.kind, acc, x, unsigned=self.unsigned)
 
     def _loops(
         self,
@@ -345,7 +351,7 @@ class ReduceFold:
         unless `whole` says the range holds whole blocks only, the last partial block."""
         lowering = self.lowering
         step = steps[0]
-        identity = lowering.identity(self.kind, self.acc_type)
+        identity = lowering.identity(self.kind, self.acc_type, self.unsigned)
         stop = upper
         if not whole:
             length = emit(b, arith.SubiOp(upper, lower))
@@ -358,7 +364,7 @@ class ReduceFold:
                 partial = self._loop(inner, identity, iv, block_end, 1, body)
             else:
                 partial = self._blocks(inner, identity, iv, block_end, steps[1:], True, body)
-            return combine(inner, self.kind, acc, partial)
+            return self.combine(inner, acc, partial)
 
         result = self._loop(b, init, lower, stop, step, block)
         if whole:
@@ -367,7 +373,7 @@ class ReduceFold:
             last = self._loop(b, identity, stop, upper, 1, body)
         else:
             last = self._blocks(b, identity, stop, upper, steps[1:], False, body)
-        return combine(b, self.kind, result, last)
+        return self.combine(b, result, last)
 
     def _loop(
         self,
@@ -705,12 +711,13 @@ class FunctionLowering(HostLowering):
         acc_type = compute_type(element_type)
         group = self._group(item)
         blocked = kind == ops.CombinerKind.ADD and is_float(acc_type)
-        fold = ReduceFold(self, kind, acc_type, blocked)
+        unsigned = is_unsigned(element_type)
+        fold = ReduceFold(self, kind, acc_type, blocked, unsigned)
 
         def element(builder: Builder, ivs: dict[int, SSAValue], acc: SSAValue) -> SSAValue:
             indices = [ivs[d] for d in range(len(sizes))]
             x = widen(builder, group.evaluate(builder, operand, indices))
-            return combine(builder, kind, acc, x, reassociate=True)
+            return combine(builder, kind, acc, x, reassociate=True, unsigned=unsigned)
 
         def body(position: int, ivs: dict[int, SSAValue]) -> FoldBody:
             """Folds reduced dim `position` at `iv` into `acc`: its element (innermost
@@ -740,7 +747,7 @@ class FunctionLowering(HostLowering):
             parallel=len(kept),
             per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
         )
-        identity = self.identity(kind, acc_type)
+        identity = self.identity(kind, acc_type, unsigned)
         ivs = dict(zip(kept, kept_ivs))
         if not reduced:
             total = element(inner, ivs, identity)
@@ -789,7 +796,7 @@ class FunctionLowering(HostLowering):
         partials = emit(b, memref.ViewOp(workspace, self.index(0), [], partials_type))
         partials.name_hint = "partials"
         inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
-        identity = self.identity(fold.kind, fold.acc_type)
+        identity = self.identity(fold.kind, fold.acc_type, fold.unsigned)
 
         inner, ivs = self.parallel_nest(
             b,
@@ -820,7 +827,7 @@ class FunctionLowering(HostLowering):
 
         def partial_of(builder: Builder, iv: SSAValue, acc: SSAValue) -> SSAValue:
             value = emit(builder, memref.LoadOp.get(partials, [iv, *kept_ivs]))
-            return combine(builder, fold.kind, acc, value)
+            return fold.combine(builder, acc, value)
 
         total = fold.over(
             inner,
@@ -834,11 +841,11 @@ class FunctionLowering(HostLowering):
         target = self.memref_of(root.result)
         self.store(inner, narrow(inner, total, element_type), target, kept_ivs)
 
-    def identity(self, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
+    def identity(self, kind: ops.CombinerKind, t: Attribute, unsigned: bool = False) -> SSAValue:
         """The neutral element of `kind` in `t`, built once at the function's start."""
-        key = (("identity", kind), t)
+        key = (("identity", kind, unsigned), t)
         if key not in self.constants:
-            self.constants[key] = combiner_identity(self.start, kind, t)
+            self.constants[key] = combiner_identity(self.start, kind, t, unsigned=unsigned)
         return self.constants[key]
 
     def dot_loops(self, b: Builder, item: WorkItem) -> None:
@@ -1035,14 +1042,15 @@ class FunctionLowering(HostLowering):
             per_iteration=_work([sizes[dim]]) or PARALLEL_MIN_WORK,
         )
         element_type = root.result.type.get_element_type()
-        identity = combiner_identity(inner, kind, compute_type(element_type))
+        unsigned = is_unsigned(element_type)
+        identity = combiner_identity(inner, kind, compute_type(element_type), unsigned=unsigned)
         target = self.memref_of(root.result)
         loop, body, iv, (carry,) = self.loop(inner, sizes[dim], [identity])
         ivs = dict(zip(others, outer_ivs))
         ivs[dim] = iv
         indices = [ivs[d] for d in range(len(sizes))]
         x = widen(body, self.load(body, root.operand, indices))
-        new = combine(body, kind, carry, x)
+        new = combine(body, kind, carry, x, unsigned=unsigned)
         self.store(body, narrow(body, new, element_type), target, indices)
         body.insert(scf.YieldOp(new))
         del loop

@@ -12,8 +12,8 @@ a block of 16 x 16 threads walks the contraction in steps of 16, each step loadi
 - `dot.tiled`: one block per 16 x 16 output tile walks the whole contraction.
 - `dot.splitk`: the host loops over 128 x 128 output tiles; per tile, phase 1 runs
   `sm_count` blocks, block `g` accumulating contraction slice `g` of the tile into its own
-  slot of the `partials` workspace (`sm_count * 128 * 128` 4-byte accumulators), and phase
-  2 adds the slots in block order (deterministic) into the result.
+  slot of the `partials` workspace (`sm_count * 128 * 128` accumulators of the compute
+  type), and phase 2 adds the slots in block order (deterministic) into the result.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ from accy.passes.shared_memory import DOT_TILE
 from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
+
+from accy.dtypes import byte_width
 
 TILE = DOT_TILE
 """Threads per block side and contraction step of the shared-memory tiles."""
@@ -203,8 +205,8 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     contraction = Contraction(op)
     blocks = context.sm_count
     tile_elements = SPLITK_TILE * SPLITK_TILE
-    stored = partial_type(item, contraction.element)
-    term = context.workspace_of(item, "partials", blocks * tile_elements * 4)
+    stored = partial_type(contraction.element)
+    term = context.workspace_of(item, "partials", blocks * tile_elements * byte_width(stored))
     tiles_m = ir.ceil_div(contraction.m, SPLITK_TILE)
     tiles_n = ir.ceil_div(contraction.n, SPLITK_TILE)
     tile_count = contraction.batch * tiles_m * tiles_n

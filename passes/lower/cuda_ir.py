@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from accy.passes.lower.scalar import constant, emit
+from accy.passes.lower.scalar import constant, emit, signless
 from xdsl.builder import Builder
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (
@@ -46,9 +46,10 @@ def builder_at_end(block: Block) -> Builder:
 
 
 def memref_type(element: Attribute, shape: Sequence[int], space: int = GLOBAL) -> MemRefType:
-    """`memref<shape x element>` in address space `space` (0: no memory space)."""
+    """`memref<shape x element>` in address space `space` (0: no memory space), of
+    `signless` elements."""
     memory_space = NoneAttr() if space == GLOBAL else IntegerAttr(space, i64)
-    return MemRefType(element, list(shape), NoneAttr(), memory_space)
+    return MemRefType(signless(element), list(shape), NoneAttr(), memory_space)
 
 
 def bytes_type(size: int) -> MemRefType:

@@ -40,7 +40,13 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import constant, element_type, lower_scalar_body
+from accy.passes.lower.scalar import (
+    constant,
+    element_type,
+    is_unsigned,
+    lower_scalar_body,
+    signless_dense,
+)
 from accy.passes.schedule import WorkKind
 from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
@@ -180,7 +186,7 @@ class KernelContext:
             global_op = ir.global_buffer(
                 f"accy_device_constant_{len(self.constant_globals)}",
                 ir.memref_type(t.get_element_type(), t.get_shape(), ir.CONSTANT),  # type: ignore[attr-defined]
-                owner.value,
+                signless_dense(owner.value),
             )
             self.add_global(global_op)
             self.constant_globals[buffer] = global_op
@@ -494,7 +500,8 @@ def update_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
 
 def native_atomic(op: ops.ScatterOp) -> str | None:
     """The `memref.atomic_rmw` kind of a scatter whose update computation is one add (f32,
-    i32, i64), max, min, and or or (i32, i64) of the current and the update element:
+    32- and 64-bit integers), max, min (signed or unsigned), and or or (32- and 64-bit
+    integers) of the current and the update element:
     a single native atomic instruction instead of a compare-and-swap loop."""
     block = op.update_computation.block
     body = list(block.ops)
@@ -509,7 +516,9 @@ def native_atomic(op: ops.ScatterOp) -> str | None:
         if isinstance(element, Float32Type):
             return "addf"
         return "addi" if integer else None
-    kinds = {ops.MaximumOp: "maxs", ops.MinimumOp: "mins", ops.OrOp: "ori", ops.AndOp: "andi"}
+    sign = "u" if is_unsigned(element) else "s"
+    kinds = {ops.MaximumOp: "max" + sign, ops.MinimumOp: "min" + sign}
+    kinds |= {ops.OrOp: "ori", ops.AndOp: "andi"}
     return kinds.get(type(combiner)) if integer else None
 
 

@@ -22,8 +22,8 @@ In both reduction families a float sum's threads add their strided elements in b
 partials in short strided chains, so its rounding error grows with the logarithm of the
 row's width, not with the width.
 
-Workspaces hold 4-byte accumulators (`f32` for floats, `i32` for integers and `i1`), as
-the families size them; an `i64` reduction or scan in a multi-phase family is refused.
+Workspaces hold accumulators of the families' `accumulator` bytes: the compute type where
+it is 4 or 8 bytes (`f32`, `f64`, `i32`, `i64`), `i32` for narrower integers and `i1`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_kernels import (
-    CudaLoweringError,
     Kernel,
     KernelContext,
     KernelProgram,
@@ -50,16 +49,19 @@ from accy.passes.lower.scalar import (
     compute_type,
     element_type,
     emit,
-    is_bool,
+    int_width,
     is_float,
+    is_unsigned,
     narrow,
     widen,
 )
 from accy.passes.shared_memory import REDUCE_BLOCK, SCAN_TILE, scan_block_size
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float32Type, IntegerType, i32
+from xdsl.dialects.builtin import i32
 from xdsl.ir import Attribute, SSAValue
+
+from accy.dtypes import byte_width
 
 SPLIT_BLOCKS_PER_SM = 8
 """Phase-1 blocks per SM of `reduce.split` (its workspace expression's `sm_count * 8`)."""
@@ -84,9 +86,11 @@ def tree_fold(
     threads: int,
     kind: ops.CombinerKind,
     value: SSAValue,
+    unsigned: bool = False,
 ) -> SSAValue:
     """Fold one value per thread of the block into one, through a shared-memory tree
-    (`threads` a power of two); every thread gets the result."""
+    (`threads` a power of two); every thread gets the result. `unsigned`: integer
+    max/min compare as unsigned."""
     ir.store(b, value, shared, [thread])
     ir.barrier(b)
     stride = threads // 2
@@ -95,7 +99,7 @@ def tree_fold(
         def step(inner: Builder, stride: int = stride) -> None:
             mine = ir.load(inner, shared, [thread])
             other = ir.load(inner, shared, [ir.add(inner, thread, stride)])
-            ir.store(inner, combine(inner, kind, mine, other), shared, [thread])
+            ir.store(inner, combine(inner, kind, mine, other, unsigned=unsigned), shared, [thread])
 
         ir.if_then(b, ir.less(b, thread, stride), step)
         ir.barrier(b)
@@ -112,12 +116,13 @@ def block_scan(
     threads: int,
     kind: ops.CombinerKind,
     value: SSAValue,
+    unsigned: bool = False,
 ) -> tuple[SSAValue, SSAValue]:
     """Inclusive scan of one value per thread (Hillis-Steele in shared memory): the
     thread's prefix and the block's total. Ends with a barrier."""
     ir.store(b, value, shared, [thread])
     ir.barrier(b)
-    identity = combiner_identity(b, kind, value.type)
+    identity = combiner_identity(b, kind, value.type, unsigned=unsigned)
     offset = 1
     while offset < threads:
         mine = ir.load(b, shared, [thread])
@@ -128,7 +133,7 @@ def block_scan(
             lambda inner, offset=offset: ir.load(inner, shared, [ir.sub(inner, thread, offset)]),
         )
         ir.barrier(b)
-        ir.store(b, combine(b, kind, earlier, mine), shared, [thread])
+        ir.store(b, combine(b, kind, earlier, mine, unsigned=unsigned), shared, [thread])
         ir.barrier(b)
         offset *= 2
     prefix = ir.load(b, shared, [thread])
@@ -137,36 +142,35 @@ def block_scan(
     return prefix, total
 
 
-def partial_type(item: PlannedKernel, element: Attribute) -> Attribute:
-    """The 4-byte accumulator a workspace holds for `element` (f32, or i32)."""
-    if is_float(element):
-        return Float32Type()
-    if isinstance(element, IntegerType) and element.width.data in (1, 32):
-        return i32
-    raise CudaLoweringError(
-        f"work item {item.id}: the {element} accumulators of "
-        f"{item.kind.value} family do not fit the workspace's 4-byte slots",
-        item.root.location,
-    )
+def partial_type(element: Attribute) -> Attribute:
+    """The accumulator a workspace slot holds for `element` (the families' `accumulator`
+    bytes): its compute type where that is 4 or 8 bytes (f32, f64, i32, i64), i32 for
+    narrower integers and i1."""
+    compute = compute_type(element)
+    if is_float(compute) or int_width(compute) >= 32:
+        return compute
+    return i32
 
 
 def to_partial(b: Builder, value: SSAValue) -> SSAValue:
-    """A compute-type value as its 4-byte workspace accumulator."""
-    if is_bool(value.type):
+    """A compute-type value as its workspace accumulator (narrow integers zero-extended:
+    `from_partial` truncates them back, so the extension does not matter)."""
+    if not is_float(value.type) and int_width(value.type) < 32:
         return emit(b, arith.ExtUIOp(value, i32))
     return value
 
 
 def from_partial(b: Builder, value: SSAValue, compute: Attribute) -> SSAValue:
     """A workspace accumulator back in the compute type."""
-    if is_bool(compute):
+    if not is_float(compute) and int_width(compute) < 32:
         return emit(b, arith.TruncIOp(value, compute))
     return value
 
 
 def workspace_view(b: Builder, kernel: Kernel, term, element: Attribute) -> SSAValue:
-    """The whole workspace buffer as a 1-D memref of 4-byte `element`s."""
-    return ir.view(b, kernel.workspace(term), 0, ir.memref_type(element, [term.bytes // 4]))
+    """The whole workspace buffer as a 1-D memref of `element`s."""
+    count = term.bytes // byte_width(element)
+    return ir.view(b, kernel.workspace(term), 0, ir.memref_type(element, [count]))
 
 
 class ReductionShape:
@@ -184,6 +188,7 @@ class ReductionShape:
         self.kind = op.kind.data
         self.element = element_type(op.result)
         self.compute = compute_type(self.element)
+        self.unsigned = is_unsigned(self.element)
 
     def operand_indices(self, b: Builder, row: list[SSAValue], position: SSAValue):
         inner = static_indices(b, position, self.reduced_shape)
@@ -211,17 +216,17 @@ def fold_row_range(
     def element(inner: Builder, position: SSAValue, carried) -> list[SSAValue]:
         indices = shape.operand_indices(inner, row, position)
         value = widen(inner, kernel.evaluate(inner, group, shape.op.operand, indices))
-        return [combine(inner, shape.kind, carried[0], value)]
+        return [combine(inner, shape.kind, carried[0], value, unsigned=shape.unsigned)]
 
     def fold(inner: Builder, lower: SSAValue, upper: SSAValue | int, steps: list[int]):
-        identity = combiner_identity(inner, shape.kind, shape.compute)
+        identity = combiner_identity(inner, shape.kind, shape.compute, unsigned=shape.unsigned)
         if not steps:
             return ir.for_range(inner, lower, upper, REDUCE_BLOCK, element, [identity])[0]
 
         def block(body: Builder, start: SSAValue, carried) -> list[SSAValue]:
             stop = ir.minimum(body, ir.add(body, start, steps[0]), upper)
             partial = fold(body, start, stop, steps[1:])
-            return [combine(body, shape.kind, carried[0], partial)]
+            return [combine(body, shape.kind, carried[0], partial, unsigned=shape.unsigned)]
 
         return ir.for_range(inner, lower, upper, steps[0], block, [identity])[0]
 
@@ -249,7 +254,7 @@ def row_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     row = static_indices(b, row_id, shape.kept_shape)
     extent = ir.ceil_div(shape.width, REDUCE_BLOCK)
     mine = fold_row_range(b, kernel, item, shape, row, thread, shape.width, extent)
-    total = tree_fold(b, shared, thread, REDUCE_BLOCK, shape.kind, mine)
+    total = tree_fold(b, shared, thread, REDUCE_BLOCK, shape.kind, mine, shape.unsigned)
     ir.if_then(
         b,
         ir.equal(b, thread, 0),
@@ -267,8 +272,8 @@ def split_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelPr
     assert isinstance(op, ops.ReduceOp)
     shape = ReductionShape(op)
     blocks = context.sm_count * SPLIT_BLOCKS_PER_SM
-    stored = partial_type(item, shape.element)
-    term = context.workspace_of(item, "partials", shape.rows * blocks * 4)
+    stored = partial_type(shape.element)
+    term = context.workspace_of(item, "partials", shape.rows * blocks * byte_width(stored))
     slice_width = ir.ceil_div(shape.width, blocks)
     extent = ir.ceil_div(slice_width, REDUCE_BLOCK)
 
@@ -285,7 +290,7 @@ def split_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelPr
         row = static_indices(inner, row_id, shape.kept_shape)
         start = ir.add(inner, begin, thread)
         mine = fold_row_range(inner, first, item, shape, row, start, end, extent)
-        total = tree_fold(inner, shared, thread, REDUCE_BLOCK, shape.kind, mine)
+        total = tree_fold(inner, shared, thread, REDUCE_BLOCK, shape.kind, mine, shape.unsigned)
         slot = ir.add(inner, ir.mul(inner, row_id, blocks), block)
         ir.if_then(
             inner,
@@ -307,11 +312,12 @@ def split_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelPr
 
     def fold_partials(inner: Builder, j: SSAValue, carried) -> list[SSAValue]:
         value = ir.load(inner, partials, [ir.add(inner, row_base, j)])
-        return [combine(inner, shape.kind, carried[0], from_partial(inner, value, shape.compute))]
+        partial = from_partial(inner, value, shape.compute)
+        return [combine(inner, shape.kind, carried[0], partial, unsigned=shape.unsigned)]
 
-    identity = combiner_identity(b, shape.kind, shape.compute)
+    identity = combiner_identity(b, shape.kind, shape.compute, unsigned=shape.unsigned)
     mine = ir.for_range(b, thread, blocks, REDUCE_BLOCK, fold_partials, [identity])[0]
-    total = tree_fold(b, shared, thread, REDUCE_BLOCK, shape.kind, mine)
+    total = tree_fold(b, shared, thread, REDUCE_BLOCK, shape.kind, mine, shape.unsigned)
     row = static_indices(b, row_id, shape.kept_shape)
     ir.if_then(
         b,
@@ -342,6 +348,7 @@ class ScanShape:
         self.kind = op.kind.data
         self.element = element_type(op.result)
         self.compute = compute_type(self.element)
+        self.unsigned = is_unsigned(self.element)
 
     def indices(self, row: list[SSAValue], position: SSAValue) -> list[SSAValue]:
         return gather_indices(row, [position], [self.dim], self.rank)
@@ -361,6 +368,7 @@ def scan_row_in_chunks(
     width: int,
     read: Read,
     write: Write,
+    unsigned: bool = False,
 ) -> None:
     """Scan positions `0 .. width` of one row with one block: chunk by chunk of
     `threads` positions, each chunk's prefix offset by the carry of the chunks before.
@@ -369,14 +377,14 @@ def scan_row_in_chunks(
     def chunk(inner: Builder, start: SSAValue, carried) -> list[SSAValue]:
         position = ir.add(inner, start, thread)
         inside = ir.less(inner, position, width)
-        identity = combiner_identity(inner, kind, compute)
+        identity = combiner_identity(inner, kind, compute, unsigned=unsigned)
         value = ir.select_if(inner, inside, lambda i: read(i, position), lambda i: identity)
-        prefix, total = block_scan(inner, shared, thread, threads, kind, value)
-        result = combine(inner, kind, carried[0], prefix)
+        prefix, total = block_scan(inner, shared, thread, threads, kind, value, unsigned)
+        result = combine(inner, kind, carried[0], prefix, unsigned=unsigned)
         ir.if_then(inner, inside, lambda i: write(i, position, result))
-        return [combine(inner, kind, carried[0], total)]
+        return [combine(inner, kind, carried[0], total, unsigned=unsigned)]
 
-    identity = combiner_identity(b, kind, compute)
+    identity = combiner_identity(b, kind, compute, unsigned=unsigned)
     ir.for_range(b, 0, width, threads, chunk, [identity])
 
 
@@ -400,7 +408,16 @@ def block_scan_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
         kernel.store(inner, narrow(inner, value, shape.element), op.result, shape.indices(row, j))
 
     scan_row_in_chunks(
-        b, shared, thread, threads, shape.kind, shape.compute, shape.width, read, write
+        b,
+        shared,
+        thread,
+        threads,
+        shape.kind,
+        shape.compute,
+        shape.width,
+        read,
+        write,
+        shape.unsigned,
     )
     if shape.rows == 0:
         return KernelProgram(())
@@ -415,8 +432,8 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
     assert isinstance(op, ops.ScanOp)
     shape = ScanShape(op)
     tiles = ir.ceil_div(shape.width, SCAN_TILE)
-    stored = partial_type(item, shape.element)
-    term = context.workspace_of(item, "carries", tiles * shape.rows * 4)
+    stored = partial_type(shape.element)
+    term = context.workspace_of(item, "carries", tiles * shape.rows * byte_width(stored))
     if shape.rows == 0 or tiles == 0:
         return KernelProgram(())
 
@@ -438,14 +455,14 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
     thread = ir.thread_id(b)
     row, tile, position, carry_slot = tile_position(b)
     inside = ir.less(b, position, shape.width)
-    identity = combiner_identity(b, shape.kind, shape.compute)
+    identity = combiner_identity(b, shape.kind, shape.compute, unsigned=shape.unsigned)
     value = ir.select_if(
         b,
         inside,
         lambda i: widen(i, first.load(i, op.operand, shape.indices(row, position))),
         lambda i: identity,
     )
-    prefix, total = block_scan(b, shared, thread, SCAN_TILE, shape.kind, value)
+    prefix, total = block_scan(b, shared, thread, SCAN_TILE, shape.kind, value, shape.unsigned)
     ir.if_then(
         b,
         inside,
@@ -477,6 +494,7 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
         tiles,
         lambda i, j: from_partial(i, ir.load(i, carries, [ir.add(i, row_base, j)]), shape.compute),
         lambda i, j, v: ir.store(i, to_partial(i, v), carries, [ir.add(i, row_base, j)]),
+        shape.unsigned,
     )
     phase2 = second.launch([shape.rows], [threads])
 
@@ -495,7 +513,7 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
             inner, ir.load(inner, carries, [ir.sub(inner, carry_slot, 1)]), shape.compute
         )
         mine = widen(inner, third.load(inner, op.result, indices))
-        result = combine(inner, shape.kind, carry, mine)
+        result = combine(inner, shape.kind, carry, mine, unsigned=shape.unsigned)
         third.store(inner, narrow(inner, result, shape.element), op.result, indices)
 
     ir.if_then(b, needs_carry, add_carry)

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from accy.dialects import plan
 from accy.dialects.plan import MemorySpace, space_of
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import constant, emit
+from accy.passes.lower.scalar import constant, emit, signless, signless_dense
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -67,9 +67,9 @@ CONSTANT_ALIGNMENT = 64
 
 
 def lowered_type(t: Attribute) -> MemRefType:
-    """A planned buffer type without its memory space."""
+    """A planned buffer type without its memory space, of `signless` elements."""
     assert isinstance(t, MemRefType), t
-    return MemRefType(t.get_element_type(), list(t.get_shape()), NoneAttr(), NoneAttr())
+    return MemRefType(signless(t.get_element_type()), list(t.get_shape()), NoneAttr(), NoneAttr())
 
 
 class HostGlobals:
@@ -92,7 +92,7 @@ class HostGlobals:
         global_op = memref.GlobalOp.get(
             StringAttr(name),
             lowered_type(op.buffer.type),
-            op.value,
+            signless_dense(op.value),
             StringAttr("private"),
             UnitAttr(),
             alignment=CONSTANT_ALIGNMENT,

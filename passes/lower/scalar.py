@@ -7,7 +7,11 @@ lowering calls it inside a loop nest, the CUDA lowering inside a kernel.
 
 Element types and compute types:
 
-- `f32`, `i32`, `i64`, `i1` compute in their own type.
+- `f64`, `f32`, the integers and `i1` compute in their own type; in `arith` every integer
+  is signless, so the unsigned ones (`ui8`...`ui64`) are stored and computed as the
+  signless integer of their width (`signless`) and the lowerings that depend on a sign
+  (divide, remainder, compare, maximum/minimum, power, convert, the combiners) read it
+  from the accy op's types (`is_unsigned`).
 - `f16` and `bf16` compute in `f32`: operands are extended (`arith.extf`), the op runs in
   f32 and the result is rounded back (`arith.truncf`) after each op, exactly what the
   reference interpreter does. (On the CPU the pipeline must expand bf16 truncation,
@@ -31,6 +35,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -38,6 +43,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -81,9 +87,32 @@ def int_width(t: Attribute) -> int:
     return t.width.data
 
 
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
+def signless(t: Attribute) -> Attribute:
+    """The `arith` type of values of element type `t` (unsigned integers are signless)."""
+    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
+        return IntegerType(t.width.data)
+    return t
+
+
+def signless_dense(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
+    """A dense constant of unsigned integers as the same bytes of signless ones."""
+    t = attr.type
+    element = t.get_element_type()
+    if signless(element) == element:
+        return attr
+    shape = list(t.get_shape())
+    lowered = TensorType(signless(element), shape) if isinstance(t, TensorType) else None
+    assert lowered is not None, t
+    return DenseIntOrFPElementsAttr(lowered, attr.data)
+
+
 def compute_type(t: Attribute) -> Attribute:
-    """The type arithmetic on element type `t` is done in (f32 for f16/bf16)."""
-    return f32 if is_low_precision(t) else t
+    """The type arithmetic on element type `t` is done in (f32 for f16/bf16; `signless`)."""
+    return f32 if is_low_precision(t) else signless(t)
 
 
 def constant(b: Builder, value: float | bool, t: Attribute) -> SSAValue:
@@ -92,6 +121,7 @@ def constant(b: Builder, value: float | bool, t: Attribute) -> SSAValue:
         return emit(b, arith.ConstantOp(FloatAttr(float(value), t)))  # type: ignore[arg-type]
     if isinstance(t, IndexType):
         return emit(b, arith.ConstantOp(IntegerAttr(int(value), t)))
+    t = signless(t)
     width = int_width(t)
     value = int(value)
     if width == 1:
@@ -110,7 +140,7 @@ def widen(b: Builder, value: SSAValue) -> SSAValue:
 
 def narrow(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
     """`value` (in the compute type of `t`) rounded back to `t`."""
-    if value.type != t:
+    if value.type != signless(t):
         return emit(b, arith.TruncFOp(value, t))  # type: ignore[arg-type]
     return value
 
@@ -159,17 +189,20 @@ def lower_multiply(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> S
 
 
 def lower_divide(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.divf` for floats (IEEE). Integers: `arith.divsi` (truncating) on a safe
-    divisor, with XLA's convention `x / 0 = -1` and `MIN / -1 = MIN` (divsi would be
-    undefined for both)."""
+    """`arith.divf` for floats (IEEE). Integers: `arith.divsi` / `divui` (truncating) on
+    a safe divisor, with XLA's convention `x / 0 = -1` (all bits set) and `MIN / -1 = MIN`
+    (divsi would be undefined for both)."""
     t = element_type(op.results[0])
     if is_float(t):
         return _float_binary(b, op, operands, arith.DivfOp)
     lhs, rhs = operands
     width = int_width(t)
     zero, one, minus_one = (constant(b, v, t) for v in (0, 1, -1))
-    minimum = constant(b, -(2 ** (width - 1)), t)
     is_zero = emit(b, arith.CmpiOp(rhs, zero, "eq"))
+    if is_unsigned(t):
+        quotient = emit(b, arith.DivUIOp(lhs, emit(b, arith.SelectOp(is_zero, one, rhs))))
+        return emit(b, arith.SelectOp(is_zero, minus_one, quotient))
+    minimum = constant(b, -(2 ** (width - 1)), t)
     overflow = emit(
         b,
         arith.AndIOp(
@@ -184,28 +217,33 @@ def lower_divide(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
 
 
 def lower_maximum(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.maximumf` (propagates NaN, like numpy) / `arith.maxsi`."""
-    if is_float(element_type(op.results[0])):
+    """`arith.maximumf` (propagates NaN, like numpy) / `arith.maxsi` / `arith.maxui`."""
+    t = element_type(op.results[0])
+    if is_float(t):
         return _float_binary(b, op, operands, arith.MaximumfOp)
-    return emit(b, arith.MaxSIOp(*operands))
+    return emit(b, (arith.MaxUIOp if is_unsigned(t) else arith.MaxSIOp)(*operands))
 
 
 def lower_minimum(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.minimumf` (propagates NaN) / `arith.minsi`."""
-    if is_float(element_type(op.results[0])):
+    """`arith.minimumf` (propagates NaN) / `arith.minsi` / `arith.minui`."""
+    t = element_type(op.results[0])
+    if is_float(t):
         return _float_binary(b, op, operands, arith.MinimumfOp)
-    return emit(b, arith.MinSIOp(*operands))
+    return emit(b, (arith.MinUIOp if is_unsigned(t) else arith.MinSIOp)(*operands))
 
 
-def integer_power(b: Builder, base: SSAValue, exponent: SSAValue) -> SSAValue:
+def integer_power(
+    b: Builder, base: SSAValue, exponent: SSAValue, *, unsigned: bool = False
+) -> SSAValue:
     """Wrapping `base ** exponent` by squaring: an `scf.for` over the exponent's bits with
-    (result, square) carried. A negative exponent gives 0, except base 1 (-> 1) and base
-    -1 (-> 1 or -1 by parity), as the reference does."""
+    (result, square) carried. A negative (signed) exponent gives 0, except base 1 (-> 1)
+    and base -1 (-> 1 or -1 by parity), as the reference does."""
     t = base.type
     width = int_width(t)
     index = IndexType()
     zero, one = constant(b, 0, t), constant(b, 1, t)
-    lower, upper, step = (constant(b, v, index) for v in (0, width - 1, 1))
+    bits = width if unsigned else width - 1
+    lower, upper, step = (constant(b, v, index) for v in (0, bits, 1))
     body = Block(arg_types=[index, t, t, t])
     _, result, square, remaining = body.args
     inner = Builder(InsertPoint.at_end(body))
@@ -216,6 +254,10 @@ def integer_power(b: Builder, base: SSAValue, exponent: SSAValue) -> SSAValue:
     next_square = emit(inner, arith.MuliOp(square, square))
     next_remaining = emit(inner, arith.ShRUIOp(remaining, one))
     inner.insert(scf.YieldOp(next_result, next_square, next_remaining))
+    if unsigned:
+        loop = scf.ForOp(lower, upper, step, [one, base, exponent], body)
+        b.insert(loop)
+        return loop.results[0]
     negative = emit(b, arith.CmpiOp(exponent, zero, "slt"))
     start = emit(b, arith.SelectOp(negative, zero, exponent))
     loop = scf.ForOp(lower, upper, step, [one, base, start], body)
@@ -235,9 +277,10 @@ def integer_power(b: Builder, base: SSAValue, exponent: SSAValue) -> SSAValue:
 
 def lower_power(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.powf` for floats; integers by squaring (`integer_power`)."""
-    if is_float(element_type(op.results[0])):
+    t = element_type(op.results[0])
+    if is_float(t):
         return _float_binary(b, op, operands, math.PowFOp)
-    return integer_power(b, *operands)
+    return integer_power(b, *operands, unsigned=is_unsigned(t))
 
 
 def lower_negate(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
@@ -270,10 +313,14 @@ def lower_not(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAVal
 
 
 def lower_abs(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.absf` / `math.absi` (|MIN| = MIN, as numpy)."""
+    """`math.absf`; integers `x < 0 ? 0 - x : x` (|MIN| = MIN, as numpy), which LLVM
+    matches to its `abs` on every width (NVVM lowers `math.absi` on i32 and i64 only)."""
     if is_float(element_type(op.results[0])):
         return _float_unary(b, op, operands, lambda b, x: emit(b, math.AbsFOp(x)))
-    return emit(b, math.AbsIOp(operands[0]))
+    (x,) = operands
+    zero = constant(b, 0, x.type)
+    negative = emit(b, arith.CmpiOp(x, zero, "slt"))
+    return emit(b, arith.SelectOp(negative, emit(b, arith.SubiOp(zero, x)), x))
 
 
 EXP_POLYNOMIAL = (
@@ -406,10 +453,10 @@ def tanh_f32(b: Builder, x: SSAValue) -> SSAValue:
     overflow to handle. Both forms are computed and selected: no branches, one divide,
     so LLVM vectorizes it; NaN gives NaN (a select: `fptosi` of NaN is poison). Eigen's
     rational `x * P(x**2) / Q(x**2)` (what XLA uses) was measured 4 ulps off in f32 on
-    [0.0004, 0.001], [2, 2.2] and [7.9, 9]. Other float types (f64) use `tanh_exp`."""
+    [0.0004, 0.001], [2, 2.2] and [7.9, 9]. f64 is `math.tanh` (libm, libdevice)."""
     t = x.type
     if not isinstance(t, Float32Type):
-        return tanh_exp(b, x)
+        return emit(b, math.TanhOp(x))
     magnitude = emit(b, math.AbsFOp(x))
     a = emit(b, arith.MinnumfOp(magnitude, constant(b, TANH_SATURATE, t)))
     y, n = _exp_reduced(b, _add(b, a, a))
@@ -430,21 +477,6 @@ def tanh_small(b: Builder, a: SSAValue) -> SSAValue:
     return emit(b, arith.AddfOp(emit(b, arith.MulfOp(emit(b, arith.MulfOp(poly, square)), a)), a))
 
 
-def tanh_exp(b: Builder, x: SSAValue) -> SSAValue:
-    """tanh in the type of `x` in Cephes' form: `tanh_small` for |x| < 0.625 and
-    `1 - 2 / (exp(2|x|) + 1)` otherwise (no cancellation there; exp overflow gives exactly
-    1), signed as x; NaN stays NaN."""
-    t = x.type
-    magnitude = emit(b, math.AbsFOp(x))
-    two, one = constant(b, 2.0, t), constant(b, 1.0, t)
-    exp_2x = exp(b, emit(b, arith.MulfOp(magnitude, two)))
-    large = emit(
-        b, arith.SubfOp(one, emit(b, arith.DivfOp(two, emit(b, arith.AddfOp(exp_2x, one)))))
-    )
-    small = arith.CmpfOp(magnitude, constant(b, TANH_SMALL_RANGE, t), "olt")
-    return emit(b, math.CopySignOp(_where(b, small, tanh_small(b, magnitude), large), x))
-
-
 def lower_tanh(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`tanh_f32` (f16/bf16 through f32); see there why not `math.tanh`."""
     return _float_unary(b, op, operands, tanh_f32)
@@ -461,14 +493,17 @@ def lower_rsqrt(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAV
 
 
 def lower_remainder(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.remf` (fmod) / `arith.remsi` on a divisor made safe: by 0 the result is the
-    dividend, MIN % -1 (an overflow for `remsi`) is 0."""
+    """`arith.remf` (fmod) / `arith.remsi` / `arith.remui` on a divisor made safe: by 0
+    the result is the dividend, MIN % -1 (an overflow for `remsi`) is 0."""
     t = element_type(op.results[0])
     if is_float(t):
         return _float_binary(b, op, operands, RemFOp)
     lhs, rhs = operands
     width = int_width(t)
     zero = emit(b, arith.CmpiOp(rhs, constant(b, 0, t), "eq"))
+    if is_unsigned(t):
+        divisor = emit(b, arith.SelectOp(zero, constant(b, 1, t), rhs))
+        return emit(b, arith.SelectOp(zero, lhs, emit(b, arith.RemUIOp(lhs, divisor))))
     minimum = emit(b, arith.CmpiOp(lhs, constant(b, -(1 << (width - 1)), t), "eq"))
     minus_one = emit(b, arith.CmpiOp(rhs, constant(b, -1, t), "eq"))
     unsafe = emit(b, arith.OrIOp(zero, emit(b, arith.AndIOp(minimum, minus_one))))
@@ -510,7 +545,8 @@ def lower_shift_right_arithmetic(
 
 
 def lower_sign(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """Selects of 1, -1 and the operand itself (a float zero or NaN stays)."""
+    """Selects of 1, -1 and the operand itself (a float zero or NaN stays). Integers by
+    their bits' sign, unsigned ones too (the reference interpreter's `isNegative`)."""
     t = element_type(op.results[0])
 
     def sign(b: Builder, x: SSAValue) -> SSAValue:
@@ -638,6 +674,8 @@ def lower_exponential_minus_one(
 
 def lower_tan(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`math.tan` in f64, rounded once (libdevice's f32 `tanf` may be 4 ulp off)."""
+    if isinstance(operands[0].type, Float64Type):
+        return emit(b, math.TanOp(operands[0]))
     wide = emit(b, arith.ExtFOp(widen(b, operands[0]), Float64Type()))
     result = emit(b, arith.TruncFOp(emit(b, math.TanOp(wide)), Float32Type()))
     return narrow(b, result, element_type(op.results[0]))
@@ -683,24 +721,25 @@ INT_PREDICATES = {
     ops.ComparisonDirection.GT: "sgt",
     ops.ComparisonDirection.GE: "sge",
 }
-"""Signed integer predicates (i1 uses the unsigned ones: false < true, as numpy bools)."""
+"""Signed integer predicates (i1 and unsigned integers use the unsigned ones: false <
+true, as numpy bools)."""
 
 
 def lower_compare(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`arith.cmpf` (ordered; NE unordered, see `FLOAT_PREDICATES`; f16/bf16 compared in
-    f32, which is exact) / `arith.cmpi` (signed; unsigned for i1; for floats in total
-    order, of their `total_order_key`s)."""
+    f32, which is exact) / `arith.cmpi` (signed; unsigned for i1 and unsigned integers;
+    for floats in total order, of their `total_order_key`s)."""
     assert isinstance(op, ops.CompareOp)
     direction = op.direction.data
     lhs, rhs = operands
-    t = lhs.type
+    t = element_type(op.lhs)
     if is_float(t) and op.total_order is not None:
         lhs, rhs = total_order_key(b, lhs), total_order_key(b, rhs)
     elif is_float(t):
         lhs, rhs = widen(b, lhs), widen(b, rhs)
         return emit(b, arith.CmpfOp(lhs, rhs, FLOAT_PREDICATES[direction]))
     predicate = INT_PREDICATES[direction]
-    if is_bool(t) and predicate.startswith("s"):
+    if (is_bool(t) or is_unsigned(t)) and predicate.startswith("s"):
         predicate = "u" + predicate[1:]
     return emit(b, arith.CmpiOp(lhs, rhs, predicate))
 
@@ -721,67 +760,88 @@ def lower_select(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     return emit(b, arith.SelectOp(*operands))
 
 
-def convert_element(b: Builder, value: SSAValue, target: Attribute) -> SSAValue:
-    """Convert one element to `target` with the reference's semantics:
+def convert_element(
+    b: Builder, value: SSAValue, target: Attribute, source: Attribute | None = None
+) -> SSAValue:
+    """Convert one element of element type `source` (by default its value's type; an
+    unsigned type must be given, values are signless) to `target` with the reference's
+    semantics:
 
     - to i1: `x != 0` (`cmpf une`, so NaN -> true, / `cmpi ne`);
     - from i1: 0/1 (`arith.uitofp` through f32 / `arith.extui`);
     - float -> int: truncation toward zero, saturating at the integer range, NaN -> 0,
-      decided in f64 like the reference (`fptosi` alone would be poison out of range);
-    - int -> float: `sitofp` to f64 (exact for i32) then `truncf`; for an f16/bf16 target
-      the f64 is first rounded to f32 (the reference rounds f64 -> f16 once: the two
-      differ only in rare ties of integers above 2**24);
+      decided in f64 like the reference (`fptosi`/`fptoui` alone would be poison out of
+      range);
+    - int -> float: `sitofp`/`uitofp`, rounded once, to an f32 or f64 target; for an
+      f16/bf16 target through f64 and f32 (the reference rounds once: the two differ
+      only in rare ties of integers above 2**24);
     - float -> float: `extf`/`truncf` (f16 <-> bf16 through f32, which is exact);
-    - int -> int: `trunci` (wraps) / `extsi`.
+    - int -> int: `trunci` (wraps) / `extsi` from a signed, `extui` from an unsigned
+      source (APSInt's `extOrTrunc`).
     """
-    source = value.type
+    source = value.type if source is None else source
     if source == target:
         return value
+    if signless(source) == signless(target):
+        return value  # the same bits, another sign
     if is_bool(target):
         if is_float(source):
             return emit(b, arith.CmpfOp(value, constant(b, 0.0, source), "une"))
         return emit(b, arith.CmpiOp(value, constant(b, 0, source), "ne"))
     if is_bool(source):
+        if isinstance(target, Float64Type):
+            return emit(b, arith.UIToFPOp(value, target))
         if is_float(target):
             return narrow(b, emit(b, arith.UIToFPOp(value, f32)), target)
-        return emit(b, arith.ExtUIOp(value, target))
+        return emit(b, arith.ExtUIOp(value, signless(target)))
     if is_float(source) and is_float(target):
         if is_low_precision(source) and is_low_precision(target):
             return emit(b, arith.TruncFOp(emit(b, arith.ExtFOp(value, f32)), target))
-        if isinstance(target, Float32Type) or (
-            isinstance(target, Float64Type) and not isinstance(source, Float64Type)
-        ):
+        if target.bitwidth > source.bitwidth:  # type: ignore[attr-defined]
             return emit(b, arith.ExtFOp(value, target))
         return emit(b, arith.TruncFOp(value, target))
     if is_float(source):
         width = int_width(target)
+        lowered = signless(target)
+        if is_unsigned(target):
+            low_value, high_value = 0, 2**width - 1
+            too_big_bound, too_small_bound = float(2**width), 0.0
+            to_integer = arith.FPToUIOp
+        else:
+            low_value, high_value = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+            too_big_bound, too_small_bound = float(high_value), float(low_value)
+            to_integer = arith.FPToSIOp
         wide = value if isinstance(source, Float64Type) else emit(b, arith.ExtFOp(value, f64))
-        high = constant(b, float(2 ** (width - 1) - 1), f64)
-        low = constant(b, float(-(2 ** (width - 1))), f64)
-        too_big = emit(b, arith.CmpfOp(wide, high, "oge"))
-        too_small = emit(b, arith.CmpfOp(wide, low, "ole"))
+        too_big = emit(b, arith.CmpfOp(wide, constant(b, too_big_bound, f64), "oge"))
+        too_small = emit(
+            b,
+            arith.CmpfOp(
+                wide, constant(b, too_small_bound, f64), "olt" if is_unsigned(target) else "ole"
+            ),
+        )
         nan = emit(b, arith.CmpfOp(wide, wide, "uno"))
         unsafe = emit(b, arith.OrIOp(emit(b, arith.OrIOp(too_big, too_small)), nan))
         safe = emit(b, arith.SelectOp(unsafe, constant(b, 0.0, f64), wide))
-        truncated = emit(b, arith.FPToSIOp(safe, target))  # type: ignore[arg-type]
-        result = emit(
-            b, arith.SelectOp(too_small, constant(b, -(2 ** (width - 1)), target), truncated)
-        )
-        return emit(b, arith.SelectOp(too_big, constant(b, 2 ** (width - 1) - 1, target), result))
+        truncated = emit(b, to_integer(safe, lowered))  # type: ignore[arg-type]
+        result = emit(b, arith.SelectOp(too_small, constant(b, low_value, lowered), truncated))
+        return emit(b, arith.SelectOp(too_big, constant(b, high_value, lowered), result))
+    to_float = arith.UIToFPOp if is_unsigned(source) else arith.SIToFPOp
     if is_float(target):
-        wide = emit(b, arith.SIToFPOp(value, f64))
-        if isinstance(target, Float64Type):
-            return wide
-        as_f32 = emit(b, arith.TruncFOp(wide, f32))
+        if isinstance(target, (Float32Type, Float64Type)):
+            return emit(b, to_float(value, target))
+        as_f32 = emit(b, arith.TruncFOp(emit(b, to_float(value, f64)), f32))
         return narrow(b, as_f32, target)
     if int_width(source) > int_width(target):
-        return emit(b, arith.TruncIOp(value, target))
-    return emit(b, arith.ExtSIOp(value, target))  # type: ignore[arg-type]
+        return emit(b, arith.TruncIOp(value, signless(target)))
+    extend = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
+    return emit(b, extend(value, signless(target)))  # type: ignore[arg-type]
 
 
 def lower_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
     """`convert_element` to the result's element type."""
-    return convert_element(b, operands[0], element_type(op.results[0]))
+    return convert_element(
+        b, operands[0], element_type(op.results[0]), element_type(op.operands[0])
+    )
 
 
 SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
@@ -881,9 +941,11 @@ def blocked_steps(extent: int, leaf: int, fan: int) -> list[int]:
     return steps[::-1]
 
 
-def combiner_identity(b: Builder, kind: ops.CombinerKind, t: Attribute) -> SSAValue:
+def combiner_identity(
+    b: Builder, kind: ops.CombinerKind, t: Attribute, *, unsigned: bool = False
+) -> SSAValue:
     """The neutral element of `kind` in compute type `t` (i1: add/max = false,
-    mul/min = true; max of floats = -inf, of ints = the minimum)."""
+    mul/min = true; max of floats = -inf, of ints = the minimum: 0 when `unsigned`)."""
     if kind == ops.CombinerKind.ADD:
         return constant(b, 0, t)
     if kind == ops.CombinerKind.MUL:
@@ -894,6 +956,8 @@ def combiner_identity(b: Builder, kind: ops.CombinerKind, t: Attribute) -> SSAVa
     if is_float(t):
         return constant(b, float("-inf") if maximum else float("inf"), t)
     width = int_width(t)
+    if unsigned or is_unsigned(t):
+        return constant(b, 0 if maximum else 2**width - 1, t)
     return constant(b, -(2 ** (width - 1)) if maximum else 2 ** (width - 1) - 1, t)
 
 
@@ -904,9 +968,10 @@ def combine(
     x: SSAValue,
     *,
     reassociate: bool = False,
+    unsigned: bool = False,
 ) -> SSAValue:
     """`acc (kind) x` in the compute type. i1: add/max = OR, mul/min = AND. Floats:
-    max/min propagate NaN. `reassociate` puts `fastmath<reassoc>` on float add/mul/max/min
+    max/min propagate NaN. Integers: max/min `unsigned` or signed. `reassociate` puts `fastmath<reassoc>` on float add/mul/max/min
     so LLVM may vectorise a reduction (a different, not a worse, summation order; max/min
     results are unchanged, they are associative)."""
     t = acc.type
@@ -928,5 +993,5 @@ def combine(
     if kind == ops.CombinerKind.MUL:
         return emit(b, arith.MuliOp(acc, x))
     if kind == ops.CombinerKind.MAX:
-        return emit(b, arith.MaxSIOp(acc, x))
-    return emit(b, arith.MinSIOp(acc, x))
+        return emit(b, (arith.MaxUIOp if unsigned else arith.MaxSIOp)(acc, x))
+    return emit(b, (arith.MinUIOp if unsigned else arith.MinSIOp)(acc, x))

@@ -75,9 +75,9 @@ func.func @second_function() {
 
 // -----
 
-func.func @f64_is_refused() {
-  %0 = stablehlo.constant dense<1.0> : tensor<f64>
-  check.expect_eq_const %0, dense<1.0> : tensor<f64>
+func.func @f8_is_refused() {
+  %0 = stablehlo.constant dense<1.0> : tensor<f8E4M3FN>
+  check.expect_eq_const %0, dense<1.0> : tensor<f8E4M3FN>
   func.return
 }
 """
@@ -245,7 +245,7 @@ def test_a_whole_run_and_its_ratchet(tmp_path, capsys):
     }
     assert status == 1 and "ratchet failed: 1 WRONG" in out
     assert "1 of 2 elements are more than 3 ULP off" in out
-    assert "has element type f64" in out  # the most common refusals
+    assert "has element type f8E4M3FN" in out  # the most common refusals
 
     (root / "testdata" / "add_float32_2.mlir").write_text(TESTDATA.replace("EXTRA", "4.0"))
     assert conformance.main(["--root", str(root), "--quiet", "--ratchet", "--update-ratchet"]) == 0

@@ -85,8 +85,8 @@ def test_bad_text_is_a_diagnostic(tmp_path: Path, text: str, message: str) -> No
     "text,passes,message",
     [
         (PROGRAM, "accy-lower{target=cpu},accy-plan-memory-spaces", "a lowered function"),
-        ("func.func @u(%a: tensor<4xui32>) -> tensor<4xui32> {\n  func.return %a : tensor<4xui32>\n}\n",
-         "accy-plan-memory-spaces", "argument #0 has type tensor<4xui32>"),
+        ("func.func @u(%a: tensor<4xui4>) -> tensor<4xui4> {\n  func.return %a : tensor<4xui4>\n}\n",
+         "accy-plan-memory-spaces", "argument #0 has type tensor<4xui4>"),
         ("func.func private @g(tensor<4xf32>) -> tensor<4xf32>\n" + PROGRAM, "accy-plan-buffers",
          "@g is a declaration"),
         ("func.func @h(%a: tensor<4xf32>) -> tensor<4xf32> {\n}\n", "accy-plan-shapes",

@@ -513,10 +513,10 @@ def test_an_unsupported_op_is_refused_at_its_location() -> None:
 
 
 def test_unsupported_element_type_at_the_function() -> None:
-    text = "func.func @main(%a: tensor<4xf64>) -> tensor<4xf64> {\n  return %a : tensor<4xf64>\n}"
+    text = "func.func @main(%a: tensor<4xi4>) -> tensor<4xi4> {\n  return %a : tensor<4xi4>\n}"
     with pytest.raises(AccyError) as info:
         accy.import_stablehlo(text, filename="u.mlir")
-    assert "'func.func' has element type f64" in info.value.message
+    assert "'func.func' has element type i4" in info.value.message
     assert location_of(info.value) == ("u.mlir", 1, 1)
 
 
@@ -525,10 +525,10 @@ def test_unsupported_element_type_at_the_function() -> None:
     [
         (
             (
-                "%t = stablehlo.convert %a : (tensor<4xf32>) -> tensor<4xf64>\n"
-                "  %0 = stablehlo.convert %t : (tensor<4xf64>) -> tensor<4xf32>"
+                "%t = stablehlo.convert %a : (tensor<4xf32>) -> tensor<4xf8E4M3FN>\n"
+                "  %0 = stablehlo.convert %t : (tensor<4xf8E4M3FN>) -> tensor<4xf32>"
             ),
-            "'stablehlo.convert' has element type f64",
+            "'stablehlo.convert' has element type f8E4M3FN",
         ),
         (
             "%0 = stablehlo.exponential %a {result_accuracy = #stablehlo.result_accuracy<ulps = 2, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>} : tensor<4xf32>",
@@ -540,7 +540,7 @@ def test_unsupported_element_type_at_the_function() -> None:
         ),
         (
             "%0 = stablehlo.compare LT, %i, %i, UNSIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>",
-            "compares integers as UNSIGNED",
+            "compares i32 integers as UNSIGNED",
         ),
     ],
 )

@@ -56,17 +56,34 @@ def test_package_families_load_in_file_name_order() -> None:
     ("kind", "env", "family", "workspaces"),
     [
         # partials reads `kept` (the reduce's result elements), not the plan's rows `n`.
-        ("reduce", {"n": 2, "kept": 3, "k": 8192}, "reduce.split", {"partials": 3 * 132 * 8 * 4}),
+        (
+            "reduce",
+            {"n": 2, "kept": 3, "k": 8192, "accumulator": 4},
+            "reduce.split",
+            {"partials": 3 * 132 * 8 * 4},
+        ),
+        # f64, i64 and ui64 accumulators take 8 bytes.
+        (
+            "reduce",
+            {"n": 2, "kept": 3, "k": 8192, "accumulator": 8},
+            "reduce.split",
+            {"partials": 3 * 132 * 8 * 8},
+        ),
         ("reduce", {"n": 2, "kept": 2, "k": 4096}, "reduce.row", {}),
         # carries read the scanned `width` and the `kept` rows, not `k` and `n`.
         (
             "scan",
-            {"n": 2, "kept": 3, "k": 8, "width": 5000},
+            {"n": 2, "kept": 3, "k": 8, "width": 5000, "accumulator": 4},
             "scan.multiblock",
             {"carries": 5 * 3 * 4},
         ),
         ("scan", {"n": 3, "kept": 3, "k": 5000, "width": 1024}, "scan.block", {}),
-        ("dot", {"n": 64, "k": 8192}, "dot.splitk", {"partials": 132 * 128 * 128 * 4}),
+        (
+            "dot",
+            {"n": 64, "k": 8192, "accumulator": 4},
+            "dot.splitk",
+            {"partials": 132 * 128 * 128 * 4},
+        ),
         ("dot", {"n": 64, "k": 256}, "dot.tiled", {}),
     ],
 )
