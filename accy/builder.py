@@ -202,6 +202,12 @@ class BlockBuilder:
         result = TensorType(dtypes.element_type(dtype), x.type.get_shape())
         return self._add(ops.ConvertOp(x, result))
 
+    def bitcast_convert(self, x: SSAValue, dtype: Any) -> SSAValue:
+        """`x`'s bits as elements of `dtype` (of the same bit width)."""
+        assert isinstance(x.type, TensorType)
+        result = TensorType(dtypes.element_type(dtype), x.type.get_shape())
+        return self._add(ops.BitcastConvertOp(x, result))
+
     # Constants and data movement --------------------------------------------------
 
     def constant(self, type: TensorType, values: Any) -> SSAValue:

@@ -1396,8 +1396,9 @@ class _Describer:
         for i in range(len(op.attributes)):
             named = op.attributes[i]
             attributes[str(named.name)] = _describe_attribute(self.b, self.shlo, named.attr)
+        name = str(op.name)
         return UpstreamOp(
-            name=str(op.name),
+            name="chlo." + name.removeprefix(HIDDEN_CHLO) if name.startswith(HIDDEN_CHLO) else name,
             operands=[self.value(v) for v in op.operands],
             results=[self.value(v) for v in op.results],
             attributes=attributes,
@@ -1434,17 +1435,77 @@ _TOP_K = re.compile(
 )
 """`chlo.top_k` in its custom form (which the bindings, without chlo, cannot parse)."""
 
+_TENSOR_TYPE = r"tensor<(?:[^<>]|<[^<>]*>)*>"
+_CHLO_ELEMENTWISE = re.compile(
+    r"(?P<result>%[\w.$-]+)\s*=\s*chlo\.(?P<name>\w+)\s+"
+    r"(?P<operands>%[\w.$#-]+(?:\s*,\s*%[\w.$#-]+)*)\s*(?P<attributes>\{[^{}]*\})?\s*:\s*"
+    rf"(?P<types>\([^()]*\)|{_TENSOR_TYPE}(?:\s*,\s*{_TENSOR_TYPE})*)\s*->\s*"
+    rf"(?P<result_type>{_TENSOR_TYPE})"
+)
+"""A chlo op of one result in its custom form: `%r = chlo.erf %x : T -> T`, `%r =
+chlo.next_after %x, %y : T, T -> T`, `%r = chlo.broadcast_add %x, %y {...} : (A, B) -> R`."""
 
-def _generic_top_k(text: str) -> str:
-    """`text` with each `chlo.top_k` in the generic form of an unregistered op, on the
-    same line (so locations stay), for the importer to decompose."""
-    return _TOP_K.sub(
+CHLO_LEGALIZATION = "builtin.module(func.func(chlo-legalize-to-stablehlo))"
+"""StableHLO's own expansion of chlo ops (XLA's) into StableHLO ops, keeping each op's
+location. Run on `CHLO_EXPANDED_BY_STABLEHLO` only: the bindings lack the chlo dialect,
+and the patterns of the other ops build intermediate chlo ops, which crashes the pass."""
+
+CHLO_EXPANDED_BY_STABLEHLO = frozenset(
+    {"bessel_i1e", "cosh", "digamma", "erf", "erf_inv", "erfc", "next_after", "zeta"}
+    | {f"broadcast_{name}" for name in ("add", "subtract", "multiply", "divide", "maximum")}
+    | {f"broadcast_{name}" for name in ("minimum", "power", "remainder", "atan2")}
+    | {f"broadcast_{name}" for name in ("and", "or", "xor", "next_after")}
+)
+"""The chlo ops `CHLO_LEGALIZATION` expands (each checked here in f16, bf16, f32, f64)."""
+
+HIDDEN_CHLO = "unexpanded.chlo."
+"""The generic name prefix a chlo op outside `CHLO_EXPANDED_BY_STABLEHLO` is parsed under
+(so the pass never meets it); the importer sees it as `chlo.<name>` again."""
+
+
+def _generic_chlo(text: str) -> str:
+    """`text` with each chlo op in the generic form of an unregistered op, on the same
+    line (so locations stay): `"chlo.<name>"` for `CHLO_EXPANDED_BY_STABLEHLO`, else
+    under `HIDDEN_CHLO`, for the importer to expand (`accy.chlo`) or refuse by name."""
+
+    def name(op: str) -> str:
+        return f"chlo.{op}" if op in CHLO_EXPANDED_BY_STABLEHLO else f"{HIDDEN_CHLO}{op}"
+
+    def elementwise(m: re.Match[str]) -> str:
+        types = m["types"]
+        if not types.startswith("("):
+            types = f"({types})"
+        attributes = f" {m['attributes']}" if m["attributes"] else ""
+        return (
+            f'{m["result"]} = "{name(m["name"])}"({m["operands"]}){attributes} : '
+            f"{types} -> {m['result_type']}"
+        )
+
+    text = _TOP_K.sub(
         lambda m: (
-            f'{m["results"]} = "chlo.top_k"({m["operand"]}) {{k = {m["k"]} : i64}} : '
+            f'{m["results"]} = "{name("top_k")}"({m["operand"]}) {{k = {m["k"]} : i64}} : '
             f"({m['operand_type']}) -> ({m['result_types']})"
         ),
         text,
     )
+    text = _CHLO_ELEMENTWISE.sub(elementwise, text)
+    # Ops written in generic form already: the pass must not meet those it cannot expand.
+    return re.sub(r'"chlo\.(\w+)"(?=\s*\()', lambda m: f'"{name(m[1])}"', text)
+
+
+_CHLO_PASSES = threading.Lock()
+_chlo_passes_registered = False
+
+
+def _register_chlo_passes(shlo: Any) -> None:
+    """Register StableHLO's passes (once per process), which loads the chlo dialect: it
+    must be loaded before text holding chlo ops is parsed (an op parsed as unregistered
+    whose dialect loads later crashes the pass that meets it)."""
+    global _chlo_passes_registered
+    with _CHLO_PASSES:
+        if not _chlo_passes_registered:
+            shlo.register_stablehlo_passes()
+            _chlo_passes_registered = True
 
 
 def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
@@ -1455,8 +1516,11 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
     b, shlo = _stablehlo_bindings()
     s = _Session(b)
     shlo.register_dialect(s.ctx)
-    text = _generic_top_k(text)
-    s.ctx.allow_unregistered_dialects = "chlo.top_k" in text
+    text = _generic_chlo(text)
+    legalize = '"chlo.' in text
+    if legalize:
+        _register_chlo_passes(shlo)
+    s.ctx.allow_unregistered_dialects = legalize or f'"{HIDDEN_CHLO}' in text
     try:
         with s.ctx:
             module = b.ir.Module.parse(text)
@@ -1470,6 +1534,8 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
         raise UpstreamParseError(
             "\n".join(x for x in lines if x), message.strip(), location
         ) from None
+    if legalize:
+        s.run(module, CHLO_LEGALIZATION, "expanding chlo ops into StableHLO")
     with s.ctx:
         return _Describer(b, shlo, source_name).op(module.operation)
 

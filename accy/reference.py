@@ -285,6 +285,10 @@ def _select(
     return np.where(pred, on_true, on_false)
 
 
+def _bitcast_convert(op: accy.BitcastConvertOp, operand: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(operand).view(_dtype_of(op.result))
+
+
 def _convert(op: accy.ConvertOp, operand: np.ndarray) -> np.ndarray:
     target = _dtype_of(op.result)
     source = operand.dtype
@@ -704,6 +708,7 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.CompareOp: _compare,
     accy.SelectOp: _select,
     accy.ConvertOp: _convert,
+    accy.BitcastConvertOp: _bitcast_convert,
     accy.ConstantOp: _constant,
     accy.BroadcastInDimOp: _broadcast_in_dim,
     accy.ReshapeOp: _reshape,

@@ -56,7 +56,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 
-from accy import dtypes
+from accy import chlo, dtypes
 from accy.builder import BlockBuilder, Builder
 from accy.diagnostics import MAX_NESTING, AccyError, AccyParseError, decode_source, nesting_error
 from accy.dialects import accy as ops
@@ -463,6 +463,17 @@ def _select(imp, op, operands, bb, env):
     return [bb.select(pred, on_true, on_false)]
 
 
+def _bitcast_convert(imp, op, operands, bb, env):
+    source, result = op.operands[0].type, op.results[0].type
+    if source.shape != result.shape:
+        raise imp.error(
+            op,
+            f"bitcasts {source.text} to {result.text}, changing the shape; accy bitcasts "
+            "between element types of the same bit width only",
+        )
+    return [bb.bitcast_convert(operands[0], dtypes.ELEMENT_TYPES[result.element])]
+
+
 def _convert(imp, op, operands, bb, env):
     return [bb.convert(operands[0], imp.tensor_type(op, op.results[0].type).get_element_type())]
 
@@ -688,6 +699,18 @@ def _sort(imp, op, operands, bb, env):
     )
     bb.location = imp.enclosing = location
     return results
+
+
+def _chlo_expansion(name: str) -> ConvertFn:
+    """A chlo op the importer expands into accy ops (`accy.chlo`)."""
+    expand = chlo.UNARY.get(name) or chlo.BINARY[name]
+
+    def convert(imp, op, operands, bb, env):
+        if any(not v.type.has_static_shape() for v in operands):
+            raise imp.error(op, "has dynamic dims; accy expands chlo ops on static shapes")
+        return [expand(bb, *operands)]
+
+    return convert
 
 
 def _top_k(imp, op, operands, bb, env):
@@ -948,6 +971,7 @@ CONVERTERS: dict[str, Converter] = {
     ),
     "stablehlo.select": Converter(_select, {}),
     "stablehlo.convert": Converter(_convert, {}),
+    "stablehlo.bitcast_convert": Converter(_bitcast_convert, {}),
     "stablehlo.broadcast_in_dim": Converter(_broadcast_in_dim, {"broadcast_dimensions": None}),
     "stablehlo.reshape": Converter(_reshape, {}),
     "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
@@ -971,6 +995,8 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.clamp": Converter(_clamp, {}),
     "stablehlo.sort": Converter(_sort, {"dimension": None, "is_stable": None}),
     "chlo.top_k": Converter(_top_k, {"k": None}),
+    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in chlo.UNARY},
+    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in chlo.BINARY},
     "stablehlo.dot_general": Converter(
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
     ),

@@ -742,6 +742,29 @@ class ConvertOp(TensorCastOperation):
             )
 
 
+@irdl_op_definition
+class BitcastConvertOp(TensorCastOperation):
+    """`%r = accy.bitcast_convert %x : (tensor<4xf32>) -> tensor<4xi32>`: each element's
+    bits read as another element type of the same bit width (same shape)."""
+
+    name = "accy.bitcast_convert"
+
+    def verify_(self) -> None:
+        source, result = self.operand.type.get_shape(), self.result.type.get_shape()
+        if not shapes_compatible(source, result):
+            raise self.error(
+                f"result shape {format_shape(result)} differs from operand shape "
+                f"{format_shape(source)}"
+            )
+        a = self.operand.type.get_element_type()
+        r = self.result.type.get_element_type()
+        if a.bitwidth != r.bitwidth or (a.bitwidth == 1) != (r.bitwidth == 1):
+            raise self.error(
+                f"bitcasts {a} ({a.bitwidth} bits) to {r} ({r.bitwidth} bits); "
+                "the element types must have the same bit width"
+            )
+
+
 # ---------------------------------------------------------------------------------------
 # Constants and data movement
 # ---------------------------------------------------------------------------------------
@@ -1353,6 +1376,7 @@ SCALAR_BODY_OPS: tuple[type[IRDLOperation], ...] = (
     IsFiniteOp,
     SelectOp,
     ConvertOp,
+    BitcastConvertOp,
     ConstantOp,
 )
 """The ops a scalar body (a scatter's update computation, a fold's body, a sort's comparator)
@@ -2371,6 +2395,7 @@ Accy = Dialect(
         CompareOp,
         SelectOp,
         ConvertOp,
+        BitcastConvertOp,
         ConstantOp,
         BroadcastInDimOp,
         ReshapeOp,

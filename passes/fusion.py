@@ -55,6 +55,7 @@ POINTWISE = (
     ops.IsFiniteOp,
     ops.SelectOp,
     ops.ConvertOp,
+    ops.BitcastConvertOp,
     ops.ReshapeOp,
 )
 """Ops whose output element i reads only element i of each operand (row-major)."""

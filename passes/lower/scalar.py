@@ -844,6 +844,14 @@ def lower_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SS
     )
 
 
+def lower_bitcast_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
+    """`arith.bitcast` between the storage types (none between equal signless types)."""
+    target = signless(element_type(op.results[0]))
+    if operands[0].type == target:
+        return operands[0]
+    return emit(b, arith.BitcastOp(operands[0], target))
+
+
 SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.AddOp: lower_add,
     ops.SubtractOp: lower_subtract,
@@ -886,6 +894,7 @@ SCALAR_LOWERINGS: dict[type[Operation], ScalarLowering] = {
     ops.CompareOp: lower_compare,
     ops.SelectOp: lower_select,
     ops.ConvertOp: lower_convert,
+    ops.BitcastConvertOp: lower_bitcast_convert,
 }
 """Accy elementwise op class → its scalar lowering (see each function's docstring)."""
 
