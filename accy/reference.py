@@ -381,6 +381,10 @@ def _transpose(op: accy.TransposeOp, operand: np.ndarray) -> np.ndarray:
 
 def _iota(op: accy.IotaOp) -> np.ndarray:
     shape = tuple(_tensor_type(op.result).get_shape())
+    if DYNAMIC_INDEX in shape:
+        raise _op_error(
+            op, f"cannot tell the size of result dim {shape.index(DYNAMIC_INDEX)}: it is dynamic"
+        )
     dim = op.dimension
     index = np.arange(shape[dim], dtype=np.int64).reshape(
         [shape[dim] if d == dim else 1 for d in range(len(shape))]

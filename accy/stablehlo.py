@@ -71,6 +71,7 @@ from accy.mlir_bridge import (
     UpstreamValue,
     parse_stablehlo,
 )
+from accy.shape_values import DYNAMIC, ShapeValues
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
 
@@ -197,6 +198,8 @@ class _Importer:
         self.skipped: set[int] = set()
         """`id()` of upstream ops not to convert (a dropped loop counter's increment)."""
         self.inlining: list[str] = []
+        self.shapes = ShapeValues()
+        """Import-time values of the integer tensors shapes are computed with."""
         self.enclosing: LocationAttr = UnknownLoc()
         """The location of the op being converted, or of the nearest op around it (a
         call being inlined) that has one: where an op without a file location is."""
@@ -259,6 +262,7 @@ class _Importer:
         donated = [i for i, entries in enumerate(arg_attrs) if _donated(entries)]
         fb = self.builder.begin_function(name, params, results, donated=donated)
         env: Env = {}
+        self.shapes.bind_dimension_variables(block.args)
         for i, arg in enumerate(block.args):
             env[arg.id] = fb.parameter(i)
             env[arg.id].name_hint = f"arg{i}"
@@ -320,6 +324,7 @@ class _Importer:
                     raise self.error(op, problem)
         operands = [self.value(env, v, op) for v in op.operands]
         values = list(converter.convert(self, op, operands, bb, env))
+        self.shapes.record(op)
         for result, value in zip(op.results, values, strict=True):
             expected = self.tensor_type(op, result.type)
             if value.type != expected:
@@ -618,6 +623,89 @@ def _dot(imp, op, operands, bb, env):
     return [bb.dot_general(lhs, rhs, contracting=contracting)]
 
 
+def _check_shape_operand(imp, op, index: int) -> None:
+    """Operand `index` of a dynamic-shape op holds its result's shape: each static dim's
+    size, and the run-time size of accy's dynamic dims (`shape_values.DYNAMIC`) at each
+    dynamic one. accy imports such an op as its static form on the result type."""
+    value = imp.shapes.get(op.operands[index])
+    if value is None:
+        raise imp.error(
+            op,
+            "takes its shape from a value the importer cannot determine; accy imports shapes "
+            "computed from constants, get_dimension_size and JAX's dimension variables",
+        )
+    for d, (entry, size) in enumerate(zip(value, op.results[0].type.shape, strict=True)):
+        if entry != (DYNAMIC if size is None else size):
+            got = "the dynamic size" if entry == DYNAMIC else entry
+            raise imp.error(
+                op,
+                f"sizes result dim {d} as {got}, but its type has "
+                f"{'?' if size is None else size}; accy's dynamic dims all have one size "
+                "(the plan's rows)",
+            )
+
+
+def _dynamic_broadcast_in_dim(imp, op, operands, bb, env):
+    _check_shape_operand(imp, op, 1)
+    result = imp.tensor_type(op, op.results[0].type)
+    return [bb.broadcast_in_dim(operands[0], result, op.attributes["broadcast_dimensions"])]
+
+
+def _dynamic_iota(imp, op, operands, bb, env):
+    _check_shape_operand(imp, op, 0)
+    return [bb.iota(imp.tensor_type(op, op.results[0].type), op.attributes["iota_dimension"])]
+
+
+def _dynamic_reshape(imp, op, operands, bb, env):
+    _check_shape_operand(imp, op, 1)
+    source, result = op.operands[0].type.shape, op.results[0].type.shape
+    if source.count(None) != result.count(None):
+        raise imp.error(
+            op,
+            f"reshapes {op.operands[0].type.text} to {op.results[0].type.text}; accy "
+            "reshapes keep the number of dynamic dims (all have one size)",
+        )
+    return [bb.reshape(operands[0], imp.tensor_type(op, op.results[0].type))]
+
+
+def _real_dynamic_slice(imp, op, operands, bb, env):
+    ranges = [imp.shapes.get(v) for v in op.operands[1:]]
+    if any(r is None for r in ranges):
+        raise imp.error(
+            op,
+            "slices at run-time positions the importer cannot determine; accy imports "
+            "ranges computed from constants, get_dimension_size and JAX's dimension variables",
+        )
+    start, limit, strides = ranges
+    shape = op.operands[0].type.shape
+    for d, size in enumerate(shape):
+        if size is None and (start[d], limit[d], strides[d]) != (0, DYNAMIC, 1):
+            raise imp.error(
+                op,
+                f"slices dynamic dim {d} in part; accy slices a dynamic dim whole only",
+            )
+    if all(
+        (start[d], limit[d], strides[d]) == (0, size or DYNAMIC, 1) for d, size in enumerate(shape)
+    ):
+        return [operands[0]]
+    if None in shape:
+        raise imp.error(op, "slices a static dim of an operand with dynamic dims")
+    return [bb.slice(operands[0], start, limit, strides)]
+
+
+def _get_dimension_size(imp, op, operands, bb, env):
+    """A static size as a constant; a dynamic one as the sum of a dynamic-size vector of
+    ones (accy has no op reading a size)."""
+    size = op.operands[0].type.shape[op.attributes["dimension"]]
+    scalar = TensorType(dtypes.ELEMENT_TYPES["i32"], [])
+    if size is not None:
+        return [bb.constant(scalar, size)]
+    ones = bb.broadcast_in_dim(
+        bb.constant(scalar, 1), TensorType(scalar.get_element_type(), [DYNAMIC_INDEX]), []
+    )
+    return [bb.reduce("add", ones, [0])]
+
+
 def _iota(imp, op, operands, bb, env):
     return [bb.iota(imp.tensor_type(op, op.results[0].type), op.attributes["iota_dimension"])]
 
@@ -780,6 +868,8 @@ def _call(imp, op, operands, bb, env):
         raise imp.error(op, f"calls @{callee}, which has no single-block body to inline")
     block = function.regions[0][0]
     inner: Env = {arg.id: value for arg, value in zip(block.args, operands, strict=True)}
+    for arg, operand in zip(block.args, op.operands, strict=True):
+        imp.shapes.bind(arg, operand)
     imp.inlining.append(callee)
     location = bb.location
     values = imp.block(block, inner, bb)
@@ -1002,6 +1092,15 @@ CONVERTERS: dict[str, Converter] = {
     ),
     "stablehlo.dot": Converter(_dot, {}, frozenset({"precision_config"})),
     "stablehlo.iota": Converter(_iota, {"iota_dimension": None}),
+    "stablehlo.dynamic_iota": Converter(_dynamic_iota, {"iota_dimension": None}),
+    "stablehlo.dynamic_broadcast_in_dim": Converter(
+        _dynamic_broadcast_in_dim,
+        {"broadcast_dimensions": None},
+        frozenset({"known_expanding_dimensions", "known_nonexpanding_dimensions"}),
+    ),
+    "stablehlo.dynamic_reshape": Converter(_dynamic_reshape, {}),
+    "stablehlo.real_dynamic_slice": Converter(_real_dynamic_slice, {}),
+    "stablehlo.get_dimension_size": Converter(_get_dimension_size, {"dimension": None}),
     "stablehlo.concatenate": Converter(_concatenate, {"dimension": None}),
     "stablehlo.slice": Converter(
         _slice, {"start_indices": None, "limit_indices": None, "strides": None}

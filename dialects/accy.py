@@ -1674,7 +1674,7 @@ class SliceRanges(CustomDirective):
 class IotaOp(AccyOperation):
     """`%r = accy.iota dim = 0 : tensor<4x3xi32>`: each element is its index along `dim`.
 
-    The result has a static shape and a numeric element type.
+    The result has a numeric element type; a dynamic dim has the plan's run-time size.
     """
 
     name = "accy.iota"
@@ -1701,8 +1701,6 @@ class IotaOp(AccyOperation):
         rank = result.get_num_dims()
         if not 0 <= self.dimension < rank:
             raise self.error(f"dim {self.dimension} is out of range for rank {rank}")
-        if not result.has_static_shape():
-            raise self.error("result must have a static shape")
         if is_bool(result.get_element_type()):
             raise self.error(f"expects a numeric element type, got {result.get_element_type()}")
 
