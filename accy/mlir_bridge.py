@@ -1466,7 +1466,7 @@ HIDDEN_CHLO = "unexpanded.chlo."
 def _generic_chlo(text: str) -> str:
     """`text` with each chlo op in the generic form of an unregistered op, on the same
     line (so locations stay): `"chlo.<name>"` for `CHLO_EXPANDED_BY_STABLEHLO`, else
-    under `HIDDEN_CHLO`, for the importer to expand (`accy.chlo`) or refuse by name."""
+    under `HIDDEN_CHLO`, for the importer to expand (`accy.expansions`) or refuse by name."""
 
     def name(op: str) -> str:
         return f"chlo.{op}" if op in CHLO_EXPANDED_BY_STABLEHLO else f"{HIDDEN_CHLO}{op}"

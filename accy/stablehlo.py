@@ -56,7 +56,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 
-from accy import chlo, dtypes
+from accy import dtypes, expansions
 from accy.builder import BlockBuilder, Builder
 from accy.diagnostics import MAX_NESTING, AccyError, AccyParseError, decode_source, nesting_error
 from accy.dialects import accy as ops
@@ -789,9 +789,14 @@ def _sort(imp, op, operands, bb, env):
     return results
 
 
+def _reduce_precision(imp, op, operands, bb, env):
+    a = op.attributes
+    return [expansions.reduce_precision(bb, operands[0], a["exponent_bits"], a["mantissa_bits"])]
+
+
 def _chlo_expansion(name: str) -> ConvertFn:
-    """A chlo op the importer expands into accy ops (`accy.chlo`)."""
-    expand = chlo.UNARY.get(name) or chlo.BINARY[name]
+    """A chlo op the importer expands into accy ops (`accy.expansions`)."""
+    expand = expansions.UNARY.get(name) or expansions.BINARY[name]
 
     def convert(imp, op, operands, bb, env):
         if any(not v.type.has_static_shape() for v in operands):
@@ -1062,6 +1067,9 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.select": Converter(_select, {}),
     "stablehlo.convert": Converter(_convert, {}),
     "stablehlo.bitcast_convert": Converter(_bitcast_convert, {}),
+    "stablehlo.reduce_precision": Converter(
+        _reduce_precision, {"exponent_bits": None, "mantissa_bits": None}
+    ),
     "stablehlo.broadcast_in_dim": Converter(_broadcast_in_dim, {"broadcast_dimensions": None}),
     "stablehlo.reshape": Converter(_reshape, {}),
     "stablehlo.transpose": Converter(_transpose, {"permutation": None}),
@@ -1085,8 +1093,8 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.clamp": Converter(_clamp, {}),
     "stablehlo.sort": Converter(_sort, {"dimension": None, "is_stable": None}),
     "chlo.top_k": Converter(_top_k, {"k": None}),
-    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in chlo.UNARY},
-    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in chlo.BINARY},
+    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in expansions.UNARY},
+    **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in expansions.BINARY},
     "stablehlo.dot_general": Converter(
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
     ),

@@ -1,5 +1,6 @@
-"""The chlo ops the StableHLO importer expands into accy ops itself, after XLA's own
-expansions (`xla/client/lib/math.cc`, StableHLO's `ChloDecompositionPatterns`).
+"""The ops the StableHLO importer expands into accy ops itself, after XLA's own
+expansions (`xla/client/lib/math.cc`, StableHLO's `ChloDecompositionPatterns`, XLA's
+elemental `ReducePrecision`): chlo ops and `stablehlo.reduce_precision`.
 
 StableHLO's `chlo-legalize-to-stablehlo` expands the others before import
 (`mlir_bridge.CHLO_LEGALIZATION`); it cannot expand these where the bindings lack the chlo
@@ -261,3 +262,49 @@ UNARY: dict[str, Callable[[BlockBuilder, SSAValue], SSAValue]] = {
 
 BINARY: dict[str, Callable[[BlockBuilder, SSAValue, SSAValue], SSAValue]] = {"mulhi": mulhi}
 """chlo ops of two operands the importer expands."""
+
+
+FLOAT_LAYOUT = {"f64": (11, 52), "f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
+"""Exponent and mantissa bits of each float type."""
+
+
+def reduce_precision(
+    bb: BlockBuilder, x: SSAValue, exponent_bits: int, mantissa_bits: int
+) -> SSAValue:
+    """`x` rounded to `mantissa_bits` (to nearest, ties to even) and its exponent range
+    cut to `exponent_bits` (overflow to ±inf, underflow to ±0), on its bits; NaN stays
+    NaN where a mantissa bit is left, else becomes ±inf."""
+    element = x.type.get_element_type()  # type: ignore[attr-defined]
+    exponent, mantissa = FLOAT_LAYOUT[str(element)]
+    width = 1 + exponent + mantissa
+    bits_type = f"i{width}"
+    bits = bb.bitcast_convert(x, bits_type)
+    e = Expansion(bb, bits)
+
+    def c(value: int) -> SSAValue:
+        value &= (1 << width) - 1
+        return e.c(value - (1 << width) if value >> (width - 1) else value)
+
+    if mantissa_bits < mantissa:
+        dropped = mantissa - mantissa_bits
+        last = bb.shift_right_logical(bb.and_(bits, c(1 << dropped)), c(dropped))
+        bias = bb.add(last, c((1 << (dropped - 1)) - 1))
+        bits = bb.and_(bb.add(bits, bias), c(~((1 << dropped) - 1)))
+    if exponent_bits < exponent:
+        exponent_mask = ((1 << exponent) - 1) << mantissa
+        bias = (1 << (exponent - 1)) - 1
+        reduced = (1 << (exponent_bits - 1)) - 1
+        field = bb.and_(bits, c(exponent_mask))
+        # The exponent field compares as unsigned: it never has the sign bit.
+        overflows = bb.compare("GT", field, c((bias + reduced) << mantissa))
+        underflows = bb.compare("LE", field, c((bias - reduced) << mantissa))
+        signed_zero = bb.and_(bits, c(1 << (width - 1)))
+        signed_inf = bb.or_(signed_zero, c(exponent_mask))
+        bits = bb.select(overflows, signed_inf, bb.select(underflows, signed_zero, bits))
+    result = bb.bitcast_convert(bits, element)
+    if mantissa_bits == 0:  # no mantissa bit is left to tell NaN from inf
+        original = bb.bitcast_convert(x, bits_type)
+        sign = bb.and_(original, c(1 << (width - 1)))
+        infinity = bb.bitcast_convert(bb.or_(sign, c(((1 << exponent) - 1) << mantissa)), element)
+        return bb.select(bb.compare("NE", x, x), infinity, result)
+    return bb.select(bb.compare("NE", x, x), x, result)

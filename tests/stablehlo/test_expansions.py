@@ -1,6 +1,6 @@
 """chlo ops as JAX emits them (the custom form, which the bindings cannot parse): those
 StableHLO's `chlo-legalize-to-stablehlo` expands and those the importer expands itself
-(`accy.chlo`), against math/numpy on both sides of each branch of an expansion; located
+(`accy.expansions`), against math/numpy on both sides of each branch of an expansion; located
 refusals of the rest, never a crash; `stablehlo.bitcast_convert` and `accy.bitcast_convert`."""
 
 from __future__ import annotations
@@ -192,3 +192,20 @@ def test_chlo_programs_export_for_cuda(tmp_path):
     assert list(
         accy.export(accy.import_stablehlo(text), tmp_path / "l", target="cuda").glob("*.ptx")
     )
+
+
+REDUCE_PRECISION = """func.func @main(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %0 = stablehlo.reduce_precision %x, format = e5m10 : tensor<8xf32>
+  %1 = stablehlo.reduce_precision %x, format = e8m7 : tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}"""
+
+
+def test_reduce_precision_rounds_like_the_narrower_type():
+    """e5m10 is f16's format (round to nearest even, overflow to inf, flush below f16's
+    normal range), e8m7 bf16's; NaN stays NaN."""
+    x = np.array([1.0 + 2**-11, 1.0 + 3 * 2**-11, 65520.0, -1e6, 3.3, np.nan, 1e-3, -0.0])
+    x = x.astype(np.float32)
+    half, brain = accy.compile(accy.import_stablehlo(REDUCE_PRECISION), threads=1)(x)
+    np.testing.assert_array_equal(half, x.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(brain, x.astype(ml_dtypes.bfloat16).astype(np.float32))
