@@ -102,7 +102,6 @@ from accy.passes.lower.indexing import (
     merge_runs,
     scatter_result_indices,
     shape_of,
-    slice_operand_indices,
     sort_run_widths,
     transpose_operand_indices,
     update_starts,
@@ -673,13 +672,6 @@ class FunctionLowering(HostLowering):
         element = iota_element(inner, root, ivs)
         self.store(inner, element, self.memref_of(root.result), ivs)
 
-    def slice_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.SliceOp)
-        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
-        element = self.load(inner, root.operand, slice_operand_indices(inner, root, ivs))
-        self.store(inner, element, self.memref_of(root.result), ivs)
-
     def concatenate_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
         assert isinstance(root, ops.ConcatenateOp)
@@ -1133,17 +1125,6 @@ class IotaLoops(CpuKernelPattern):
         self.lowering.iota_loops(b, kernel)
 
 
-class SliceLoops(CpuKernelPattern):
-    """Kernels rooted at `slice`: one loop nest over the result, reading the operand at
-    `start + index * stride`."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.SliceOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.slice_loops(b, kernel)
-
-
 class ConcatenateLoops(CpuKernelPattern):
     """Kernels rooted at `concatenate`: one loop nest per operand, each writing its range."""
 
@@ -1214,7 +1195,6 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     ScanLoops,
     TransposeLoops,
     IotaLoops,
-    SliceLoops,
     ConcatenateLoops,
     ScatterLoops,
     FoldLoops,

@@ -36,7 +36,6 @@ from accy.passes.lower import indexing
 from accy.passes.lower.indexing import (
     FusedGroup,
     delinearize,
-    slice_operand_indices,
     transpose_operand_indices,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
@@ -395,12 +394,6 @@ def transpose_element(b: Builder, kernel: Kernel, op: Operation, indices: list[S
     return kernel.load(b, op.operand, transpose_operand_indices(op, indices))
 
 
-def slice_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
-    """Result element `i` of a slice is operand element `start + i * stride`."""
-    assert isinstance(op, ops.SliceOp)
-    return kernel.load(b, op.operand, slice_operand_indices(b, op, indices))
-
-
 def iota_element(b: Builder, kernel: Kernel, op: Operation, indices: list[SSAValue]):
     """The index along the iota dim, converted to the element type."""
     assert isinstance(op, ops.IotaOp)
@@ -437,7 +430,6 @@ def _rebased(b: Builder, indices: list[SSAValue], dim: int, begin: int) -> list[
 
 ROOT_ELEMENTS: dict[type[Operation], RootElement] = {
     ops.TransposeOp: transpose_element,
-    ops.SliceOp: slice_element,
     ops.IotaOp: iota_element,
     ops.ConcatenateOp: concatenate_element,
 }
@@ -448,7 +440,8 @@ def element_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram
     """One thread per result element (an exact grid of `ELEMENT_BLOCK`-thread blocks):
     the thread delinearizes its index into the result's indices and computes the element
     through the fused group (elementwise ops, broadcasts by index mapping, reshapes) or
-    the root's own index mapping (transpose, slice, iota, concatenate)."""
+    the root's own index mapping (transpose, iota, concatenate); a slice is fusible, so
+    a slice root reads its operand, or computes it from fused producers, through the group."""
     root = item.root
     result = root.results[0]
     shape = static_shape(result)

@@ -258,3 +258,20 @@ def test_cuda_update_of_a_donated_cache_is_in_place():
     assert views[kernel.group(1)] == views[kernel.group(2)]
     lowered = str(lower_module(accy.parse(planned), AnalysisManager(), "cuda"))
     assert re.findall(r"@accy_kernels::@(\w+)", lowered) == ["f_item0_update"]
+
+
+FUSED_INTO_SLICE = """func.func @f(%x: tensor<3x2xf32>) -> tensor<2x2xf32> {
+  %e = accy.exponential %x : tensor<3x2xf32>
+  %r = accy.reverse %e, dims = [0] : tensor<3x2xf32>
+  %s = accy.slice %r [0:2, 0:2] : (tensor<3x2xf32>) -> tensor<2x2xf32>
+  func.return %s : tensor<2x2xf32>
+}"""
+
+
+def test_a_slice_with_fused_producers_computes_them(tmp_path):
+    """The reverse and the exponential fuse into the slice's kernel (a slice-rooted
+    group is an elementwise kernel, not a plain copy of a stored operand)."""
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    (out,) = accy.compile(FUSED_INTO_SLICE, threads=1)(x)
+    np.testing.assert_allclose(out, np.exp(x[::-1][:2]), rtol=1e-6)
+    assert list(accy.export(FUSED_INTO_SLICE, tmp_path / "f", target="cuda").glob("*.ptx"))
