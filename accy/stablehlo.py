@@ -862,6 +862,44 @@ def _scatter_numbers(attr: Any) -> str | None:
     return f"has scatter dimension numbers accy cannot read: {attr}"
 
 
+def _branches(imp, op, bb, env) -> list[list[SSAValue]]:
+    """The values each region of a `case` / `if` returns, every branch imported in line
+    (StableHLO's ops are pure, so computing a branch that is not taken changes nothing)."""
+    results = []
+    location = bb.location
+    for region in op.regions:
+        if len(region) != 1:
+            raise imp.error(op, "has a branch of several blocks; accy needs one")
+        results.append(imp.block(region[0], dict(env), bb))
+        bb.location = imp.enclosing = location
+    return results
+
+
+def _case(imp, op, operands, bb, env):
+    """`case(index)`: every branch computed, each result selected by `index == i` (an
+    index outside `[0, N)` takes the last branch, as StableHLO defines)."""
+    (index,) = operands
+    branches = _branches(imp, op, bb, env)
+    results = list(branches[-1])
+    scalar = index.type
+    for i in range(len(branches) - 2, -1, -1):
+        taken = bb.compare("EQ", index, bb.constant(scalar, i))
+        results = [
+            _select(imp, op, [taken, mine, other], bb, env)[0]
+            for mine, other in zip(branches[i], results, strict=True)
+        ]
+    return results
+
+
+def _if(imp, op, operands, bb, env):
+    """`if(pred)`: both branches computed, each result selected by `pred`."""
+    (pred,) = operands
+    on_true, on_false = _branches(imp, op, bb, env)
+    return [
+        _select(imp, op, [pred, a, b], bb, env)[0] for a, b in zip(on_true, on_false, strict=True)
+    ]
+
+
 def _call(imp, op, operands, bb, env):
     callee = op.attributes["callee"]
     function = imp.functions.get(callee)
@@ -1114,6 +1152,8 @@ CONVERTERS: dict[str, Converter] = {
         _slice, {"start_indices": None, "limit_indices": None, "strides": None}
     ),
     "func.call": Converter(_call, {"callee": None}),
+    "stablehlo.case": Converter(_case, {}),
+    "stablehlo.if": Converter(_if, {}),
     "stablehlo.while": Converter(_while, {}),
 }
 """Upstream op name -> its conversion. Every other op is reported as unsupported."""
