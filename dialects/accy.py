@@ -2005,8 +2005,6 @@ class FoldOp(AccyOperation):
                 f"{len(self.res)} results; they must match"
             )
         shape = self.inputs[0].type.get_shape()
-        if not all(v.type.has_static_shape() for v in self.inputs):
-            raise self.error("operands must have static shapes")
         for index, value in enumerate(self.inputs):
             if value.type.get_shape() != shape:
                 raise self.error(

@@ -612,8 +612,9 @@ class FunctionLowering(HostLowering):
         every result."""
         root = kernel.root
         assert isinstance(root, ops.FoldOp)
+        extents = self.sizes(root.inputs[0])
         inner, ivs = self.parallel_nest(b, self.sizes(root.res[0]))
-        values = fold_element(inner, root, ivs, self._group(kernel).evaluate)
+        values = fold_element(inner, root, ivs, self._group(kernel).evaluate, extents)
         for result, value in zip(root.res, values):
             self.store(inner, value, self.memref_of(result), ivs)
 

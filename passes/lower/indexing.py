@@ -477,30 +477,33 @@ def fold_element(
     op: ops.FoldOp,
     kept_indices: Sequence[SSAValue],
     load: Callable[[Builder, SSAValue, Sequence[SSAValue]], SSAValue],
+    extents: Sequence[SSAValue] | None = None,
 ) -> list[SSAValue]:
     """The fold's results at `kept_indices` (one per kept dim): one `scf.for` over the
     reduced positions in row-major order, carrying the accumulated values from the
     inits through the body (`lower_scalar_body`); `load(b, value, indices)` reads an
-    operand element."""
+    operand element. `extents` are the operands' sizes (index values defined at `b`;
+    needed where a dim is dynamic), by default their static shape."""
     shape = shape_of(op.inputs[0])
     dims = op.dims
-    reduced = [shape[d] for d in dims]
-    count = 1
+    if extents is None:
+        extents = [constant(b, n, INDEX) for n in shape]
+    reduced = [extents[d] for d in dims]
+    count = constant(b, 1, INDEX)
     for n in reduced:
-        count *= n
+        count = emit(b, arith.MuliOp(count, n))
     accumulated = [load(b, init, []) for init in op.inits]
     body = Block(arg_types=[INDEX, *(v.type for v in accumulated)])
     inner = Builder(InsertPoint.at_end(body))
-    sizes = [constant(inner, n, INDEX) for n in reduced]
-    positions = delinearize(inner, body.args[0], sizes) if reduced else []
+    positions = delinearize(inner, body.args[0], list(reduced)) if reduced else []
     kept = iter(kept_indices)
     by_dim = dict(zip(dims, positions))
     at = [by_dim[d] if d in by_dim else next(kept) for d in range(len(shape))]
     elements = [load(inner, value, at) for value in op.inputs]
     values = lower_scalar_body(inner, op.body, [*body.args[1:], *elements])
     inner.insert(scf.YieldOp(*values))
-    zero, one, end = (constant(b, n, INDEX) for n in (0, 1, count))
-    loop = scf.ForOp(zero, end, one, accumulated, body)
+    zero, one = (constant(b, n, INDEX) for n in (0, 1))
+    loop = scf.ForOp(zero, count, one, accumulated, body)
     b.insert(loop)
     return list(loop.results)
 

@@ -298,3 +298,32 @@ def test_stablehlo_region_bodies_of_the_wrong_types_are_located_errors():
     ) as error:
         accy.import_stablehlo(bad, filename="sort.mlir")
     assert error.value.diagnostic().startswith("sort.mlir:3:")
+
+
+DYNAMIC_ARGMAX = """func.func @main(%x: tensor<?x5xf32>) -> (tensor<?xf32>, tensor<?xi32>) {
+  %i = stablehlo.iota dim = 0 : tensor<5xi32>
+  %n = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x5xf32>) -> tensor<i32>
+  %n1 = stablehlo.reshape %n : (tensor<i32>) -> tensor<1xi32>
+  %five = stablehlo.constant dense<5> : tensor<1xi32>
+  %shape = stablehlo.concatenate %n1, %five, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %ids = stablehlo.dynamic_broadcast_in_dim %i, %shape, dims = [1] : (tensor<5xi32>, tensor<2xi32>) -> tensor<?x5xi32>
+  %lo = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %lo), (%ids init: %zero) across dimensions = [1] : (tensor<?x5xf32>, tensor<?x5xi32>, tensor<f32>, tensor<i32>) -> (tensor<?xf32>, tensor<?xi32>)
+    reducer(%a: tensor<f32>, %c: tensor<f32>) (%b: tensor<i32>, %d: tensor<i32>) {
+      %gt = stablehlo.compare GT, %a, %c, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %v = stablehlo.select %gt, %a, %c : tensor<i1>, tensor<f32>
+      %j = stablehlo.select %gt, %b, %d : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %j : tensor<f32>, tensor<i32>
+    }
+  return %r#0, %r#1 : tensor<?xf32>, tensor<?xi32>
+}"""
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_a_fold_over_dynamic_rows_on_the_cpu(rows):
+    """A general (two-operand) reduction of a tensor whose leading dim is dynamic."""
+    x = np.random.default_rng(rows).standard_normal((rows, 5)).astype(np.float32)
+    top, at = accy.compile(accy.import_stablehlo(DYNAMIC_ARGMAX), threads=1, rows=[rows])(x)
+    np.testing.assert_array_equal(top, x.max(1))
+    np.testing.assert_array_equal(at, x.argmax(1))
