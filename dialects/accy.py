@@ -1259,21 +1259,26 @@ class GatherOp(AccyOperation):
             indices.get_element_type()
         ):
             raise self.error(f"start indices {indices} are not a tensor of integers")
-        if not source.has_static_shape() or not indices.has_static_shape():
-            raise self.error("operand and start indices must have static shapes")
         vector_dim = self.vector_dim
         if not 0 <= vector_dim <= index_rank:
             raise self.error(
                 f"index_vector_dim {vector_dim} is not within the start indices' {index_rank} dims"
             )
+        if vector_dim < index_rank and indices.get_shape()[vector_dim] == DYNAMIC_INDEX:
+            raise self.error("the start indices' index vector dim must have a static size")
         sizes = self.sizes
         if len(sizes) != rank:
             raise self.error(
                 f"expects a slice size for each of the operand's {rank} dims, got {len(sizes)}"
             )
         for d, (size, extent) in enumerate(zip(sizes, source.get_shape())):
-            if not 0 <= size <= extent:
+            if size < 0 or (extent != DYNAMIC_INDEX and size > extent):
                 raise self.error(f"slice size {size} of dim {d} is not within its extent {extent}")
+            if extent == DYNAMIC_INDEX and size > 1:
+                raise self.error(
+                    f"slice size {size} of dynamic dim {d} exceeds 1; accy gathers slices of "
+                    "at most one element along a dynamic dim (any run-time size holds it)"
+                )
         offset_dims = self.dims("offset_dims")
         collapsed = self.dims("collapsed_slice_dims")
         operand_batching = self.dims("operand_batching_dims")
@@ -1294,7 +1299,8 @@ class GatherOp(AccyOperation):
                     f"slice size {sizes[d]} of collapsed or batching dim {d} exceeds 1"
                 )
         for d, e in zip(operand_batching, indices_batching):
-            if source.get_shape()[d] != indices.get_shape()[e]:
+            sizes_of_batch = (source.get_shape()[d], indices.get_shape()[e])
+            if DYNAMIC_INDEX not in sizes_of_batch and sizes_of_batch[0] != sizes_of_batch[1]:
                 raise self.error(
                     f"operand batching dim {d} and start indices batching dim {e} differ in size"
                 )

@@ -234,6 +234,7 @@ def gather_operand_indices(
     op: ops.GatherOp,
     result_indices: Sequence[SSAValue],
     read_index: Callable[[Indices], SSAValue],
+    sizes: Sizes,
 ) -> Indices:
     """The operand element a gather's result element reads (StableHLO's gather):
     `clamped start + batching index + offset index` per operand dim, where component `k`
@@ -245,6 +246,7 @@ def gather_operand_indices(
     vector_dim = op.vector_dim
     index_rank = len(shape_of(op.start_indices))
     shape = shape_of(op.operand)
+    extents = sizes(op.operand)
     batch = [i for d, i in enumerate(result_indices) if d not in offset_dims]
     offsets = iter(result_indices[d] for d in offset_dims)
     parts: list[list[SSAValue]] = [[] for _ in shape]
@@ -252,8 +254,7 @@ def gather_operand_indices(
         position = list(batch)
         if vector_dim < index_rank:
             position.insert(vector_dim, constant(b, k, INDEX))
-        extent = constant(b, shape[d], INDEX)
-        parts[d] += clamped_starts(b, [read_index(position)], [extent], [op.sizes[d]])
+        parts[d] += clamped_starts(b, [read_index(position)], [extents[d]], [op.sizes[d]])
     for d, e in zip(op.dims("operand_batching_dims"), op.dims("start_indices_batching_dims")):
         parts[d].append(batch[e if e < vector_dim else e - 1])
     for d in range(len(shape)):
@@ -436,6 +437,7 @@ class FusedGroup:
                 owner,
                 indices,
                 lambda position: self._value(b, owner.start_indices, position, cache),
+                self.sizes,
             )
             result = self._value(b, owner.operand, inner, cache)
         elif isinstance(owner, ops.DynamicUpdateSliceOp) and owner in self.members:

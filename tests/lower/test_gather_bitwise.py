@@ -183,3 +183,31 @@ def test_cuda_exports_gather_and_bitwise(tmp_path):
     for name, text in (("embedding", EMBEDDING), ("batched", BATCHED), ("bitwise", BITWISE)):
         directory = accy.export(text, tmp_path / name, target="cuda")
         assert list(directory.glob("*.ptx"))
+
+
+DYNAMIC_TABLE = """func.func @main(%table: tensor<?x3xf32>, %ids: tensor<4x1xi32>) -> tensor<4x3xf32> {
+  %0 = "stablehlo.gather"(%table, %ids) {dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 3>} : (tensor<?x3xf32>, tensor<4x1xi32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}"""
+
+
+@pytest.mark.parametrize("rows", [2, 5])
+def test_a_gather_from_a_table_of_dynamic_rows_clamps_at_the_run_time_size(rows):
+    table = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3)
+    ids = np.array([[0], [4], [-3], [1]], np.int32)
+    (out,) = accy.compile(accy.import_stablehlo(DYNAMIC_TABLE), threads=1, rows=[rows])(table, ids)
+    np.testing.assert_array_equal(out, table[np.clip(ids[:, 0], 0, rows - 1)])
+
+
+def test_a_gather_of_wide_slices_along_a_dynamic_dim_is_refused():
+    text = (
+        DYNAMIC_TABLE.replace(
+            "offset_dims = [1], collapsed_slice_dims = [0]",
+            "offset_dims = [1, 2], collapsed_slice_dims = []",
+        )
+        .replace("slice_sizes = array<i64: 1, 3>", "slice_sizes = array<i64: 2, 3>")
+        .replace("-> tensor<4x3xf32>", "-> tensor<4x2x3xf32>")
+        .replace("tensor<4x3xf32>\n}", "tensor<4x2x3xf32>\n}")
+    )
+    with pytest.raises(AccyError, match="slice size 2 of dynamic dim 0 exceeds 1"):
+        accy.import_stablehlo(text)
