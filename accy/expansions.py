@@ -124,14 +124,19 @@ def sinh(bb: BlockBuilder, x: SSAValue) -> SSAValue:
     return _in_f32(bb, x, body)
 
 
+def _one_minus_square_root(bb: BlockBuilder, e: Expansion, x: SSAValue) -> SSAValue:
+    """`sqrt((1 - x)(1 + x))`: `sqrt(1 - x^2)` without cancelling near |x| = 1."""
+    one = e.c(1.0)
+    return bb.sqrt(bb.multiply(bb.subtract(one, x), bb.add(one, x)))
+
+
 def asin(bb: BlockBuilder, x: SSAValue) -> SSAValue:
     """`2 atan2(x, 1 + sqrt((1 - x)(1 + x)))`."""
 
     def body(x: SSAValue) -> SSAValue:
         e = Expansion(bb, x)
-        one = e.c(1.0)
-        root = bb.sqrt(bb.multiply(bb.subtract(one, x), bb.add(one, x)))
-        return bb.multiply(e.c(2.0), bb.atan2(x, bb.add(one, root)))
+        root = _one_minus_square_root(bb, e, x)
+        return bb.multiply(e.c(2.0), bb.atan2(x, bb.add(e.c(1.0), root)))
 
     return _in_f32(bb, x, body)
 
@@ -141,9 +146,8 @@ def acos(bb: BlockBuilder, x: SSAValue) -> SSAValue:
 
     def body(x: SSAValue) -> SSAValue:
         e = Expansion(bb, x)
-        one = e.c(1.0)
-        root = bb.sqrt(bb.multiply(bb.subtract(one, x), bb.add(one, x)))
-        general = bb.multiply(e.c(2.0), bb.atan2(root, bb.add(one, x)))
+        root = _one_minus_square_root(bb, e, x)
+        general = bb.multiply(e.c(2.0), bb.atan2(root, bb.add(e.c(1.0), x)))
         return bb.select(bb.compare("EQ", x, e.c(-1.0)), e.c(math.pi), general)
 
     return _in_f32(bb, x, body)

@@ -375,6 +375,14 @@ class TensorCastOperation(AccyOperation, abc.ABC):
     def __init__(self, operand: SSAValue, result_type: TensorType):
         super().__init__(operands=[operand], result_types=[result_type])
 
+    def verify_same_shape(self) -> None:
+        source, result = self.operand.type.get_shape(), self.result.type.get_shape()
+        if not shapes_compatible(source, result):
+            raise self.error(
+                f"result shape {format_shape(result)} differs from operand shape "
+                f"{format_shape(source)}"
+            )
+
 
 # ---------------------------------------------------------------------------------------
 # Elementwise ops
@@ -734,12 +742,7 @@ class ConvertOp(TensorCastOperation):
     name = "accy.convert"
 
     def verify_(self) -> None:
-        source, result = self.operand.type.get_shape(), self.result.type.get_shape()
-        if not shapes_compatible(source, result):
-            raise self.error(
-                f"result shape {format_shape(result)} differs from operand shape "
-                f"{format_shape(source)}"
-            )
+        self.verify_same_shape()
 
 
 @irdl_op_definition
@@ -750,12 +753,7 @@ class BitcastConvertOp(TensorCastOperation):
     name = "accy.bitcast_convert"
 
     def verify_(self) -> None:
-        source, result = self.operand.type.get_shape(), self.result.type.get_shape()
-        if not shapes_compatible(source, result):
-            raise self.error(
-                f"result shape {format_shape(result)} differs from operand shape "
-                f"{format_shape(source)}"
-            )
+        self.verify_same_shape()
         a = self.operand.type.get_element_type()
         r = self.result.type.get_element_type()
         if a.bitwidth != r.bitwidth or (a.bitwidth == 1) != (r.bitwidth == 1):
