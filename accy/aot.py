@@ -269,13 +269,21 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
     from accy.runtime.libraries import RUNTIME_LIBRARY_NAME, runtime_library_path
     from accy.targets.cuda import compile_cuda
 
-    code = compile_cuda(planned_for(module, preparation.manager, "cuda"), chip=chip, opt=opt_level)
+    planned = planned_for(module, preparation.manager, "cuda")
+    calls = {
+        op.sym_name.data: host_calls(op)
+        for op in planned.ops
+        if isinstance(op, func.FuncOp) and op.body.blocks
+    }
+    code = compile_cuda(planned, chip=chip, opt=opt_level)
     kernels = {}
     for name, ptx in code.ptx.items():
         (directory / f"{name}.ptx").write_text(ptx)
         kernels[name] = f"{name}.ptx"
     shutil.copyfile(runtime_library_path(), directory / RUNTIME_LIBRARY_NAME)
     manifest = _manifest(module, preparation, "cuda", code.programs)
+    for name, function in manifest["functions"].items():
+        function["plan"]["host_calls"] = calls[name]
     manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
@@ -392,6 +400,46 @@ def _manifest(module: ModuleOp, preparation: Preparation, target: str, programs)
         "library": PROGRAM_LIBRARY,
         "constant_bytes": preparation.arena.constant_size,
         "functions": functions,
+    }
+
+
+def host_calls(function: func.FuncOp) -> dict:
+    """What a planned CUDA function's host code asks of the driver in one call, read from
+    its planned form: the bytes of each allocation of its own (`accy.alloc`: workspaces of
+    their own, staging buffers of loops), and its copies in order (`accy.loop` bodies once
+    per iteration), host-to-device and device-to-host by bytes, device-to-device counted;
+    empty copies are not made."""
+    from accy.dialects import plan
+
+    allocations: list[int] = []
+    uploads: list[int] = []
+    downloads: list[int] = []
+    device_copies = 0
+
+    def run(block) -> None:
+        nonlocal device_copies
+        for op in block.ops:
+            if isinstance(op, plan.AllocOp):
+                allocations.append(plan.buffer_bytes(op.buffer.type))
+            elif isinstance(op, plan.LoopOp):
+                for _ in range(op.trip_count.value.data):
+                    run(op.body.block)
+            elif isinstance(op, plan.CopyOp) and (size := plan.buffer_bytes(op.source.type)):
+                source = plan.space_of(op.source.type) == plan.MemorySpace.HOST
+                target = plan.space_of(op.target.type) == plan.MemorySpace.HOST
+                if source and not target:
+                    uploads.append(size)
+                elif target and not source:
+                    downloads.append(size)
+                elif not (source or target):
+                    device_copies += 1
+
+    run(function.body.block)
+    return {
+        "allocations": allocations,
+        "host_to_device": uploads,
+        "device_to_host": downloads,
+        "device_to_device": device_copies,
     }
 
 

@@ -5,14 +5,17 @@ a fresh interpreter whose runtime uses the fake driver (`ACCY_CUDA_DRIVER`), cal
 of its functions once and returns what the fake logged. `plan_problems(directory, name,
 result)` lists every way those calls differ from the manifest's plan:
 
-- device bytes allocated == the planned arena (+ workspaces outside the arena), once, and
-  every allocation freed;
-- host → device copies == the planned input transfers, then one upload per constant
-  planned in device_global (an empty buffer is never copied);
+- device bytes allocated == the planned arena and the planned form's buffers of their own
+  (workspaces outside the arena, a loop's staging buffers: the manifest's
+  `plan.host_calls`, read from the planned form at export), once, and every allocation
+  freed;
+- host → device copies == the planned form's, in order (inputs, constant uploads, in loops
+  once per iteration; an empty buffer is never copied);
 - launches follow the schedule (iterate bodies repeated, host loops expanded), each with
   the grid and block of its kernel program, from one module load (none without kernels);
 - device → host copies == one per result, of its bytes, with the declared shapes;
-- device → device copies only for iterate (inits once, yields per iteration);
+- device → device copies == the planned form's (a loop's inits once, its yields and
+  stagings per iteration);
 - the fake saw no misuse and no leak.
 
 `ptxas_problems(directory)` runs `ptxas -arch=sm_90 --warning-as-error` on every PTX file
@@ -163,13 +166,16 @@ def plan_problems(directory: Path, name: str, result: dict) -> list[str]:
     expect("leaked allocations", result["leaks"], 0)
     calls = result["calls"]
     allocations = [c for c in calls if c.startswith("alloc ")]
+    host_calls = plan.get("host_calls")
+    own = (
+        host_calls["allocations"]
+        if host_calls is not None
+        else [w["bytes"] for w in plan["own_workspaces"]]
+    )
     expect(
         "device allocations (bytes)",
         sorted(int(call_field(c, "bytes")) for c in allocations),
-        sorted(
-            ([plan["arena_bytes"]] if plan["arena_bytes"] else [])
-            + [w["bytes"] for w in plan["own_workspaces"]]
-        ),
+        sorted(([plan["arena_bytes"]] if plan["arena_bytes"] else []) + own),
     )
     expect("slots outside the arena", plan["separate_slots"], [])
     freed = {call_field(c, "ptr") for c in calls if c.startswith("free ")}
@@ -184,7 +190,9 @@ def plan_problems(directory: Path, name: str, result: dict) -> list[str]:
     expect(
         "host-to-device copies (bytes)",
         [int(call_field(c, "bytes")) for c in calls if c.startswith("memcpy_htod")],
-        [n for n in planned_in + uploads if n],  # an empty buffer is not copied
+        host_calls["host_to_device"]
+        if host_calls is not None
+        else [n for n in planned_in + uploads if n],  # an empty buffer is not copied
     )
     launches = [
         (
@@ -215,7 +223,9 @@ def plan_problems(directory: Path, name: str, result: dict) -> list[str]:
     expect(
         "device-to-device copies",
         sum(c.startswith("memcpy_dtod") for c in calls),
-        sum(1 + i["trip_count"] for i in loops),
+        host_calls["device_to_device"]
+        if host_calls is not None
+        else sum(1 + i["trip_count"] for i in loops),
     )
     return problems
 

@@ -503,3 +503,23 @@ func.func @empty(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x0xf32> {
     result = run_export(directory, inputs)
     assert result["shapes"] == [[2, 0]]
     assert plan_problems(directory, "empty", result) == []
+
+
+SWAPPING_LOOP = """func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %r:2 = accy.iterate 3 iter_args(%p = %a, %q = %b) : tensor<4xf32>, tensor<4xf32> {
+    %n = accy.negate %p : tensor<4xf32>
+    accy.yield %q, %n : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>
+}"""
+
+
+def test_a_loop_that_permutes_its_carried_values_follows_the_planned_form(tmp_path):
+    """The yield writes each carried buffer from another one, so the planned form stages
+    them through buffers of their own: the check reads those allocations and the loop's
+    copies from the planned form (`plan.host_calls`)."""
+    directory = accy.export(SWAPPING_LOOP, tmp_path / "swap", target="cuda")
+    plan = json.loads((directory / "manifest.json").read_text())["functions"]["f"]["plan"]
+    assert plan["host_calls"]["allocations"]  # the staging buffers
+    result = run_with_fake_driver(directory, [np.ones(4, np.float32), np.zeros(4, np.float32)])
+    assert plan_problems(directory, "f", result) == []
