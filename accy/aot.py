@@ -406,24 +406,26 @@ def _manifest(module: ModuleOp, preparation: Preparation, target: str, programs)
 def host_calls(function: func.FuncOp) -> dict:
     """What a planned CUDA function's host code asks of the driver in one call, read from
     its planned form: the bytes of each allocation of its own (`accy.alloc`: workspaces of
-    their own, staging buffers of loops), and its copies in order (`accy.loop` bodies once
-    per iteration), host-to-device and device-to-host by bytes, device-to-device counted;
-    empty copies are not made."""
+    their own, staging buffers of loops), and its copies in order (an `accy.loop` body's
+    once per iteration), host-to-device and device-to-host by bytes, device-to-device
+    counted; empty copies are not made."""
     from accy.dialects import plan
 
-    allocations: list[int] = []
-    uploads: list[int] = []
-    downloads: list[int] = []
-    device_copies = 0
-
-    def run(block) -> None:
-        nonlocal device_copies
+    def calls(block) -> tuple[list[int], list[int], list[int], int]:
+        allocations: list[int] = []
+        uploads: list[int] = []
+        downloads: list[int] = []
+        device_copies = 0
         for op in block.ops:
             if isinstance(op, plan.AllocOp):
                 allocations.append(plan.buffer_bytes(op.buffer.type))
             elif isinstance(op, plan.LoopOp):
-                for _ in range(op.trip_count.value.data):
-                    run(op.body.block)
+                trips = op.trip_count.value.data
+                inner = calls(op.body.block)
+                allocations += inner[0] * trips
+                uploads += inner[1] * trips
+                downloads += inner[2] * trips
+                device_copies += inner[3] * trips
             elif isinstance(op, plan.CopyOp) and (size := plan.buffer_bytes(op.source.type)):
                 source = plan.space_of(op.source.type) == plan.MemorySpace.HOST
                 target = plan.space_of(op.target.type) == plan.MemorySpace.HOST
@@ -433,8 +435,9 @@ def host_calls(function: func.FuncOp) -> dict:
                     downloads.append(size)
                 elif not (source or target):
                     device_copies += 1
+        return allocations, uploads, downloads, device_copies
 
-    run(function.body.block)
+    allocations, uploads, downloads, device_copies = calls(function.body.block)
     return {
         "allocations": allocations,
         "host_to_device": uploads,

@@ -2,8 +2,9 @@
 
 accy computes with `f64`, `f32`, `f16`, `bf16`, `i1`, the signless integers `i8`, `i16`,
 `i32`, `i64` (two's complement, signed where an op needs a sign) and the unsigned `ui8`,
-`ui16`, `ui32`, `ui64`. numpy has no bfloat16, so `ml_dtypes.bfloat16` stands in for it. xDSL stores dense constants as raw little-endian
-bytes, with `i1` as one byte per element (`0xff` for true).
+`ui16`, `ui32`, `ui64`. numpy has no bfloat16, so `ml_dtypes.bfloat16` stands in for it.
+xDSL stores dense constants as raw little-endian bytes, with `i1` as one byte per element
+(`0xff` for true).
 """
 
 from __future__ import annotations

@@ -34,6 +34,10 @@ LANCZOS_COEFFICIENTS = (
 """The Lanczos approximation of the gamma function that XLA's `Lgamma` uses (g = 7)."""
 
 
+FLOAT_LAYOUT = {"f64": (11, 52), "f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
+"""Exponent and mantissa bits of each float type."""
+
+
 class Expansion:
     """Builds one expansion on values of one tensor type (`like`)."""
 
@@ -47,7 +51,7 @@ class Expansion:
         return self.bb.constant(self.type, value)
 
     def mantissa_bits(self) -> int:
-        return {16: 10, 32: 23, 64: 52}[self.type.get_element_type().bitwidth]
+        return FLOAT_LAYOUT[str(self.type.get_element_type())][1]
 
 
 def _in_f32(bb: BlockBuilder, x: SSAValue, body: Callable[[SSAValue], SSAValue]) -> SSAValue:
@@ -266,10 +270,6 @@ UNARY: dict[str, Callable[[BlockBuilder, SSAValue], SSAValue]] = {
 
 BINARY: dict[str, Callable[[BlockBuilder, SSAValue, SSAValue], SSAValue]] = {"mulhi": mulhi}
 """chlo ops of two operands the importer expands."""
-
-
-FLOAT_LAYOUT = {"f64": (11, 52), "f32": (8, 23), "f16": (5, 10), "bf16": (8, 7)}
-"""Exponent and mantissa bits of each float type."""
 
 
 def reduce_precision(

@@ -669,6 +669,8 @@ def _dynamic_reshape(imp, op, operands, bb, env):
 
 
 def _real_dynamic_slice(imp, op, operands, bb, env):
+    """The slice of the ranges known at import: a dynamic dim sliced whole, static dims by
+    `accy.slice` (of a static operand) or whole."""
     ranges = [imp.shapes.get(v) for v in op.operands[1:]]
     if any(r is None for r in ranges):
         raise imp.error(
@@ -678,18 +680,21 @@ def _real_dynamic_slice(imp, op, operands, bb, env):
         )
     start, limit, strides = ranges
     shape = op.operands[0].type.shape
+    whole = [
+        (start[d], limit[d], strides[d]) == (0, DYNAMIC if size is None else size, 1)
+        for d, size in enumerate(shape)
+    ]
     for d, size in enumerate(shape):
-        if size is None and (start[d], limit[d], strides[d]) != (0, DYNAMIC, 1):
+        if size is None and not whole[d]:
             raise imp.error(
-                op,
-                f"slices dynamic dim {d} in part; accy slices a dynamic dim whole only",
+                op, f"slices dynamic dim {d} in part; accy slices a dynamic dim whole only"
             )
-    if all(
-        (start[d], limit[d], strides[d]) == (0, size or DYNAMIC, 1) for d, size in enumerate(shape)
-    ):
+    if all(whole):
         return [operands[0]]
     if None in shape:
         raise imp.error(op, "slices a static dim of an operand with dynamic dims")
+    if DYNAMIC in (*start, *limit, *strides):
+        raise imp.error(op, "slices a static dim at the dynamic size")
     return [bb.slice(operands[0], start, limit, strides)]
 
 

@@ -138,14 +138,6 @@ def is_bool(element_type: Attribute) -> bool:
     return isinstance(element_type, IntegerType) and element_type.width.data == 1
 
 
-def is_unsigned(element_type: Attribute) -> bool:
-    """Unsigned integers (`ui8`...`ui64`) compare, divide, extend and convert unsigned."""
-    return (
-        isinstance(element_type, IntegerType)
-        and element_type.signedness.data == Signedness.UNSIGNED
-    )
-
-
 def format_dim(dim: int) -> str:
     return "?" if dim == DYNAMIC_INDEX else str(dim)
 

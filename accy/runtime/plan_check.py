@@ -13,7 +13,8 @@ result)` lists every way those calls differ from the manifest's plan:
   once per iteration; an empty buffer is never copied);
 - launches follow the schedule (iterate bodies repeated, host loops expanded), each with
   the grid and block of its kernel program, from one module load (none without kernels);
-- device → host copies == one per result, of its bytes, with the declared shapes;
+- device → host copies == the planned form's (one per result, of its bytes), with the
+  declared shapes;
 - device → device copies == the planned form's (a loop's inits once, its yields and
   stagings per iteration);
 - the fake saw no misuse and no leak.
@@ -216,7 +217,7 @@ def plan_problems(directory: Path, name: str, result: dict) -> list[str]:
     expect(
         "device-to-host copies (bytes)",
         [int(call_field(c, "bytes")) for c in calls if c.startswith("memcpy_dtoh")],
-        [n for n in result_bytes if n],
+        host_calls["device_to_host"] if host_calls is not None else [n for n in result_bytes if n],
     )
     expect("result shapes", result["shapes"], [r["shape"] for r in function["results"]])
     loops = [i for i in plan["work_items"] if i["kind"] == "iterate"]

@@ -100,13 +100,10 @@ def signless(t: Attribute) -> Attribute:
 
 def signless_dense(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
     """A dense constant of unsigned integers as the same bytes of signless ones."""
-    t = attr.type
-    element = t.get_element_type()
+    element = attr.get_element_type()
     if signless(element) == element:
         return attr
-    shape = list(t.get_shape())
-    lowered = TensorType(signless(element), shape) if isinstance(t, TensorType) else None
-    assert lowered is not None, t
+    lowered = TensorType(signless(element), list(attr.get_shape()))
     return DenseIntOrFPElementsAttr(lowered, attr.data)
 
 
@@ -965,7 +962,7 @@ def combiner_identity(
     if is_float(t):
         return constant(b, float("-inf") if maximum else float("inf"), t)
     width = int_width(t)
-    if unsigned or is_unsigned(t):
+    if unsigned:
         return constant(b, 0 if maximum else 2**width - 1, t)
     return constant(b, -(2 ** (width - 1)) if maximum else 2 ** (width - 1) - 1, t)
 
@@ -980,9 +977,10 @@ def combine(
     unsigned: bool = False,
 ) -> SSAValue:
     """`acc (kind) x` in the compute type. i1: add/max = OR, mul/min = AND. Floats:
-    max/min propagate NaN. Integers: max/min `unsigned` or signed. `reassociate` puts `fastmath<reassoc>` on float add/mul/max/min
-    so LLVM may vectorise a reduction (a different, not a worse, summation order; max/min
-    results are unchanged, they are associative)."""
+    max/min propagate NaN. Integers: max/min `unsigned` or signed. `reassociate` puts
+    `fastmath<reassoc>` on float add/mul/max/min so LLVM may vectorise a reduction (a
+    different, not a worse, summation order; max/min results are unchanged, they are
+    associative)."""
     t = acc.type
     if is_bool(t):
         if kind in (ops.CombinerKind.ADD, ops.CombinerKind.MAX):

@@ -15,9 +15,10 @@ function), `k` (the work item's input width: the last dim of its root's first op
 its kept dims — 1 for a full reduction; a scan's positions of the dims other than the
 scanned one; a dynamic dim reads the plan's rows; bound only for reduce and scan items),
 `width` (the positions folded per kept row: the product of a reduce's reduced dims, the size
-of a scan's scanned dim; likewise), `accumulator` (the bytes of one accumulator of a reduce,
-scan or dot: 8 for 64-bit element types, else 4; bound for those items only) and `sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the
-work item's rows are the function's leading rows (a 2-D row reduction of the first
+of a scan's scanned dim; likewise), `accumulator` (the bytes of one accumulator of a
+reduce, scan or dot: 8 for 64-bit element types, else 4; bound for those items only) and
+`sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the work
+item's rows are the function's leading rows (a 2-D row reduction of the first
 parameter); a workspace per kept row must read `kept`. Any other name is an error naming
 the family, the workspace and the name, at the work item's location — never 0.
 
@@ -179,6 +180,14 @@ def folded_width(item: WorkItem, rows: int | None) -> int | None:
     return _positions(item, rows, folded=True)
 
 
+ITEM_NAME_KINDS = {
+    "kept": ("reduce", "scan"),
+    "width": ("reduce", "scan"),
+    "accumulator": ("reduce", "scan", "dot"),
+}
+"""The names bound for some work-item kinds only, and those kinds."""
+
+
 def accumulator_bytes(item: WorkItem) -> int | None:
     """`accumulator`: the bytes of one accumulator of a reduce, scan or dot kernel (of its
     result's element type): 8 for 64-bit types (f64, i64, ui64), else 4 (f32 for f16/bf16,
@@ -254,11 +263,10 @@ def workspace_terms(
         except FamilyEvaluationError as error:
             hint = ""
             name = error.error.name if isinstance(error.error, UnknownNameError) else None
-            if name in ("kept", "width", "accumulator") and item.kind.value not in (
-                "reduce",
-                "scan",
-            ):
-                hint = f"; `{name}` is defined for reduce and scan work items only"
+            kinds = ITEM_NAME_KINDS.get(name or "")
+            if kinds is not None and item.kind.value not in kinds:
+                listed = ", ".join(kinds[:-1]) + f" and {kinds[-1]}"
+                hint = f"; `{name}` is defined for {listed} work items only"
             elif name in ("n", "k", "kept", "width") and _is_dynamic(function):
                 what = {
                     "n": "`n` is the row count",

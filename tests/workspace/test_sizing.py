@@ -701,3 +701,31 @@ def test_width_of_a_reduce_is_its_reduced_positions(tmp_path):
         fb.return_([fb.reduce("add", fb.parameter(0), dims)])
         fb.finish()
         assert terms(b.finish(), families=[user])["reduce.width", "w"].bytes == width
+
+
+def test_a_name_bound_for_other_kinds_says_which(tmp_path):
+    """`accumulator` is bound for reduce, scan and dot items: an elementwise family that
+    reads it is an error saying so, at the work item."""
+    user = family_file(
+        tmp_path,
+        """
+        [[family]]
+        id = "elementwise.mine"
+        kinds = ["elementwise"]
+        [[family.workspace]]
+        name = "scratch"
+        bytes = ["accumulator * 16"]
+        arena = true
+        """,
+    )
+    module = accy.parse(
+        "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %e = accy.exponential %x : tensor<4xf32>\n"
+        "  func.return %e : tensor<4xf32>\n}",
+        filename=SOURCE,
+    )
+    with pytest.raises(WorkspaceError) as info:
+        accy.prepare(module, families=[user])
+    message = str(info.value)
+    assert message.startswith(f"{SOURCE}:2:")
+    assert "`accumulator` is defined for reduce, scan and dot work items only" in message
