@@ -454,6 +454,134 @@ class BlockBuilder:
     def scan(self, kind: str, x: SSAValue, scratch: SSAValue, dim: int) -> SSAValue:
         return self._add(ops.ScanOp(ops.CombinerKind(kind), x, scratch, dim))
 
+    def reduce_window(
+        self,
+        inputs: Sequence[SSAValue],
+        inits: Sequence[SSAValue],
+        body: Callable[..., Sequence[SSAValue]],
+        *,
+        window: Sequence[int],
+        strides: Sequence[int] | None = None,
+        base_dilations: Sequence[int] | None = None,
+        window_dilations: Sequence[int] | None = None,
+        padding: Sequence[tuple[int, int]] | None = None,
+    ) -> list[SSAValue]:
+        """StableHLO's reduce_window (see `accy.reduce_window`): `body(builder,
+        *accumulated, *elements)` returns the new accumulated values; strides and
+        dilations default to 1, padding to none."""
+        rank = len(window)
+        ones = [1] * rank
+        pads = list(padding) if padding is not None else [(0, 0)] * rank
+        scalars = [TensorType(_tensor(x).get_element_type(), []) for x in inputs]
+        block = Block(arg_types=scalars * 2)
+        inner = BlockBuilder(block, self.location)
+        inner._append(ops.YieldOp(list(body(inner, *block.args))))
+        op = ops.ReduceWindowOp(
+            inputs,
+            inits,
+            Region(block),
+            window=window,
+            strides=strides if strides is not None else ones,
+            base_dilations=base_dilations if base_dilations is not None else ones,
+            window_dilations=window_dilations if window_dilations is not None else ones,
+            padding_low=[low for low, _ in pads],
+            padding_high=[high for _, high in pads],
+        )
+        return list(self._append(op).results)
+
+    def select_and_scatter(
+        self,
+        operand: SSAValue,
+        source: SSAValue,
+        init: SSAValue,
+        select: Callable[..., SSAValue],
+        scatter: Callable[..., SSAValue],
+        *,
+        window: Sequence[int],
+        strides: Sequence[int] | None = None,
+        padding: Sequence[tuple[int, int]] | None = None,
+    ) -> SSAValue:
+        """StableHLO's select_and_scatter (see `accy.select_and_scatter`): `select(builder,
+        picked, element)` returns whether `picked` stays picked; `scatter(builder,
+        accumulated, element)` combines."""
+        rank = len(window)
+        pads = list(padding) if padding is not None else [(0, 0)] * rank
+        scalar = TensorType(_tensor(operand).get_element_type(), [])
+        regions = []
+        for build in (select, scatter):
+            block = Block(arg_types=[scalar, scalar])
+            inner = BlockBuilder(block, self.location)
+            inner._append(ops.YieldOp([build(inner, *block.args)]))
+            regions.append(Region(block))
+        op = ops.SelectAndScatterOp(
+            operand,
+            source,
+            init,
+            *regions,
+            window=window,
+            strides=strides if strides is not None else [1] * rank,
+            padding_low=[low for low, _ in pads],
+            padding_high=[high for _, high in pads],
+        )
+        return self._add(op)
+
+    def convolution(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        lhs_dims: Sequence[int],
+        rhs_dims: Sequence[int],
+        result_dims: Sequence[int],
+        strides: Sequence[int] | None = None,
+        padding: Sequence[tuple[int, int]] | None = None,
+        lhs_dilation: Sequence[int] | None = None,
+        rhs_dilation: Sequence[int] | None = None,
+        reversal: Sequence[bool] | None = None,
+        feature_groups: int = 1,
+        batch_groups: int = 1,
+        dtype: Any = None,
+    ) -> SSAValue:
+        """StableHLO's convolution (see `accy.convolution`); the layouts name the batch,
+        feature and spatial dims (input, result) and the input feature, output feature
+        and spatial dims (kernel). The result has the operands' element type unless
+        `dtype` names another; window attributes default to stride 1, no padding, no
+        dilation, no reversal."""
+        spatial = len(lhs_dims) - 2
+        ones = [1] * spatial
+        pads = list(padding) if padding is not None else [(0, 0)] * spatial
+        element = (
+            dtypes.element_type(dtype) if dtype is not None else _tensor(lhs).get_element_type()
+        )
+        attributes: dict[str, Any] = {
+            "lhs_dims": lhs_dims,
+            "rhs_dims": rhs_dims,
+            "result_dims": result_dims,
+            "strides": strides if strides is not None else ones,
+            "padding_low": [low for low, _ in pads],
+            "padding_high": [high for _, high in pads],
+            "lhs_dilation": lhs_dilation if lhs_dilation is not None else ones,
+            "rhs_dilation": rhs_dilation if rhs_dilation is not None else ones,
+            "reversal": [int(r) for r in reversal] if reversal is not None else [0] * spatial,
+            "feature_groups": feature_groups,
+            "batch_groups": batch_groups,
+        }
+        shape = ops.convolution_shape(
+            _tensor(lhs).get_shape(),
+            _tensor(rhs).get_shape(),
+            lhs_dims=lhs_dims,
+            rhs_dims=rhs_dims,
+            result_dims=result_dims,
+            window_strides=attributes["strides"],
+            padding_low=attributes["padding_low"],
+            padding_high=attributes["padding_high"],
+            lhs_dilation=attributes["lhs_dilation"],
+            rhs_dilation=attributes["rhs_dilation"],
+            batch_groups=batch_groups,
+        )
+        result = TensorType(element, shape)
+        return self._add(ops.ConvolutionOp(lhs, rhs, result_type=result, **attributes))
+
     def iterate(
         self,
         trip_count: int,

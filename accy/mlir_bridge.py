@@ -1145,7 +1145,7 @@ class UpstreamOp:
     call-site and fused locations) as ``(file, line, col)``, or ``None``. Attributes are
     decoded to Python: dense elements -> numpy arrays, dense arrays -> tuples of ints,
     integers, floats, strings, symbol names, ``UpstreamType``, ``UpstreamEnum``, dicts
-    for dictionary attributes (by name), ``#stablehlo.dot<...>``, ``#stablehlo.gather<...>`` and ``#stablehlo.scatter<...>``, tuples for array
+    for dictionary attributes (by name), ``#stablehlo.dot<...>``, ``#stablehlo.gather<...>``, ``#stablehlo.scatter<...>`` and ``#stablehlo.conv<...>``, tuples for array
     attributes, ``True`` for unit attributes, else ``UpstreamOpaque``."""
 
     name: str
@@ -1364,6 +1364,26 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
                 "start_indices_batching_dims": tuple(g.start_indices_batching_dims),
                 "start_index_map": tuple(g.start_index_map),
                 "index_vector_dim": int(g.index_vector_dim),
+            }
+        conv = getattr(shlo, "ConvDimensionNumbers", None)
+        if conv is not None and _isa(conv, attr):
+            c = conv(attr)
+            return {
+                "lhs_dims": (
+                    int(c.input_batch_dimension),
+                    int(c.input_feature_dimension),
+                    *c.input_spatial_dimensions,
+                ),
+                "rhs_dims": (
+                    int(c.kernel_input_feature_dimension),
+                    int(c.kernel_output_feature_dimension),
+                    *c.kernel_spatial_dimensions,
+                ),
+                "result_dims": (
+                    int(c.output_batch_dimension),
+                    int(c.output_feature_dimension),
+                    *c.output_spatial_dimensions,
+                ),
             }
         scatter = getattr(shlo, "ScatterDimensionNumbers", None)
         if scatter is not None and _isa(scatter, attr):

@@ -667,6 +667,180 @@ def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarr
 
 
 # ---------------------------------------------------------------------------------------
+# Windows and convolutions
+# ---------------------------------------------------------------------------------------
+
+
+def _dilate_and_pad(
+    x: np.ndarray,
+    fill: Any,
+    dilations: Sequence[int],
+    low: Sequence[int],
+    high: Sequence[int],
+    dims: Sequence[int] | None = None,
+) -> np.ndarray:
+    """`x` with `dims` (default: all) dilated (holes of `fill`) and padded by `low`/`high`
+    with `fill` (negative pads crop)."""
+    dims = list(range(x.ndim)) if dims is None else list(dims)
+    shape = list(x.shape)
+    for d, b in zip(dims, dilations):
+        shape[d] = (x.shape[d] - 1) * b + 1 if x.shape[d] else 0
+    dilated = np.full(shape, fill, x.dtype)
+    dilated[
+        tuple(slice(None, None, dict(zip(dims, dilations)).get(d, 1)) for d in range(x.ndim))
+    ] = x
+    width = [(0, 0)] * x.ndim
+    for d, lo, hi in zip(dims, low, high):
+        width[d] = (max(lo, 0), max(hi, 0))
+    padded = np.pad(dilated, width, constant_values=np.asarray(fill, x.dtype))
+    crop = [slice(None)] * x.ndim
+    for d, lo, hi in zip(dims, low, high):
+        crop[d] = slice(max(-lo, 0), padded.shape[d] - max(-hi, 0))
+    return padded[tuple(crop)]
+
+
+def _windows(
+    padded: np.ndarray,
+    window: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out: Sequence[int],
+    dims: Sequence[int] | None = None,
+):
+    """For each window position (row-major), the elements of `padded` at that position
+    of every window along `dims` (default: all): arrays of the windows' count."""
+    dims = list(range(padded.ndim)) if dims is None else list(dims)
+    for position in np.ndindex(*window):
+        at = [slice(None)] * padded.ndim
+        for d, k, s, wd, n in zip(dims, position, strides, dilations, out):
+            start = k * wd
+            at[d] = slice(start, start + (n - 1) * s + 1, s) if n else slice(0, 0)
+        yield position, padded[tuple(at)]
+
+
+def _reduce_window(op: accy.ReduceWindowOp, *arrays: np.ndarray) -> list[np.ndarray]:
+    count = len(op.inputs)
+    inputs, inits = arrays[:count], arrays[count:]
+    out = op.result_shape()
+    padded = [
+        _dilate_and_pad(
+            x,
+            init[()],
+            op.window_list("base_dilations"),
+            op.window_list("padding_low"),
+            op.window_list("padding_high"),
+        )
+        for x, init in zip(inputs, inits)
+    ]
+    columns = [
+        [
+            part
+            for _, part in _windows(
+                p,
+                op.window_list("window_dimensions"),
+                op.window_list("window_strides"),
+                op.window_list("window_dilations"),
+                out,
+            )
+        ]
+        for p in padded
+    ]
+    results = [np.empty(out, x.dtype) for x in inputs]
+    block = op.body.block
+    env: Env = {}
+    for at in np.ndindex(*out):
+        accumulated = [np.asarray(init) for init in inits]
+        for k in range(len(columns[0])):
+            values = [*accumulated, *(np.asarray(c[k][at]) for c in columns)]
+            for arg, value in zip(block.args, values):
+                env[arg] = value
+            accumulated = _run_block(block, env)
+        for result, value in zip(results, accumulated):
+            result[at] = value
+    return results
+
+
+def _select_and_scatter(
+    op: accy.SelectAndScatterOp, operand: np.ndarray, source: np.ndarray, init: np.ndarray
+) -> np.ndarray:
+    """Windows in row-major order; in each, the picked element among those inside the
+    operand (padding is never picked), then its source element scattered onto it."""
+    window = op.window_list("window_dimensions")
+    strides = op.window_list("window_strides")
+    low = op.window_list("padding_low")
+    result = np.full(operand.shape, init[()], operand.dtype)
+    select, scatter = op.select.block, op.scatter.block
+    env: Env = {}
+
+    def run(block: Block, a: Any, b: Any) -> Any:
+        env[block.args[0]], env[block.args[1]] = np.asarray(a), np.asarray(b)
+        return _run_block(block, env)[0]
+
+    for s in np.ndindex(*source.shape):
+        picked: tuple[int, ...] | None = None
+        for k in np.ndindex(*window):
+            at = tuple(i * st + kk - lo for i, st, kk, lo in zip(s, strides, k, low))
+            if not all(0 <= a < n for a, n in zip(at, operand.shape)):
+                continue
+            if picked is None or not bool(run(select, operand[picked], operand[at])):
+                picked = at
+        if picked is not None:
+            result[picked] = run(scatter, result[picked], source[s])
+    return result
+
+
+def _convolution(op: accy.ConvolutionOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Per window position, one einsum over the kernel's input features, by groups, in
+    the result's type (f16/bf16 in float32, rounded once)."""
+    dtype = numpy_dtype(op.result.type.get_element_type())
+    compute = np.float32 if dtype in _LOW_PRECISION else dtype
+    lb, lf, *ls = op.window_list("lhs_dims")
+    ri, ro, *rs = op.window_list("rhs_dims")
+    result_dims = op.window_list("result_dims")
+    x = np.transpose(lhs, [lb, lf, *ls]).astype(compute)
+    w = np.transpose(rhs, [ri, ro, *rs]).astype(compute)
+    spatial = list(range(2, x.ndim))
+    reversed_dims = [2 + i for i, r in enumerate(op.window_list("window_reversal")) if r]
+    if reversed_dims:
+        w = np.flip(w, reversed_dims)
+    x = _dilate_and_pad(
+        x,
+        0,
+        op.window_list("lhs_dilation"),
+        op.window_list("padding_low"),
+        op.window_list("padding_high"),
+        spatial,
+    )
+    shape = op.expected_shape()
+    out_spatial = [shape[d] for d in result_dims[2:]]
+    groups, batch_groups = op.feature_groups, op.batch_groups
+    n, c = x.shape[:2]
+    inputs, outputs = w.shape[:2]
+    total = np.zeros((n // batch_groups, outputs, *out_spatial), compute)
+    with np.errstate(all="ignore"):
+        for position, part in _windows(
+            x,
+            w.shape[2:],
+            op.window_list("window_strides"),
+            op.window_list("rhs_dilation"),
+            out_spatial,
+            spatial,
+        ):
+            kernel = w[(slice(None), slice(None), *position)]  # (I, O)
+            if batch_groups > 1:
+                p = part.reshape(batch_groups, n // batch_groups, c, *out_spatial)
+                k = kernel.reshape(inputs, batch_groups, outputs // batch_groups)
+                term = np.einsum("bnc...,cbo->nbo...", p, k)
+            else:
+                p = part.reshape(n, groups, c // groups, *out_spatial)
+                k = kernel.reshape(inputs, groups, outputs // groups)
+                term = np.einsum("ngi...,igo->ngo...", p, k)
+            total += term.reshape(total.shape)
+    inverse = np.argsort([result_dims[0], result_dims[1], *result_dims[2:]])
+    return np.transpose(total, inverse).astype(dtype)
+
+
+# ---------------------------------------------------------------------------------------
 # Dispatch
 # ---------------------------------------------------------------------------------------
 
@@ -728,6 +902,8 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.ReduceOp: _reduce,
     accy.DotGeneralOp: _dot_general,
     accy.ScanOp: _scan,
+    accy.SelectAndScatterOp: _select_and_scatter,
+    accy.ConvolutionOp: _convolution,
 }
 """One function per op kind: `(op, *operand arrays) -> result array`.
 
@@ -768,6 +944,8 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
             values = _fold(op, *(env[v] for v in op.operands))
         elif isinstance(op, accy.SortOp):
             values = _sort(op, *(env[v] for v in op.operands))
+        elif isinstance(op, accy.ReduceWindowOp):
+            values = _reduce_window(op, *(env[v] for v in op.operands))
         elif isinstance(op, accy.ScatterOp):
             values = _scatter(op, *(env[v] for v in op.operands))
         elif type(op) in _EVALUATORS:

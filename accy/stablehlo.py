@@ -485,6 +485,9 @@ def _convert(imp, op, operands, bb, env):
 
 def _broadcast_in_dim(imp, op, operands, bb, env):
     result = imp.tensor_type(op, op.results[0].type)
+    value = imp.constants.get(op.operands[0].id)
+    if value is not None and value.shape == () and result.get_num_dims() == 0:
+        imp.constants[op.results[0].id] = value
     return [bb.broadcast_in_dim(operands[0], result, op.attributes["broadcast_dimensions"])]
 
 
@@ -595,6 +598,152 @@ def _reduce(imp, op, operands, bb, env):
     if reduced.type.get_num_dims() > 0:
         init = bb.broadcast_in_dim(init, reduced.type, [])
     return [getattr(bb, method)(reduced, init)]
+
+
+def _padding_pairs(imp, op, rank: int) -> list[tuple[int, int]]:
+    """The `padding` attribute (an N x 2 dense array) as (low, high) pairs; none by
+    default."""
+    padding = op.attributes.get("padding")
+    if padding is None:
+        return [(0, 0)] * rank
+    pairs = np.asarray(padding).reshape(-1, 2) if np.size(padding) else np.zeros((0, 2))
+    if pairs.shape != (rank, 2):
+        raise imp.error(op, f"has padding of shape {np.shape(padding)} for {rank} dims")
+    return [(int(low), int(high)) for low, high in pairs]
+
+
+def _window_list(op, name: str, rank: int) -> list[int]:
+    return [int(v) for v in op.attributes.get(name, (1,) * rank)]
+
+
+def _cumulative(imp, op, rank: int, kind_name: str | None) -> tuple[int, bool] | None:
+    """(dim, reverse) when a one-operand reduce_window is a running reduction along one
+    dim (how JAX lowers `cumsum`, `cumprod`, `cummax`, `cummin`): a single combiner from
+    its identity, a window the size of the dim padded by its size - 1 before (after,
+    reversed), every other dim untouched."""
+    if kind_name is None or len(op.operands) != 2:
+        return None
+    init = imp.constants.get(op.operands[1].id)
+    if init is None or not _is_identity(kind_name, init):
+        return None
+    shape = op.operands[0].type.shape
+    window = _window_list(op, "window_dimensions", rank)
+    padding = _padding_pairs(imp, op, rank)
+    if any(
+        _window_list(op, name, rank) != [1] * rank
+        for name in ("window_strides", "base_dilations", "window_dilations")
+    ):
+        return None
+    along = [d for d in range(rank) if window[d] != 1 or padding[d] != (0, 0)]
+    if len(along) != 1:
+        return None
+    (dim,) = along
+    n = shape[dim]
+    if window[dim] != n or n < 2:
+        return None
+    if padding[dim] == (n - 1, 0):
+        return dim, False
+    if padding[dim] == (0, n - 1):
+        return dim, True
+    return None
+
+
+def _reduce_window(imp, op, operands, bb, env):
+    """A running reduction as `accy.scan` (linear work; see `_cumulative`), any other
+    window as `accy.reduce_window`."""
+    count = len(op.results)
+    rank = len(op.operands[0].type.shape)
+    blocks = op.regions[0] if op.regions else []
+    if len(blocks) != 1:
+        raise imp.error(op, "has no single-block body")
+    kind_name = _reduce_kind(imp, op) if count == 1 else None
+    running = _cumulative(imp, op, rank, kind_name)
+    if running is not None and kind_name is not None:
+        dim, reverse = running
+        kind = _COMBINERS[kind_name][0]
+        x = operands[0]
+        if reverse:
+            x = bb.reverse(x, [dim])
+        scratch = bb.broadcast_in_dim(operands[1], x.type, [])
+        scanned = bb.scan(kind, x, scratch, dim)
+        return [bb.reverse(scanned, [dim]) if reverse else scanned]
+    elements = [v.type.element for v in op.operands[:count]]
+    combine = _scalar_body(imp, op, blocks[0], bb, env, elements * 2, count, "body")
+    location = bb.location
+    results = bb.reduce_window(
+        operands[:count],
+        operands[count:],
+        combine,
+        window=_window_list(op, "window_dimensions", rank),
+        strides=_window_list(op, "window_strides", rank),
+        base_dilations=_window_list(op, "base_dilations", rank),
+        window_dilations=_window_list(op, "window_dilations", rank),
+        padding=_padding_pairs(imp, op, rank),
+    )
+    bb.location = imp.enclosing = location
+    return results
+
+
+def _select_and_scatter(imp, op, operands, bb, env):
+    rank = len(op.operands[0].type.shape)
+    if len(op.regions) != 2 or any(len(r) != 1 for r in op.regions):
+        raise imp.error(op, "has no single-block select and scatter regions")
+    element = op.operands[0].type.element
+    select = _scalar_body(imp, op, op.regions[0][0], bb, env, [element] * 2, 1, "select")
+    scatter = _scalar_body(imp, op, op.regions[1][0], bb, env, [element] * 2, 1, "scatter")
+    location = bb.location
+    result = bb.select_and_scatter(
+        *operands,
+        lambda inner, a, b: select(inner, a, b)[0],
+        lambda inner, a, b: scatter(inner, a, b)[0],
+        window=_window_list(op, "window_dimensions", rank),
+        strides=_window_list(op, "window_strides", rank),
+        padding=_padding_pairs(imp, op, rank),
+    )
+    bb.location = imp.enclosing = location
+    return [result]
+
+
+def _conv_numbers(attr: Any) -> str | None:
+    if isinstance(attr, dict) and "lhs_dims" in attr:
+        return None
+    return f"has convolution dimension numbers accy cannot read: {attr}"
+
+
+def _convolution(imp, op, operands, bb, env, padding: list[tuple[int, int]] | None = None):
+    a = op.attributes
+    numbers = a["dimension_numbers"]
+    spatial = len(numbers["lhs_dims"]) - 2
+    result = imp.tensor_type(op, op.results[0].type)
+    return [
+        bb.convolution(
+            operands[0],
+            operands[1],
+            lhs_dims=numbers["lhs_dims"],
+            rhs_dims=numbers["rhs_dims"],
+            result_dims=numbers["result_dims"],
+            strides=_window_list(op, "window_strides", spatial),
+            padding=padding if padding is not None else _padding_pairs(imp, op, spatial),
+            lhs_dilation=_window_list(op, "lhs_dilation", spatial),
+            rhs_dilation=_window_list(op, "rhs_dilation", spatial),
+            reversal=[bool(r) for r in a.get("window_reversal", (False,) * spatial)],
+            feature_groups=int(a.get("feature_group_count", 1)),
+            batch_groups=int(a.get("batch_group_count", 1)),
+            dtype=result.get_element_type(),
+        )
+    ]
+
+
+def _dynamic_conv(imp, op, operands, bb, env):
+    """A dynamic_conv whose padding operand is a constant: a convolution."""
+    padding = imp.constants.get(op.operands[2].id)
+    if padding is None:
+        raise imp.error(op, "has a padding operand that is not a constant; accy pads statically")
+    spatial = len(op.attributes["dimension_numbers"]["lhs_dims"]) - 2
+    pairs = np.asarray(padding).reshape(-1, 2)
+    if pairs.shape != (spatial, 2):
+        raise imp.error(op, f"has padding of shape {np.shape(padding)} for {spatial} dims")
+    return _convolution(imp, op, operands[:2], bb, env, [(int(lo), int(hi)) for lo, hi in pairs])
 
 
 def _dot_general(imp, op, operands, bb, env):
@@ -1142,6 +1291,47 @@ CONVERTERS: dict[str, Converter] = {
         _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
     ),
     "stablehlo.dot": Converter(_dot, {}, frozenset({"precision_config"})),
+    "stablehlo.convolution": Converter(
+        _convolution,
+        {
+            "window_strides": None,
+            "padding": None,
+            "lhs_dilation": None,
+            "rhs_dilation": None,
+            "window_reversal": None,
+            "feature_group_count": None,
+            "batch_group_count": None,
+            "dimension_numbers": _conv_numbers,
+        },
+        frozenset({"precision_config"}),
+    ),
+    "stablehlo.dynamic_conv": Converter(
+        _dynamic_conv,
+        {
+            "window_strides": None,
+            "padding": None,
+            "lhs_dilation": None,
+            "rhs_dilation": None,
+            "window_reversal": None,
+            "feature_group_count": None,
+            "batch_group_count": None,
+            "dimension_numbers": _conv_numbers,
+        },
+        frozenset({"precision_config"}),
+    ),
+    "stablehlo.reduce_window": Converter(
+        _reduce_window,
+        {
+            "window_dimensions": None,
+            "window_strides": None,
+            "base_dilations": None,
+            "window_dilations": None,
+            "padding": None,
+        },
+    ),
+    "stablehlo.select_and_scatter": Converter(
+        _select_and_scatter, {"window_dimensions": None, "window_strides": None, "padding": None}
+    ),
     "stablehlo.iota": Converter(_iota, {"iota_dimension": None}),
     "stablehlo.dynamic_iota": Converter(_dynamic_iota, {"iota_dimension": None}),
     "stablehlo.dynamic_broadcast_in_dim": Converter(

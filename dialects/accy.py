@@ -1609,7 +1609,9 @@ def _verify_scalar_body(
 def in_scalar_body(op: IRDLOperation) -> bool:
     """Whether `op` is inside a scatter's update computation, a fold's body or a sort's
     comparator (computed per element by that op's kernel, never planned itself)."""
-    return isinstance(op.parent_op(), (ScatterOp, FoldOp, SortOp))
+    return isinstance(
+        op.parent_op(), (ScatterOp, FoldOp, SortOp, ReduceWindowOp, SelectAndScatterOp)
+    )
 
 
 def _check_start_indices(op: AccyOperation, starts: Sequence[SSAValue]) -> None:
@@ -2224,6 +2226,527 @@ class ScanOp(AccyOperation):
 
 
 # ---------------------------------------------------------------------------------------
+# Windows and convolutions
+# ---------------------------------------------------------------------------------------
+
+
+def window_positions(
+    size: int,
+    window: int,
+    stride: int,
+    base_dilation: int,
+    window_dilation: int,
+    low: int,
+    high: int,
+) -> int:
+    """How many windows of `window` elements (`window_dilation` apart, placed `stride`
+    apart) fit in `size` elements dilated by `base_dilation` and padded by `low`/`high`
+    (either may be negative): the result size of that dim."""
+    dilated = (size - 1) * base_dilation + 1 if size > 0 else 0
+    padded = dilated + low + high
+    extent = (window - 1) * window_dilation + 1 if window > 0 else 0
+    if padded < extent:
+        return 0
+    return (padded - extent) // stride + 1
+
+
+def _verify_window_lists(op: AccyOperation, rank: int, lists: dict[str, Sequence[int]]) -> None:
+    """Raise unless each window attribute has `rank` entries and window sizes, strides
+    and dilations are positive (paddings may be negative)."""
+    for name, values in lists.items():
+        if len(values) != rank:
+            raise op.error(f"{name} has {len(values)} entries for {rank} dims")
+        if not name.startswith("padding") and any(v < 1 for v in values):
+            raise op.error(f"{name} {list(values)} must be positive")
+
+
+def _static(op: AccyOperation, values: Sequence[SSAValue]) -> None:
+    for value in values:
+        if not value.type.has_static_shape():  # type: ignore[attr-defined]
+            raise op.error(f"takes {value.type}; accy computes windows over static shapes")
+
+
+@irdl_op_definition
+class ReduceWindowOp(AccyOperation):
+    """`%r = accy.reduce_window (%x : tensor<4x16x16x8xf32>) init (%m : tensor<f32>),
+    window = [1, 2, 2, 1], strides = [1, 2, 2, 1], base_dilations = [1, 1, 1, 1],
+    window_dilations = [1, 1, 1, 1], padding_low = [0, 0, 0, 0], padding_high = [0, 0, 0,
+    0] -> (tensor<4x8x8x8xf32>) ({^bb0(%a: tensor<f32>, %b: tensor<f32>): ... accy.yield
+    %c : tensor<f32>})` (a 2x2 max pool).
+
+    StableHLO's reduce_window: N operands of one static shape, each dilated by
+    `base_dilations` and padded by `padding_low`/`padding_high` with its init (the holes
+    of the dilation too); result element `o` folds, from the N rank-0 inits, the window
+    of `window` elements that starts at `o * strides`, its elements `window_dilations`
+    apart, in row-major order of the window (the body takes the N accumulated values,
+    then the N elements).
+    """
+
+    name = "accy.reduce_window"
+
+    inputs = var_operand_def(AccyTensor)
+    inits = var_operand_def(AccyTensor)
+    window_dimensions = prop_def(DenseArrayBase.constr(i64))
+    window_strides = prop_def(DenseArrayBase.constr(i64))
+    base_dilations = prop_def(DenseArrayBase.constr(i64))
+    window_dilations = prop_def(DenseArrayBase.constr(i64))
+    padding_low = prop_def(DenseArrayBase.constr(i64))
+    padding_high = prop_def(DenseArrayBase.constr(i64))
+    body = region_def("single_block")
+    res = var_result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    assembly_format = (
+        "`(` $inputs `:` type($inputs) `)` `init` `(` $inits `:` type($inits) `)` `,` "
+        "`window` `=` custom<DimList>($window_dimensions) `,` "
+        "`strides` `=` custom<DimList>($window_strides) `,` "
+        "`base_dilations` `=` custom<DimList>($base_dilations) `,` "
+        "`window_dilations` `=` custom<DimList>($window_dilations) `,` "
+        "`padding_low` `=` custom<DimList>($padding_low) `,` "
+        "`padding_high` `=` custom<DimList>($padding_high) "
+        "attr-dict `->` `(` type($res) `)` $body"
+    )
+
+    def __init__(
+        self,
+        inputs: Sequence[SSAValue],
+        inits: Sequence[SSAValue],
+        body: Region,
+        *,
+        window: Sequence[int],
+        strides: Sequence[int],
+        base_dilations: Sequence[int],
+        window_dilations: Sequence[int],
+        padding_low: Sequence[int],
+        padding_high: Sequence[int],
+    ):
+        shapes = []
+        for value in inputs:
+            assert isinstance(value.type, TensorType)
+            sizes = [
+                window_positions(n, *parts)
+                for n, *parts in zip(
+                    value.type.get_shape(),
+                    window,
+                    strides,
+                    base_dilations,
+                    window_dilations,
+                    padding_low,
+                    padding_high,
+                )
+            ]
+            shapes.append(TensorType(value.type.get_element_type(), sizes))
+        lists = {
+            "window_dimensions": window,
+            "window_strides": strides,
+            "base_dilations": base_dilations,
+            "window_dilations": window_dilations,
+            "padding_low": padding_low,
+            "padding_high": padding_high,
+        }
+        super().__init__(
+            operands=[inputs, inits],
+            result_types=[shapes],
+            properties={k: DenseArrayBase.from_list(i64, list(v)) for k, v in lists.items()},
+            regions=[body],
+        )
+
+    def window_list(self, name: str) -> tuple[int, ...]:
+        """One of the window attributes, by property name."""
+        return _dims_of(getattr(self, name))
+
+    def result_shape(self) -> list[int]:
+        parts = [
+            self.window_list(name)
+            for name in (
+                "window_dimensions",
+                "window_strides",
+                "base_dilations",
+                "window_dilations",
+                "padding_low",
+                "padding_high",
+            )
+        ]
+        shape = self.inputs[0].type.get_shape()
+        return [window_positions(n, *p) for n, *p in zip(shape, *parts)]
+
+    def verify_(self) -> None:
+        if not self.inputs:
+            raise self.error("reduces no operands")
+        if not len(self.inputs) == len(self.inits) == len(self.res):
+            raise self.error(
+                f"has {len(self.inputs)} operands, {len(self.inits)} inits and "
+                f"{len(self.res)} results; they must match"
+            )
+        _static(self, self.inputs)
+        shape = self.inputs[0].type.get_shape()
+        for index, value in enumerate(self.inputs):
+            if value.type.get_shape() != shape:
+                raise self.error(
+                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
+                    f"operand #0 {format_shape(shape)}"
+                )
+        _verify_window_lists(
+            self,
+            len(shape),
+            {
+                name: self.window_list(name)
+                for name in (
+                    "window_dimensions",
+                    "window_strides",
+                    "base_dilations",
+                    "window_dilations",
+                    "padding_low",
+                    "padding_high",
+                )
+            },
+        )
+        elements = [v.type.get_element_type() for v in self.inputs]
+        for index, (init, element) in enumerate(zip(self.inits, elements)):
+            if init.type != TensorType(element, []):
+                raise self.error(f"init #{index} must be a tensor<{element}>, got {init.type}")
+        expected = self.result_shape()
+        for index, (result, element) in enumerate(zip(self.res, elements)):
+            if result.type != TensorType(element, expected):
+                raise self.error(
+                    f"result #{index} must be a {TensorType(element, expected)}, got {result.type}"
+                )
+        _verify_scalar_body(self, self.body, elements * 2, elements, "body")
+
+
+@irdl_op_definition
+class SelectAndScatterOp(AccyOperation):
+    """`%r = accy.select_and_scatter %x, %s, %zero, window = [2, 2], strides = [2, 2],
+    padding_low = [0, 0], padding_high = [0, 0] : (tensor<4x4xf32>, tensor<2x2xf32>,
+    tensor<f32>) -> tensor<4x4xf32> ({select}, {scatter})` (the gradient of a max pool).
+
+    StableHLO's select_and_scatter: for each window of the operand (`window` elements
+    placed `strides` apart in the operand padded by `padding_low`/`padding_high`), the
+    select region picks one operand element among the window's elements inside the
+    operand, in row-major order (the first is picked; a later element `e` replaces the
+    picked `p` when `select(p, e)` is false); the window's element of `source` (one per
+    window) is scattered there. Each result element starts at the rank-0 `init` and
+    combines the source elements scattered to it with the scatter region.
+    """
+
+    name = "accy.select_and_scatter"
+
+    operand = operand_def(AccyTensor)
+    source = operand_def(AccyTensor)
+    init = operand_def(AccyTensor)
+    window_dimensions = prop_def(DenseArrayBase.constr(i64))
+    window_strides = prop_def(DenseArrayBase.constr(i64))
+    padding_low = prop_def(DenseArrayBase.constr(i64))
+    padding_high = prop_def(DenseArrayBase.constr(i64))
+    select = region_def("single_block")
+    scatter = region_def("single_block")
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$operand `,` $source `,` $init `,` "
+        "`window` `=` custom<DimList>($window_dimensions) `,` "
+        "`strides` `=` custom<DimList>($window_strides) `,` "
+        "`padding_low` `=` custom<DimList>($padding_low) `,` "
+        "`padding_high` `=` custom<DimList>($padding_high) "
+        "attr-dict `:` functional-type(operands, results) $select $scatter"
+    )
+
+    def __init__(
+        self,
+        operand: SSAValue,
+        source: SSAValue,
+        init: SSAValue,
+        select: Region,
+        scatter: Region,
+        *,
+        window: Sequence[int],
+        strides: Sequence[int],
+        padding_low: Sequence[int],
+        padding_high: Sequence[int],
+    ):
+        lists = {
+            "window_dimensions": window,
+            "window_strides": strides,
+            "padding_low": padding_low,
+            "padding_high": padding_high,
+        }
+        operand_type = operand.type
+        assert isinstance(operand_type, TensorType)
+        super().__init__(
+            operands=[operand, source, init],
+            result_types=[operand_type],
+            properties={k: DenseArrayBase.from_list(i64, list(v)) for k, v in lists.items()},
+            regions=[select, scatter],
+        )
+
+    def window_list(self, name: str) -> tuple[int, ...]:
+        """One of the window attributes, by property name."""
+        return _dims_of(getattr(self, name))
+
+    def verify_(self) -> None:
+        _static(self, [self.operand, self.source])
+        shape = self.operand.type.get_shape()
+        lists = {
+            name: self.window_list(name)
+            for name in ("window_dimensions", "window_strides", "padding_low", "padding_high")
+        }
+        _verify_window_lists(self, len(shape), lists)
+        element = self.operand.type.get_element_type()
+        for what, value in (("source", self.source), ("init", self.init), ("result", self.result)):
+            if value.type.get_element_type() != element:
+                raise self.error(f"{what} type {value.type} differs from the operand's {element}")
+        if self.init.type.get_num_dims() != 0:
+            raise self.error(f"init must be a tensor<{element}>, got {self.init.type}")
+        if self.result.type != self.operand.type:
+            raise self.error(f"result type {self.result.type} differs from the operand's")
+        expected = [
+            window_positions(n, w, s, 1, 1, lo, hi)
+            for n, w, s, lo, hi in zip(shape, *lists.values())
+        ]
+        if list(self.source.type.get_shape()) != expected:
+            raise self.error(
+                f"source shape {format_shape(self.source.type.get_shape())} differs from the "
+                f"operand's windows {format_shape(expected)}"
+            )
+        _verify_scalar_body(self, self.select, [element] * 2, [IntegerType(1)], "select")
+        _verify_scalar_body(self, self.scatter, [element] * 2, [element], "scatter")
+
+
+CONVOLUTION_LISTS = (
+    "lhs_dims",
+    "rhs_dims",
+    "result_dims",
+    "window_strides",
+    "padding_low",
+    "padding_high",
+    "lhs_dilation",
+    "rhs_dilation",
+)
+"""The list properties of `accy.convolution` that decide its result shape."""
+
+
+def convolution_shape(
+    lhs: Sequence[int],
+    rhs: Sequence[int],
+    *,
+    lhs_dims: Sequence[int],
+    rhs_dims: Sequence[int],
+    result_dims: Sequence[int],
+    window_strides: Sequence[int],
+    padding_low: Sequence[int],
+    padding_high: Sequence[int],
+    lhs_dilation: Sequence[int],
+    rhs_dilation: Sequence[int],
+    batch_groups: int = 1,
+) -> list[int]:
+    """The result shape of a convolution of an input of shape `lhs` by a kernel of shape
+    `rhs` (see `accy.convolution` for the layouts)."""
+    lb, _lf, *ls = lhs_dims
+    _ri, ro, *rs = rhs_dims
+    ob, of, *os = result_dims
+    shape = [0] * len(result_dims)
+    shape[ob] = lhs[lb] // batch_groups
+    shape[of] = rhs[ro]
+    for d, l_dim, r_dim, stride, lhs_dil, rhs_dil, low, high in zip(
+        os, ls, rs, window_strides, lhs_dilation, rhs_dilation, padding_low, padding_high
+    ):
+        shape[d] = window_positions(lhs[l_dim], rhs[r_dim], stride, lhs_dil, rhs_dil, low, high)
+    return shape
+
+
+@irdl_op_definition
+class ConvolutionOp(AccyOperation):
+    """`%r = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1],
+    result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high =
+    [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0],
+    feature_groups = 1, batch_groups = 1 : (tensor<4x16x16x8xf32>, tensor<3x3x8x16xf32>)
+    -> tensor<4x16x16x16xf32>` (a 3x3 NHWC/HWIO convolution, "SAME" padding).
+
+    StableHLO's convolution. The layouts name dims: `lhs_dims` the input's batch, feature
+    and spatial dims, `rhs_dims` the kernel's input feature, output feature and spatial
+    dims, `result_dims` the result's batch, feature and spatial dims. The input is
+    dilated by `lhs_dilation` (zeros in the holes) and padded with zeros by
+    `padding_low`/`padding_high` (negative pads crop); the kernel's spatial dims are
+    reversed where `reversal` is 1 and dilated by `rhs_dilation`; result element (b, o,
+    s) sums input(b', i', s * strides + k) * kernel(i, o, k) over the kernel's input
+    features i and window positions k, in the result's element type. With
+    `feature_groups` g > 1 the input features and the output features split into g
+    groups (output feature o reads input feature group o / (outputs / g): i' = group *
+    inputs per group + i); with `batch_groups` g > 1 the input batch and the output
+    features split into g groups (b' = group * result batch + b).
+    """
+
+    name = "accy.convolution"
+
+    lhs = operand_def(AccyTensor)
+    rhs = operand_def(AccyTensor)
+    lhs_dims = prop_def(DenseArrayBase.constr(i64))
+    rhs_dims = prop_def(DenseArrayBase.constr(i64))
+    result_dims = prop_def(DenseArrayBase.constr(i64))
+    window_strides = prop_def(DenseArrayBase.constr(i64))
+    padding_low = prop_def(DenseArrayBase.constr(i64))
+    padding_high = prop_def(DenseArrayBase.constr(i64))
+    lhs_dilation = prop_def(DenseArrayBase.constr(i64))
+    rhs_dilation = prop_def(DenseArrayBase.constr(i64))
+    window_reversal = prop_def(DenseArrayBase.constr(i64))
+    feature_group_count = prop_def(IntegerAttr.constr(type=i64))
+    batch_group_count = prop_def(IntegerAttr.constr(type=i64))
+    result = result_def(AccyTensor)
+
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+
+    assembly_format = (
+        "$lhs `,` $rhs `,` `lhs_dims` `=` custom<DimList>($lhs_dims) `,` "
+        "`rhs_dims` `=` custom<DimList>($rhs_dims) `,` "
+        "`result_dims` `=` custom<DimList>($result_dims) `,` "
+        "`strides` `=` custom<DimList>($window_strides) `,` "
+        "`padding_low` `=` custom<DimList>($padding_low) `,` "
+        "`padding_high` `=` custom<DimList>($padding_high) `,` "
+        "`lhs_dilation` `=` custom<DimList>($lhs_dilation) `,` "
+        "`rhs_dilation` `=` custom<DimList>($rhs_dilation) `,` "
+        "`reversal` `=` custom<DimList>($window_reversal) `,` "
+        "`feature_groups` `=` $feature_group_count `,` `batch_groups` `=` $batch_group_count "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        *,
+        lhs_dims: Sequence[int],
+        rhs_dims: Sequence[int],
+        result_dims: Sequence[int],
+        strides: Sequence[int],
+        padding_low: Sequence[int],
+        padding_high: Sequence[int],
+        lhs_dilation: Sequence[int],
+        rhs_dilation: Sequence[int],
+        reversal: Sequence[int],
+        feature_groups: int = 1,
+        batch_groups: int = 1,
+        result_type: TensorType,
+    ):
+        lists = {
+            "lhs_dims": lhs_dims,
+            "rhs_dims": rhs_dims,
+            "result_dims": result_dims,
+            "window_strides": strides,
+            "padding_low": padding_low,
+            "padding_high": padding_high,
+            "lhs_dilation": lhs_dilation,
+            "rhs_dilation": rhs_dilation,
+            "window_reversal": [int(bool(r)) for r in reversal],
+        }
+        properties: dict[str, Attribute] = {
+            k: DenseArrayBase.from_list(i64, list(v)) for k, v in lists.items()
+        }
+        properties["feature_group_count"] = IntegerAttr(feature_groups, i64)
+        properties["batch_group_count"] = IntegerAttr(batch_groups, i64)
+        super().__init__(operands=[lhs, rhs], result_types=[result_type], properties=properties)
+
+    def window_list(self, name: str) -> tuple[int, ...]:
+        """One of the list attributes, by property name."""
+        return _dims_of(getattr(self, name))
+
+    @property
+    def feature_groups(self) -> int:
+        return self.feature_group_count.value.data
+
+    @property
+    def batch_groups(self) -> int:
+        return self.batch_group_count.value.data
+
+    def expected_shape(self) -> list[int]:
+        """The result shape the operands and window attributes give."""
+        return convolution_shape(
+            self.lhs.type.get_shape(),
+            self.rhs.type.get_shape(),
+            batch_groups=self.batch_groups,
+            **{name: self.window_list(name) for name in CONVOLUTION_LISTS},
+        )
+
+    def verify_(self) -> None:
+        _static(self, [self.lhs, self.rhs])
+        lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
+        rank = len(lhs)
+        if rank < 2 or len(rhs) != rank or self.result.type.get_num_dims() != rank:
+            raise self.error(
+                f"takes an input, a kernel and a result of one rank of at least 2, got "
+                f"{format_shape(lhs)}, {format_shape(rhs)} and "
+                f"{format_shape(self.result.type.get_shape())}"
+            )
+        for name in ("lhs_dims", "rhs_dims", "result_dims"):
+            dims = self.window_list(name)
+            if sorted(dims) != list(range(rank)):
+                raise self.error(f"{name} {list(dims)} is not a permutation of the {rank} dims")
+        lists = {
+            name: self.window_list(name)
+            for name in (
+                "window_strides",
+                "padding_low",
+                "padding_high",
+                "lhs_dilation",
+                "rhs_dilation",
+                "window_reversal",
+            )
+        }
+        for name, values in lists.items():
+            if len(values) != rank - 2:
+                raise self.error(f"{name} has {len(values)} entries for {rank - 2} spatial dims")
+            if name.endswith(("strides", "dilation")) and any(v < 1 for v in values):
+                raise self.error(f"{name} {list(values)} must be positive")
+            if name == "window_reversal" and any(v not in (0, 1) for v in values):
+                raise self.error(f"reversal {list(values)} must hold 0 or 1 per spatial dim")
+        features, batch = self.feature_groups, self.batch_groups
+        if features < 1 or batch < 1 or (features > 1 and batch > 1):
+            raise self.error(
+                f"feature_groups {features} and batch_groups {batch} must be positive and "
+                "not both above 1"
+            )
+        lb, lf = self.window_list("lhs_dims")[:2]
+        ri, ro = self.window_list("rhs_dims")[:2]
+        if lhs[lf] != rhs[ri] * features:
+            raise self.error(
+                f"input features {lhs[lf]} differ from the kernel's input features {rhs[ri]} "
+                f"times feature_groups {features}"
+            )
+        if rhs[ro] % (features * batch):
+            raise self.error(
+                f"kernel output features {rhs[ro]} are not divisible by the groups "
+                f"{features * batch}"
+            )
+        if lhs[lb] % batch:
+            raise self.error(f"input batch {lhs[lb]} is not divisible by batch_groups {batch}")
+        element = self.lhs.type.get_element_type()
+        result_element = self.result.type.get_element_type()
+        if self.rhs.type.get_element_type() != element:
+            raise self.error(
+                f"input and kernel element types differ ({self.lhs.type}, {self.rhs.type})"
+            )
+        if is_float(element) != is_float(result_element) or is_bool(result_element) != is_bool(
+            element
+        ):
+            raise self.error(
+                f"computes {element} operands into {result_element}; accy converts within "
+                "floats or within integers"
+            )
+        expected = self.expected_shape()
+        if list(self.result.type.get_shape()) != expected:
+            raise self.error(
+                f"result shape {format_shape(self.result.type.get_shape())} differs from "
+                f"the expected {format_shape(expected)}"
+            )
+
+
+# ---------------------------------------------------------------------------------------
 # Counted loops
 # ---------------------------------------------------------------------------------------
 
@@ -2240,7 +2763,15 @@ class YieldOp(AccyOperation):
         lambda: (
             IsTerminator(),
             NoMemoryEffect(),
-            HasParent(IterateOp, ScatterOp, FoldOp, SortOp, _plan().KernelOp),
+            HasParent(
+                IterateOp,
+                ScatterOp,
+                FoldOp,
+                SortOp,
+                ReduceWindowOp,
+                SelectAndScatterOp,
+                _plan().KernelOp,
+            ),
         )
     )
 
@@ -2406,6 +2937,9 @@ Accy = Dialect(
         ReduceOp,
         DotGeneralOp,
         ScanOp,
+        ReduceWindowOp,
+        SelectAndScatterOp,
+        ConvolutionOp,
         IterateOp,
         YieldOp,
         *_plan().PLAN_OPS,

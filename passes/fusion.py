@@ -9,15 +9,17 @@ and either
 - it has one consumer op (`multiply %x, %x` is one), a fusible op, an `accy.reduce` (a
   reduction takes a fused elementwise prologue) or an `accy.fold` (an argmax computes its
   iota of positions as it folds) or an `accy.scatter` (which computes its inputs as it
-  copies them and its indices and updates as it combines) in the same block: it joins
-  that consumer's group; or
+  copies them and its indices and updates as it combines) or an `accy.reduce_window`
+  whose windows do not overlap (a pool computes each element of its operand once: the
+  batch norm and activation before it) in the same block: it joins that consumer's
+  group; or
 - it has several consumer ops, all pointwise (or the `accy.reduce` root) in the same
   block and all in one group: it joins that group. The group computes it once per
   element, at the index its pointwise consumers share, instead of storing it and
   loading it back (GELU's `x + b` feeds five ops of one chain).
 
-Every other op that computes (transpose, dot_general, reduce, scan, iterate) roots its
-own group; constants belong to no group (they are data, not work).
+Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
+select_and_scatter, reduce_window) roots its own group; constants belong to no group (they are data, not work).
 
 Dead ops belong to no group either (`FusionPlan.dead`): an accy op is *dead* when no live
 op uses its results (all accy ops are pure), decided backwards through each block, where
@@ -76,6 +78,28 @@ is computed from operand elements found by index arithmetic."""
 
 FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp, ops.FoldOp, ops.ScatterOp)
 """Ops that take a fusible producer into their kernel."""
+
+
+def disjoint_windows(op: ops.ReduceWindowOp) -> bool:
+    """Whether no two windows of the reduce_window share an operand element (no base
+    dilation, each window's extent at most its stride)."""
+    return all(
+        base == 1 and (window - 1) * dilation + 1 <= stride
+        for window, stride, dilation, base in zip(
+            op.window_list("window_dimensions"),
+            op.window_list("window_strides"),
+            op.window_list("window_dilations"),
+            op.window_list("base_dilations"),
+        )
+    )
+
+
+def takes_producers(op: Operation) -> bool:
+    """Whether `op` computes fusible producers into its kernel (see the module docstring)."""
+    if isinstance(op, ops.ReduceWindowOp):
+        return disjoint_windows(op)
+    return isinstance(op, FUSING_CONSUMERS)
+
 
 DATA_OPS = (ops.ConstantOp, func.ReturnOp, ops.YieldOp)
 """Ops that do no work of their own."""
@@ -148,9 +172,7 @@ def fusing_root(
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
     consumers = {use.operation for use in op.results[0].uses} - set(dead)
-    if not consumers or any(
-        c.parent is not op.parent or not isinstance(c, FUSING_CONSUMERS) for c in consumers
-    ):
+    if not consumers or any(c.parent is not op.parent or not takes_producers(c) for c in consumers):
         return None
     if len(consumers) == 1:
         (consumer,) = consumers

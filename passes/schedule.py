@@ -41,6 +41,8 @@ class WorkKind(str, Enum):
     SCATTER = "scatter"
     FOLD = "fold"
     SORT = "sort"
+    WINDOW = "window"
+    CONVOLUTION = "convolution"
     ITERATE = "iterate"
 
 
@@ -54,6 +56,8 @@ KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKin
     (ops.ScatterOp, WorkKind.SCATTER),
     (ops.FoldOp, WorkKind.FOLD),
     (ops.SortOp, WorkKind.SORT),
+    ((ops.ReduceWindowOp, ops.SelectAndScatterOp), WorkKind.WINDOW),
+    (ops.ConvolutionOp, WorkKind.CONVOLUTION),
     (ops.IterateOp, WorkKind.ITERATE),
 )
 

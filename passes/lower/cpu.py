@@ -96,6 +96,7 @@ from accy.passes.lower.host import (
     planned_functions,
 )
 from accy.passes.lower.indexing import (
+    WINDOW_ELEMENTS,
     FusedGroup,
     fold_element,
     iota_element,
@@ -106,6 +107,7 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
     update_starts,
     updated_in_place,
+    window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
@@ -616,6 +618,18 @@ class FunctionLowering(HostLowering):
         inner, ivs = self.parallel_nest(b, self.sizes(root.res[0]))
         values = fold_element(inner, root, ivs, self._group(kernel).evaluate, extents)
         for result, value in zip(root.res, values):
+            self.store(inner, value, self.memref_of(result), ivs)
+
+    def window_loops(self, b: Builder, kernel: PlannedKernel) -> None:
+        """One loop nest over the results' elements, each computed by its window's loops
+        (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather, a
+        convolution's sum; the operands through the fused members) and stored."""
+        root = kernel.root
+        results = list(root.results)
+        inner, ivs = self.parallel_nest(b, self.sizes(results[0]), per_iteration=window_work(root))
+        element = WINDOW_ELEMENTS[type(root)]
+        values = element(inner, root, ivs, self._group(kernel).evaluate)
+        for result, value in zip(results, values):
             self.store(inner, value, self.memref_of(result), ivs)
 
     def sort_loops(self, b: Builder, kernel: PlannedKernel) -> None:
@@ -1157,6 +1171,17 @@ class FoldLoops(CpuKernelPattern):
         self.lowering.fold_loops(b, kernel)
 
 
+class WindowLoops(CpuKernelPattern):
+    """`window` and `convolution` kernels: each result element computed by its window's
+    loops (`window_loops`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind in (WorkKind.WINDOW, WorkKind.CONVOLUTION)
+
+    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
+        self.lowering.window_loops(b, kernel)
+
+
 class SortLoops(CpuKernelPattern):
     """`sort` kernels: merge passes through the `scratch` workspace (`sort_loops`)."""
 
@@ -1200,6 +1225,7 @@ CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     ScatterLoops,
     FoldLoops,
     SortLoops,
+    WindowLoops,
     UpdateInPlaceLoops,
     ElementwiseLoops,
 )

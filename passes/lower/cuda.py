@@ -48,6 +48,7 @@ from accy.passes.lower.cuda_kernels import (
     scatter_kernel,
     sort_kernel,
     update_kernel,
+    window_kernel,
 )
 from accy.passes.lower.cuda_reductions import (
     block_scan_kernel,
@@ -311,6 +312,16 @@ class FoldLaunch(LaunchPattern):
         return fold_kernel(context, kernel)
 
 
+class WindowLaunch(LaunchPattern):
+    """`window` and `convolution` items: one thread per result element (`window_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind in (WorkKind.WINDOW, WorkKind.CONVOLUTION)
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return window_kernel(context, kernel)
+
+
 class SortLaunch(LaunchPattern):
     """A `sort` (family `sort.merge`): one launch per merge pass (`sort_kernel`)."""
 
@@ -343,6 +354,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     ScatterLaunch,
     FoldLaunch,
     SortLaunch,
+    WindowLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

@@ -647,6 +647,33 @@ def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
 
 
+def window_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """A `window` or `convolution` item: one thread per result element runs its window's
+    loops (`indexing.WINDOW_ELEMENTS`, the operands through the fused members) and stores
+    every result."""
+    root = item.root
+    results = list(root.results)
+    shape = static_shape(results[0])
+    count = int(np.prod(shape, dtype=np.int64))
+    if not count:
+        return KernelProgram(())
+    kernel = context.kernel(item, str(item.kind.value), reads=item.inputs, writes=results)
+    group = kernel.fused(item)
+    linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
+    element = indexing.WINDOW_ELEMENTS[type(root)]
+
+    def compute_one(b: Builder) -> None:
+        indices = static_indices(b, linear, shape)
+        values = element(
+            b, root, indices, lambda bb, value, at: kernel.evaluate(bb, group, value, at)
+        )
+        for result, value in zip(results, values):
+            kernel.store(b, value, result, indices)
+
+    ir.if_then(kernel.builder, ir.less(kernel.builder, linear, count), compute_one)
+    return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
+
+
 def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`sort.merge`: one launch per merge pass (`sort_run_widths`), one thread per element
     placing it in the merged run (`merge_destination`), reading the operands first and

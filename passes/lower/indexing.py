@@ -24,19 +24,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.arena_plan import UPDATES
 from accy.passes.lower.scalar import (
+    combine,
+    compute_type,
     constant,
     convert_element,
     emit,
     lower_scalar,
     lower_scalar_body,
+    narrow,
+    widen,
 )
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 Indices = list[SSAValue]
@@ -631,3 +636,376 @@ def merge_runs(
     next_j = emit(inner, arith.AddiOp(j, step))
     inner.insert(scf.YieldOp(next_i, next_j))
     b.insert(scf.ForOp(start, end, number(1), [start, mid], body))
+
+
+# ---------------------------------------------------------------------------------------
+# Windows and convolutions
+# ---------------------------------------------------------------------------------------
+
+
+def _number(b: Builder, n: int) -> SSAValue:
+    return constant(b, n, INDEX)
+
+
+def _all(b: Builder, conditions: Sequence[SSAValue]) -> SSAValue | None:
+    """The conjunction of `conditions`, None when there are none (always true)."""
+    result = None
+    for condition in conditions:
+        result = condition if result is None else emit(b, arith.AndIOp(result, condition))
+    return result
+
+
+def window_source(
+    b: Builder,
+    position: SSAValue,
+    offset: SSAValue | int,
+    *,
+    stride: int,
+    dilation: int,
+    low: int,
+    base: int,
+    size: int,
+) -> tuple[SSAValue, SSAValue | None]:
+    """The element of a dim of `size` (dilated by `base`, padded by `low` before) that
+    window element `offset` (`dilation` apart) of the window at `position` (`stride`
+    apart) reads, and whether it is one (None: always; else an i1, the index then 0
+    where it is not)."""
+    p = emit(b, arith.MuliOp(position, _number(b, stride))) if stride != 1 else position
+    if isinstance(offset, int):
+        shift = offset * dilation - low
+    else:
+        scaled = emit(b, arith.MuliOp(offset, _number(b, dilation))) if dilation != 1 else offset
+        p = emit(b, arith.AddiOp(p, scaled))
+        shift = -low
+    if shift:
+        p = emit(b, arith.AddiOp(p, _number(b, shift)))
+    conditions = []
+    conditions.append(emit(b, arith.CmpiOp(p, _number(b, 0), "sge")))
+    conditions.append(emit(b, arith.CmpiOp(p, _number(b, (size - 1) * base + 1), "slt")))
+    if base != 1:
+        remainder = emit(b, arith.RemSIOp(p, _number(b, base)))
+        conditions.append(emit(b, arith.CmpiOp(remainder, _number(b, 0), "eq")))
+    inside = _all(b, conditions)
+    assert inside is not None
+    index = emit(b, arith.SelectOp(inside, p, _number(b, 0)))
+    if base != 1:
+        index = emit(b, arith.DivUIOp(index, _number(b, base)))
+    return index, inside
+
+
+def _static_window_source(
+    position: SSAValue, *, window: int, stride: int, dilation: int, low: int, base: int, high: int
+) -> SSAValue | None:
+    """The read index when a dim is untouched (window 1, stride 1, no dilation, no
+    padding): the position itself; None otherwise."""
+    if (window, stride, dilation, low, base, high) == (1, 1, 1, 0, 1, 0):
+        return position
+    return None
+
+
+def reduce_window_element(
+    b: Builder,
+    op: ops.ReduceWindowOp,
+    at: Sequence[SSAValue],
+    load: Load,
+) -> list[SSAValue]:
+    """The reduce_window's results at `at`: one `scf.for` over the window's positions in
+    row-major order carrying the accumulated values from the inits through the body;
+    an element outside the operands (padding or a dilation hole) is the init."""
+    shape = shape_of(op.inputs[0])
+    window = op.window_list("window_dimensions")
+    strides = op.window_list("window_strides")
+    bases = op.window_list("base_dilations")
+    dilations = op.window_list("window_dilations")
+    lows = op.window_list("padding_low")
+    highs = op.window_list("padding_high")
+    inits = [load(b, init, []) for init in op.inits]
+    if 0 in shape:  # every element is padding
+        elements = list(inits)
+        values = list(inits)
+        for _ in range(int(np.prod(window))):
+            values = lower_scalar_body(b, op.body, [*values, *elements])
+        return values
+    moving = [d for d in range(len(shape)) if window[d] != 1]
+    count = int(np.prod([window[d] for d in moving]))
+    body = Block(arg_types=[INDEX, *(v.type for v in inits)])
+    inner = Builder(InsertPoint.at_end(body))
+    offsets = delinearize(inner, body.args[0], [_number(inner, window[d]) for d in moving])
+    offset_of = dict(zip(moving, offsets))
+    indices, conditions = [], []
+    for d in range(len(shape)):
+        fixed = _static_window_source(
+            at[d],
+            window=window[d],
+            stride=strides[d],
+            dilation=dilations[d],
+            low=lows[d],
+            base=bases[d],
+            high=highs[d],
+        )
+        if fixed is not None:
+            indices.append(fixed)
+            continue
+        index, inside = window_source(
+            inner,
+            at[d],
+            offset_of.get(d, 0),
+            stride=strides[d],
+            dilation=dilations[d],
+            low=lows[d],
+            base=bases[d],
+            size=shape[d],
+        )
+        indices.append(index)
+        if inside is not None:
+            conditions.append(inside)
+    inside = _all(inner, conditions)
+    elements = []
+    for value, init in zip(op.inputs, inits):
+        element = load(inner, value, indices)
+        if inside is not None:
+            element = emit(inner, arith.SelectOp(inside, element, init))
+        elements.append(element)
+    values = lower_scalar_body(inner, op.body, [*body.args[1:], *elements])
+    inner.insert(scf.YieldOp(*values))
+    loop = scf.ForOp(_number(b, 0), _number(b, count), _number(b, 1), inits, body)
+    b.insert(loop)
+    return list(loop.results)
+
+
+def select_and_scatter_element(
+    b: Builder,
+    op: ops.SelectAndScatterOp,
+    at: Sequence[SSAValue],
+    load: Load,
+) -> SSAValue:
+    """The select_and_scatter's result at `at`, gathered instead of scattered: from the
+    init, for each window that holds `at` (in row-major order of the windows), the
+    window's pick (`select` over its elements inside the operand, row-major) and, when it
+    is `at`, the window's source element combined in by `scatter`."""
+    shape = shape_of(op.operand)
+    source_shape = shape_of(op.source)
+    window = op.window_list("window_dimensions")
+    strides = op.window_list("window_strides")
+    lows = op.window_list("padding_low")
+    init = load(b, op.init, [])
+    if 0 in source_shape:
+        return init
+    count = int(np.prod(window))
+    me = linearize(b, at, [_number(b, n) for n in shape])
+    sizes = [_number(b, w) for w in window]
+
+    body = Block(arg_types=[INDEX, init.type])
+    inner = Builder(InsertPoint.at_end(body))
+    # windows in row-major order: window offsets from the last one back
+    backwards = emit(inner, arith.SubiOp(_number(inner, count - 1), body.args[0]))
+    offsets = delinearize(inner, backwards, sizes)
+    windows, conditions = [], []
+    for d in range(len(shape)):
+        t = emit(inner, arith.AddiOp(at[d], _number(inner, lows[d])))
+        t = emit(inner, arith.SubiOp(t, offsets[d]))
+        conditions.append(emit(inner, arith.CmpiOp(t, _number(inner, 0), "sge")))
+        limit = (source_shape[d] - 1) * strides[d] + 1
+        conditions.append(emit(inner, arith.CmpiOp(t, _number(inner, limit), "slt")))
+        if strides[d] != 1:
+            rem = emit(inner, arith.RemSIOp(t, _number(inner, strides[d])))
+            conditions.append(emit(inner, arith.CmpiOp(rem, _number(inner, 0), "eq")))
+        windows.append(t)
+    holds = _all(inner, conditions)
+    assert holds is not None
+
+    then = Block()
+    tb = Builder(InsertPoint.at_end(then))
+    s = [
+        emit(tb, arith.DivUIOp(t, _number(tb, stride))) if stride != 1 else t
+        for t, stride in zip(windows, strides)
+    ]
+    # the window's pick: (linear index, value, found) through its elements in order
+    pick_body = Block(arg_types=[INDEX, INDEX, init.type, IntegerType(1)])
+    pb = Builder(InsertPoint.at_end(pick_body))
+    k, picked_at, picked, found = pick_body.args
+    ks = delinearize(pb, k, sizes)
+    q, inside = [], []
+    for d in range(len(shape)):
+        index, ok = window_source(
+            pb, s[d], ks[d], stride=strides[d], dilation=1, low=lows[d], base=1, size=shape[d]
+        )
+        q.append(index)
+        if ok is not None:
+            inside.append(ok)
+    valid = _all(pb, inside)
+    element = load(pb, op.operand, q)
+    (keep,) = lower_scalar_body(pb, op.select, [picked, element])
+    keep = emit(pb, arith.AndIOp(found, keep))
+    take = emit(pb, arith.XOrIOp(keep, constant(pb, True, IntegerType(1))))
+    if valid is not None:
+        take = emit(pb, arith.AndIOp(take, valid))
+    here = linearize(pb, q, [_number(pb, n) for n in shape])
+    next_at = emit(pb, arith.SelectOp(take, here, picked_at))
+    next_value = emit(pb, arith.SelectOp(take, element, picked))
+    next_found = emit(pb, arith.OrIOp(found, take))
+    pb.insert(scf.YieldOp(next_at, next_value, next_found))
+    false = constant(tb, False, IntegerType(1))
+    search = scf.ForOp(
+        _number(tb, 0),
+        _number(tb, count),
+        _number(tb, 1),
+        [_number(tb, 0), init, false],
+        pick_body,
+    )
+    tb.insert(search)
+    chosen = emit(tb, arith.CmpiOp(search.results[0], me, "eq"))
+    chosen = emit(tb, arith.AndIOp(chosen, search.results[2]))
+    source = load(tb, op.source, s)
+    (combined,) = lower_scalar_body(tb, op.scatter, [body.args[1], source])
+    tb.insert(scf.YieldOp(emit(tb, arith.SelectOp(chosen, combined, body.args[1]))))
+    otherwise = Block()
+    Builder(InsertPoint.at_end(otherwise)).insert(scf.YieldOp(body.args[1]))
+    branch = scf.IfOp(holds, [init.type], Region(then), Region(otherwise))
+    inner.insert(branch)
+    inner.insert(scf.YieldOp(branch.results[0]))
+    loop = scf.ForOp(_number(b, 0), _number(b, count), _number(b, 1), [init], body)
+    b.insert(loop)
+    return loop.results[0]
+
+
+def convolution_element(
+    b: Builder,
+    op: ops.ConvolutionOp,
+    at: Sequence[SSAValue],
+    load: Load,
+) -> SSAValue:
+    """The convolution's result element at `at`: one `scf.for` over the kernel's window
+    positions (row-major), and inside the input (those that fall on the padded, dilated
+    input only) one over its input features, accumulating input x kernel in the
+    result's compute type (f32 for f16/bf16) from zero; rounded once."""
+    lhs_shape, rhs_shape = shape_of(op.lhs), shape_of(op.rhs)
+    lb, lf, *ls = op.window_list("lhs_dims")
+    ri, ro, *rs = op.window_list("rhs_dims")
+    ob, of, *os = op.window_list("result_dims")
+    strides = op.window_list("window_strides")
+    lows = op.window_list("padding_low")
+    highs = op.window_list("padding_high")
+    lhs_dil = op.window_list("lhs_dilation")
+    rhs_dil = op.window_list("rhs_dilation")
+    reversal = op.window_list("window_reversal")
+    result_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
+    acc_type = compute_type(result_type)
+    zero = constant(b, 0, acc_type)
+    inputs, outputs = rhs_shape[ri], rhs_shape[ro]
+    groups, batch_groups = op.feature_groups, op.batch_groups
+    feature, batch = at[of], at[ob]
+    feature_base = None
+    if groups > 1:
+        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // groups)))
+        feature_base = emit(b, arith.MuliOp(group, _number(b, inputs)))
+    if batch_groups > 1:
+        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // batch_groups)))
+        offset = emit(b, arith.MuliOp(group, _number(b, lhs_shape[lb] // batch_groups)))
+        batch = emit(b, arith.AddiOp(batch, offset))
+    kernel_sizes = [rhs_shape[d] for d in rs]
+    count = int(np.prod(kernel_sizes))
+    if count == 0 or inputs == 0 or 0 in lhs_shape:
+        return narrow(b, zero, result_type)
+
+    def operand(builder: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        element = load(builder, value, indices)
+        source = value.type.get_element_type()  # type: ignore[attr-defined]
+        if source != result_type:
+            element = convert_element(builder, element, result_type, source)
+        return widen(builder, element)
+
+    body = Block(arg_types=[INDEX, acc_type])
+    inner = Builder(InsertPoint.at_end(body))
+    ks = delinearize(inner, body.args[0], [_number(inner, n) for n in kernel_sizes])
+    lhs_index: list[SSAValue | None] = [None] * len(lhs_shape)
+    rhs_index: list[SSAValue | None] = [None] * len(rhs_shape)
+    lhs_index[lb] = batch
+    rhs_index[ro] = feature
+    conditions = []
+    for i, k in enumerate(ks):
+        fixed = _static_window_source(
+            at[os[i]],
+            window=kernel_sizes[i],
+            stride=strides[i],
+            dilation=rhs_dil[i],
+            low=lows[i],
+            base=lhs_dil[i],
+            high=highs[i],
+        )
+        if fixed is not None:
+            lhs_index[ls[i]] = fixed
+        else:
+            index, inside = window_source(
+                inner,
+                at[os[i]],
+                k,
+                stride=strides[i],
+                dilation=rhs_dil[i],
+                low=lows[i],
+                base=lhs_dil[i],
+                size=lhs_shape[ls[i]],
+            )
+            lhs_index[ls[i]] = index
+            if inside is not None:
+                conditions.append(inside)
+        if reversal[i]:
+            k = emit(inner, arith.SubiOp(_number(inner, kernel_sizes[i] - 1), k))
+        rhs_index[rs[i]] = k
+    inside = _all(inner, conditions)
+
+    def features(builder: Builder) -> SSAValue:
+        loop_body = Block(arg_types=[INDEX, acc_type])
+        fb = Builder(InsertPoint.at_end(loop_body))
+        c = loop_body.args[0]
+        channel = emit(fb, arith.AddiOp(feature_base, c)) if feature_base is not None else c
+        lhs_at = list(lhs_index)
+        rhs_at = list(rhs_index)
+        lhs_at[lf] = channel
+        rhs_at[ri] = c
+        x = operand(fb, op.lhs, lhs_at)  # type: ignore[arg-type]
+        w = operand(fb, op.rhs, rhs_at)  # type: ignore[arg-type]
+        product = combine(fb, ops.CombinerKind.MUL, x, w)
+        fb.insert(scf.YieldOp(combine(fb, ops.CombinerKind.ADD, loop_body.args[1], product)))
+        loop = scf.ForOp(
+            _number(builder, 0),
+            _number(builder, inputs),
+            _number(builder, 1),
+            [body.args[1]],
+            loop_body,
+        )
+        builder.insert(loop)
+        return loop.results[0]
+
+    if inside is None:
+        inner.insert(scf.YieldOp(features(inner)))
+    else:
+        then = Block()
+        tb = Builder(InsertPoint.at_end(then))
+        tb.insert(scf.YieldOp(features(tb)))
+        otherwise = Block()
+        Builder(InsertPoint.at_end(otherwise)).insert(scf.YieldOp(body.args[1]))
+        branch = scf.IfOp(inside, [acc_type], Region(then), Region(otherwise))
+        inner.insert(branch)
+        inner.insert(scf.YieldOp(branch.results[0]))
+    loop = scf.ForOp(_number(b, 0), _number(b, count), _number(b, 1), [zero], body)
+    b.insert(loop)
+    return narrow(b, loop.results[0], result_type)
+
+
+WINDOW_ELEMENTS = {
+    ops.ReduceWindowOp: reduce_window_element,
+    ops.SelectAndScatterOp: lambda b, op, at, load: [select_and_scatter_element(b, op, at, load)],
+    ops.ConvolutionOp: lambda b, op, at, load: [convolution_element(b, op, at, load)],
+}
+"""Root op type -> `(builder, op, result indices, load) -> its results' elements there`:
+the work items of kinds `window` and `convolution`, one result element at a time."""
+
+
+def window_work(op: Operation) -> int:
+    """Steps one result element of a `window` or `convolution` work item takes."""
+    if isinstance(op, ops.ConvolutionOp):
+        rhs = shape_of(op.rhs)
+        return max(1, int(np.prod(rhs)) // max(1, rhs[op.window_list("rhs_dims")[1]]))
+    window = int(np.prod(op.window_list("window_dimensions")))  # type: ignore[attr-defined]
+    return window * window if isinstance(op, ops.SelectAndScatterOp) else window

@@ -48,6 +48,8 @@ KINDS: frozenset[str] = frozenset(
         "scatter",
         "fold",
         "sort",
+        "window",
+        "convolution",
         "iterate",
     }
 )
