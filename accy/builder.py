@@ -451,8 +451,12 @@ class BlockBuilder:
         )
         return self._add(op)
 
-    def scan(self, kind: str, x: SSAValue, scratch: SSAValue, dim: int) -> SSAValue:
-        return self._add(ops.ScanOp(ops.CombinerKind(kind), x, scratch, dim))
+    def scan(
+        self, kind: str, x: SSAValue, scratch: SSAValue, dim: int, *, rounded: bool = False
+    ) -> SSAValue:
+        """An inclusive scan into `scratch`'s buffer (see `accy.scan`; `rounded`: the
+        carry rounded to the element type every step)."""
+        return self._add(ops.ScanOp(ops.CombinerKind(kind), x, scratch, dim, rounded=rounded))
 
     def reduce_window(
         self,

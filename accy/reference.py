@@ -661,8 +661,11 @@ _SCANS = {
 def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     """An inclusive scan; the scratch operand only names the output buffer."""
     del scratch
-    with np.errstate(all="ignore"):
-        result = _SCANS[op.kind.data](_wide(operand), op.dimension.value.data)
+    stepwise = op.rounded is not None and operand.dtype in _LOW_PRECISION
+    with np.errstate(all="ignore"):  # (a bf16/f16 ufunc rounds every step)
+        result = _SCANS[op.kind.data](
+            operand if stepwise else _wide(operand), op.dimension.value.data
+        )
     return result.astype(operand.dtype, copy=False)
 
 

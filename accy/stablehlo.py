@@ -665,7 +665,8 @@ def _reduce_window(imp, op, operands, bb, env):
         if reverse:
             x = bb.reverse(x, [dim])
         scratch = bb.broadcast_in_dim(operands[1], x.type, [])
-        scanned = bb.scan(kind, x, scratch, dim)
+        low_precision = op.operands[0].type.element in ("f16", "bf16")
+        scanned = bb.scan(kind, x, scratch, dim, rounded=low_precision)
         return [bb.reverse(scanned, [dim]) if reverse else scanned]
     elements = [v.type.element for v in op.operands[:count]]
     combine = _scalar_body(imp, op, blocks[0], bb, env, elements * 2, count, "body")

@@ -2192,7 +2192,9 @@ class ScanOp(AccyOperation):
     """`%r = accy.scan add %x, %scratch, dim = 1 : tensor<2x3xf32>`: an inclusive scan.
 
     The result is written into the buffer of `%scratch` (operand #1), which the memory
-    plan treats as the scan's output storage.
+    plan treats as the scan's output storage. f16/bf16 scans carry f32; `rounded` rounds
+    the carry to the element type after every step (a running reduction computed in the
+    element type, as StableHLO's reduce_window body is).
     """
 
     name = "accy.scan"
@@ -2203,20 +2205,31 @@ class ScanOp(AccyOperation):
     operand = operand_def(T)
     scratch = operand_def(T)
     dimension = prop_def(IntegerAttr.constr(type=i64))
+    rounded = opt_prop_def(UnitAttr)
     result = result_def(T)
 
     assembly_format = (
-        "$kind $operand `,` $scratch `,` `dim` `=` $dimension attr-dict `:` type($result)"
+        "$kind $operand `,` $scratch `,` `dim` `=` $dimension (`rounded` $rounded^)? "
+        "attr-dict `:` type($result)"
     )
 
-    def __init__(self, kind: CombinerKind, operand: SSAValue, scratch: SSAValue, dim: int):
+    def __init__(
+        self,
+        kind: CombinerKind,
+        operand: SSAValue,
+        scratch: SSAValue,
+        dim: int,
+        *,
+        rounded: bool = False,
+    ):
+        properties: dict[str, Attribute] = {
+            "kind": CombinerKindAttr(kind),
+            "dimension": IntegerAttr(dim, i64),
+        }
+        if rounded:
+            properties["rounded"] = UnitAttr()
         super().__init__(
-            operands=[operand, scratch],
-            result_types=[operand.type],
-            properties={
-                "kind": CombinerKindAttr(kind),
-                "dimension": IntegerAttr(dim, i64),
-            },
+            operands=[operand, scratch], result_types=[operand.type], properties=properties
         )
 
     def verify_(self) -> None:
@@ -2241,7 +2254,10 @@ def window_positions(
 ) -> int:
     """How many windows of `window` elements (`window_dilation` apart, placed `stride`
     apart) fit in `size` elements dilated by `base_dilation` and padded by `low`/`high`
-    (either may be negative): the result size of that dim."""
+    (either may be negative): the result size of that dim (a dynamic size stays dynamic:
+    only a dim the window leaves untouched may be dynamic)."""
+    if size == DYNAMIC_INDEX:
+        return DYNAMIC_INDEX
     dilated = (size - 1) * base_dilation + 1 if size > 0 else 0
     padded = dilated + low + high
     extent = (window - 1) * window_dilation + 1 if window > 0 else 0
@@ -2260,10 +2276,33 @@ def _verify_window_lists(op: AccyOperation, rank: int, lists: dict[str, Sequence
             raise op.error(f"{name} {list(values)} must be positive")
 
 
-def _static(op: AccyOperation, values: Sequence[SSAValue]) -> None:
-    for value in values:
-        if not value.type.has_static_shape():  # type: ignore[attr-defined]
-            raise op.error(f"takes {value.type}; accy computes windows over static shapes")
+def untouched(
+    window: int, stride: int, *, dilations: Sequence[int] = (), padding: Sequence[int] = ()
+) -> bool:
+    """Whether a window leaves a dim as it is: window 1, stride 1, every dilation 1 and no
+    padding."""
+    return window == 1 and stride == 1 and all(d == 1 for d in dilations) and not any(padding)
+
+
+def _static_windows(
+    op: AccyOperation,
+    value: SSAValue,
+    window: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[Sequence[int]],
+    padding: Sequence[Sequence[int]],
+) -> None:
+    """Raise unless every dynamic dim of `value` is one the window leaves untouched."""
+    for d, size in enumerate(value.type.get_shape()):  # type: ignore[attr-defined]
+        if size == DYNAMIC_INDEX and not untouched(
+            window[d],
+            strides[d],
+            dilations=[values[d] for values in dilations],
+            padding=[values[d] for values in padding],
+        ):
+            raise op.error(
+                f"windows dynamic dim {d} of {value.type}; accy windows static dims only"
+            )
 
 
 @irdl_op_definition
@@ -2381,7 +2420,6 @@ class ReduceWindowOp(AccyOperation):
                 f"has {len(self.inputs)} operands, {len(self.inits)} inits and "
                 f"{len(self.res)} results; they must match"
             )
-        _static(self, self.inputs)
         shape = self.inputs[0].type.get_shape()
         for index, value in enumerate(self.inputs):
             if value.type.get_shape() != shape:
@@ -2403,6 +2441,14 @@ class ReduceWindowOp(AccyOperation):
                     "padding_high",
                 )
             },
+        )
+        _static_windows(
+            self,
+            self.inputs[0],
+            self.window_list("window_dimensions"),
+            self.window_list("window_strides"),
+            [self.window_list("base_dilations"), self.window_list("window_dilations")],
+            [self.window_list("padding_low"), self.window_list("padding_high")],
         )
         elements = [v.type.get_element_type() for v in self.inputs]
         for index, (init, element) in enumerate(zip(self.inits, elements)):
@@ -2490,13 +2536,20 @@ class SelectAndScatterOp(AccyOperation):
         return _dims_of(getattr(self, name))
 
     def verify_(self) -> None:
-        _static(self, [self.operand, self.source])
         shape = self.operand.type.get_shape()
         lists = {
             name: self.window_list(name)
             for name in ("window_dimensions", "window_strides", "padding_low", "padding_high")
         }
         _verify_window_lists(self, len(shape), lists)
+        _static_windows(
+            self,
+            self.operand,
+            lists["window_dimensions"],
+            lists["window_strides"],
+            [],
+            [lists["padding_low"], lists["padding_high"]],
+        )
         element = self.operand.type.get_element_type()
         for what, value in (("source", self.source), ("init", self.init), ("result", self.result)):
             if value.type.get_element_type() != element:
@@ -2509,7 +2562,7 @@ class SelectAndScatterOp(AccyOperation):
             window_positions(n, w, s, 1, 1, lo, hi)
             for n, w, s, lo, hi in zip(shape, *lists.values())
         ]
-        if list(self.source.type.get_shape()) != expected:
+        if not shapes_compatible(self.source.type.get_shape(), expected):
             raise self.error(
                 f"source shape {format_shape(self.source.type.get_shape())} differs from the "
                 f"operand's windows {format_shape(expected)}"
@@ -2551,7 +2604,7 @@ def convolution_shape(
     _ri, ro, *rs = rhs_dims
     ob, of, *os = result_dims
     shape = [0] * len(result_dims)
-    shape[ob] = lhs[lb] // batch_groups
+    shape[ob] = lhs[lb] // batch_groups if lhs[lb] != DYNAMIC_INDEX else DYNAMIC_INDEX
     shape[of] = rhs[ro]
     for d, l_dim, r_dim, stride, lhs_dil, rhs_dil, low, high in zip(
         os, ls, rs, window_strides, lhs_dilation, rhs_dilation, padding_low, padding_high
@@ -2674,7 +2727,6 @@ class ConvolutionOp(AccyOperation):
         )
 
     def verify_(self) -> None:
-        _static(self, [self.lhs, self.rhs])
         lhs, rhs = self.lhs.type.get_shape(), self.rhs.type.get_shape()
         rank = len(lhs)
         if rank < 2 or len(rhs) != rank or self.result.type.get_num_dims() != rank:
@@ -2713,6 +2765,16 @@ class ConvolutionOp(AccyOperation):
             )
         lb, lf = self.window_list("lhs_dims")[:2]
         ri, ro = self.window_list("rhs_dims")[:2]
+        dynamic = [d for d, n in enumerate(lhs) if n == DYNAMIC_INDEX]
+        if (
+            not self.rhs.type.has_static_shape()
+            or dynamic not in ([], [lb])
+            or (dynamic and batch > 1)
+        ):
+            raise self.error(
+                f"takes {self.lhs.type} and {self.rhs.type}; accy convolves static shapes "
+                "(the input's batch dim may be dynamic, without batch groups)"
+            )
         if lhs[lf] != rhs[ri] * features:
             raise self.error(
                 f"input features {lhs[lf]} differ from the kernel's input features {rhs[ri]} "
@@ -2723,7 +2785,7 @@ class ConvolutionOp(AccyOperation):
                 f"kernel output features {rhs[ro]} are not divisible by the groups "
                 f"{features * batch}"
             )
-        if lhs[lb] % batch:
+        if lhs[lb] != DYNAMIC_INDEX and lhs[lb] % batch:
             raise self.error(f"input batch {lhs[lb]} is not divisible by batch_groups {batch}")
         element = self.lhs.type.get_element_type()
         result_element = self.result.type.get_element_type()

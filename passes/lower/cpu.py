@@ -1058,8 +1058,9 @@ class FunctionLowering(HostLowering):
         indices = [ivs[d] for d in range(len(sizes))]
         x = widen(body, self.load(body, root.operand, indices))
         new = combine(body, kind, carry, x, unsigned=unsigned)
-        self.store(body, narrow(body, new, element_type), target, indices)
-        body.insert(scf.YieldOp(new))
+        stored = narrow(body, new, element_type)
+        self.store(body, stored, target, indices)
+        body.insert(scf.YieldOp(widen(body, stored) if root.rounded is not None else new))
         del loop
 
 

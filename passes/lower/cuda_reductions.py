@@ -109,6 +109,11 @@ def tree_fold(
     return result
 
 
+def round_to(b: Builder, value: SSAValue, rounding: Attribute | None) -> SSAValue:
+    """`value` rounded to the element type `rounding` and widened back (None: unchanged)."""
+    return value if rounding is None else widen(b, narrow(b, value, rounding))
+
+
 def block_scan(
     b: Builder,
     shared: SSAValue,
@@ -117,9 +122,11 @@ def block_scan(
     kind: ops.CombinerKind,
     value: SSAValue,
     unsigned: bool = False,
+    rounding: Attribute | None = None,
 ) -> tuple[SSAValue, SSAValue]:
     """Inclusive scan of one value per thread (Hillis-Steele in shared memory): the
-    thread's prefix and the block's total. Ends with a barrier."""
+    thread's prefix and the block's total. Ends with a barrier. `rounding`: an element
+    type every combined value is rounded to (a `rounded` scan)."""
     ir.store(b, value, shared, [thread])
     ir.barrier(b)
     identity = combiner_identity(b, kind, value.type, unsigned=unsigned)
@@ -133,7 +140,8 @@ def block_scan(
             lambda inner, offset=offset: ir.load(inner, shared, [ir.sub(inner, thread, offset)]),
         )
         ir.barrier(b)
-        ir.store(b, combine(b, kind, earlier, mine, unsigned=unsigned), shared, [thread])
+        combined = round_to(b, combine(b, kind, earlier, mine, unsigned=unsigned), rounding)
+        ir.store(b, combined, shared, [thread])
         ir.barrier(b)
         offset *= 2
     prefix = ir.load(b, shared, [thread])
@@ -349,6 +357,8 @@ class ScanShape:
         self.element = element_type(op.result)
         self.compute = compute_type(self.element)
         self.unsigned = is_unsigned(self.element)
+        self.rounding = self.element if op.rounded is not None else None
+        """The element type every step rounds to (a `rounded` scan), else None."""
 
     def indices(self, row: list[SSAValue], position: SSAValue) -> list[SSAValue]:
         return gather_indices(row, [position], [self.dim], self.rank)
@@ -369,6 +379,7 @@ def scan_row_in_chunks(
     read: Read,
     write: Write,
     unsigned: bool = False,
+    rounding: Attribute | None = None,
 ) -> None:
     """Scan positions `0 .. width` of one row with one block: chunk by chunk of
     `threads` positions, each chunk's prefix offset by the carry of the chunks before.
@@ -379,10 +390,12 @@ def scan_row_in_chunks(
         inside = ir.less(inner, position, width)
         identity = combiner_identity(inner, kind, compute, unsigned=unsigned)
         value = ir.select_if(inner, inside, lambda i: read(i, position), lambda i: identity)
-        prefix, total = block_scan(inner, shared, thread, threads, kind, value, unsigned)
+        prefix, total = block_scan(inner, shared, thread, threads, kind, value, unsigned, rounding)
         result = combine(inner, kind, carried[0], prefix, unsigned=unsigned)
+        result = round_to(inner, result, rounding)
         ir.if_then(inner, inside, lambda i: write(i, position, result))
-        return [combine(inner, kind, carried[0], total, unsigned=unsigned)]
+        carry = combine(inner, kind, carried[0], total, unsigned=unsigned)
+        return [round_to(inner, carry, rounding)]
 
     identity = combiner_identity(b, kind, compute, unsigned=unsigned)
     ir.for_range(b, 0, width, threads, chunk, [identity])
@@ -418,6 +431,7 @@ def block_scan_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
         read,
         write,
         shape.unsigned,
+        shape.rounding,
     )
     if shape.rows == 0:
         return KernelProgram(())
@@ -462,7 +476,9 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
         lambda i: widen(i, first.load(i, op.operand, shape.indices(row, position))),
         lambda i: identity,
     )
-    prefix, total = block_scan(b, shared, thread, SCAN_TILE, shape.kind, value, shape.unsigned)
+    prefix, total = block_scan(
+        b, shared, thread, SCAN_TILE, shape.kind, value, shape.unsigned, shape.rounding
+    )
     ir.if_then(
         b,
         inside,
@@ -495,6 +511,7 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
         lambda i, j: from_partial(i, ir.load(i, carries, [ir.add(i, row_base, j)]), shape.compute),
         lambda i, j, v: ir.store(i, to_partial(i, v), carries, [ir.add(i, row_base, j)]),
         shape.unsigned,
+        shape.rounding,
     )
     phase2 = second.launch([shape.rows], [threads])
 

@@ -788,11 +788,19 @@ def select_and_scatter_element(
     window = op.window_list("window_dimensions")
     strides = op.window_list("window_strides")
     lows = op.window_list("padding_low")
+    highs = op.window_list("padding_high")
     init = load(b, op.init, [])
     if 0 in source_shape:
         return init
     count = int(np.prod(window))
-    me = linearize(b, at, [_number(b, n) for n in shape])
+    # a window picks within the dims it moves along (the others are untouched: static
+    # sizes are needed only for these)
+    moving = [
+        d
+        for d in range(len(shape))
+        if not ops.untouched(window[d], strides[d], padding=(lows[d], highs[d]))
+    ]
+    me = linearize(b, [at[d] for d in moving], [_number(b, shape[d]) for d in moving])
     sizes = [_number(b, w) for w in window]
 
     body = Block(arg_types=[INDEX, init.type])
@@ -802,6 +810,9 @@ def select_and_scatter_element(
     offsets = delinearize(inner, backwards, sizes)
     windows, conditions = [], []
     for d in range(len(shape)):
+        if d not in moving:
+            windows.append(at[d])
+            continue
         t = emit(inner, arith.AddiOp(at[d], _number(inner, lows[d])))
         t = emit(inner, arith.SubiOp(t, offsets[d]))
         conditions.append(emit(inner, arith.CmpiOp(t, _number(inner, 0), "sge")))
@@ -827,6 +838,9 @@ def select_and_scatter_element(
     ks = delinearize(pb, k, sizes)
     q, inside = [], []
     for d in range(len(shape)):
+        if d not in moving:
+            q.append(s[d])
+            continue
         index, ok = window_source(
             pb, s[d], ks[d], stride=strides[d], dilation=1, low=lows[d], base=1, size=shape[d]
         )
@@ -840,7 +854,7 @@ def select_and_scatter_element(
     take = emit(pb, arith.XOrIOp(keep, constant(pb, True, IntegerType(1))))
     if valid is not None:
         take = emit(pb, arith.AndIOp(take, valid))
-    here = linearize(pb, q, [_number(pb, n) for n in shape])
+    here = linearize(pb, [q[d] for d in moving], [_number(pb, shape[d]) for d in moving])
     next_at = emit(pb, arith.SelectOp(take, here, picked_at))
     next_value = emit(pb, arith.SelectOp(take, element, picked))
     next_found = emit(pb, arith.OrIOp(found, take))
