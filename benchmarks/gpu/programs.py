@@ -433,7 +433,97 @@ func.func @argmax(%x: tensor<64x777xf32>) -> tensor<64xi32> {
         lambda x: (np.argmax(x, axis=1).astype(np.int32),),
         ("fold",),
     ),
+    Program(
+        "conv2d",
+        """
+func.func @conv2d(%x: tensor<4x32x32x16xf32>, %w: tensor<3x3x16x32xf32>, %b: tensor<32xf32>) -> tensor<4x32x32x32xf32> {
+  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<4x32x32x16xf32>, tensor<3x3x16x32xf32>) -> tensor<4x32x32x32xf32>
+  %bb = accy.broadcast_in_dim %b, dims = [3] : (tensor<32xf32>) -> tensor<4x32x32x32xf32>
+  %y = accy.add %c, %bb : tensor<4x32x32x32xf32>
+  %zero = accy.constant dense<0.0> : tensor<4x32x32x32xf32>
+  %r = accy.maximum %y, %zero : tensor<4x32x32x32xf32>
+  func.return %r : tensor<4x32x32x32xf32>
+}
+""",
+        (((4, 32, 32, 16), "float32"), ((3, 3, 16, 32), "float32"), ((32,), "float32")),
+        lambda x, w, b: (np.maximum(_conv_nhwc_same(x, w) + b, 0),),
+        ("convolution",),
+        tolerance=1e-4,
+    ),
+    Program(
+        "max_pool",
+        """
+func.func @max_pool(%x: tensor<8x64x64x16xf32>) -> tensor<8x32x32x16xf32> {
+  %lowest = accy.constant dense<0xFF800000> : tensor<f32>
+  %p = accy.reduce_window(%x : tensor<8x64x64x16xf32>) init(%lowest : tensor<f32>), window = [1, 3, 3, 1], strides = [1, 2, 2, 1], base_dilations = [1, 1, 1, 1], window_dilations = [1, 1, 1, 1], padding_low = [0, 1, 1, 0], padding_high = [0, 0, 0, 0] -> (tensor<8x32x32x16xf32>) {
+  ^bb0(%a: tensor<f32>, %c: tensor<f32>):
+    %m = accy.maximum %a, %c : tensor<f32>
+    accy.yield %m : tensor<f32>
+  }
+  func.return %p : tensor<8x32x32x16xf32>
+}
+""",
+        (((8, 64, 64, 16), "float32"),),
+        lambda x: (_max_pool_3x3_stride_2(x),),
+        ("window",),
+    ),
+    Program(
+        "pool_gradient",
+        """
+func.func @pool_gradient(%x: tensor<4x32x32x8xf32>, %g: tensor<4x16x16x8xf32>) -> tensor<4x32x32x8xf32> {
+  %zero = accy.constant dense<0.0> : tensor<f32>
+  %r = accy.select_and_scatter %x, %g, %zero, window = [1, 2, 2, 1], strides = [1, 2, 2, 1], padding_low = [0, 0, 0, 0], padding_high = [0, 0, 0, 0] : (tensor<4x32x32x8xf32>, tensor<4x16x16x8xf32>, tensor<f32>) -> tensor<4x32x32x8xf32> {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = accy.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %ge : tensor<i1>
+  } {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = accy.add %a, %b : tensor<f32>
+    accy.yield %s : tensor<f32>
+  }
+  func.return %r : tensor<4x32x32x8xf32>
+}
+""",
+        (((4, 32, 32, 8), "float32"), ((4, 16, 16, 8), "float32")),
+        lambda x, g: (_max_pool_2x2_gradient(x, g),),
+        ("window",),
+    ),
 ]
+
+
+def _conv_nhwc_same(x, w):
+    """A stride-1 "SAME" NHWC x HWIO convolution, one window position at a time."""
+    kh, kw = w.shape[:2]
+    padded = np.pad(x, ((0, 0), (kh // 2, kh // 2), (kw // 2, kw // 2), (0, 0)))
+    h, wd = x.shape[1:3]
+    out = np.zeros((*x.shape[:3], w.shape[3]), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            out += np.einsum("nhwc,co->nhwo", padded[:, i : i + h, j : j + wd], w[i, j])
+    return out.astype(np.float32)
+
+
+def _max_pool_3x3_stride_2(x):
+    """3x3 windows 2 apart, padded by one -inf row and column before."""
+    padded = np.pad(x, ((0, 0), (1, 0), (1, 0), (0, 0)), constant_values=-np.inf)
+    h, w = x.shape[1] // 2, x.shape[2] // 2
+    out = np.full((x.shape[0], h, w, x.shape[3]), -np.inf, x.dtype)
+    for i in range(3):
+        for j in range(3):
+            part = padded[:, i : i + 2 * h : 2, j : j + 2 * w : 2]
+            out = np.maximum(out, part[:, :h, :w])
+    return out
+
+
+def _max_pool_2x2_gradient(x, g):
+    """Each 2x2 window's gradient to its first greatest element (row-major)."""
+    n, h, w, c = x.shape
+    windows = x.reshape(n, h // 2, 2, w // 2, 2, c).transpose(0, 1, 3, 5, 2, 4)
+    first = windows.reshape(n, h // 2, w // 2, c, 4).argmax(axis=-1)
+    out = np.zeros((n, h // 2, w // 2, c, 4), x.dtype)
+    np.put_along_axis(out, first[..., None], g[..., None], axis=-1)
+    out = out.reshape(n, h // 2, w // 2, c, 2, 2).transpose(0, 1, 4, 2, 5, 3)
+    return out.reshape(n, h, w, c)
 
 
 def _top_k(x, k):

@@ -500,7 +500,7 @@ func.func @iterate_without_yield(%a: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_iterate(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.scatter', 'accy.fold', 'accy.sort', 'accy.kernel'}}
+  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.scatter', 'accy.fold', 'accy.sort', 'accy.reduce_window', 'accy.select_and_scatter', 'accy.kernel'}}
   accy.yield %a : tensor<4xf32>
 }
 
@@ -576,4 +576,71 @@ func.func @update_too_big(%x: tensor<4x3xf32>, %u: tensor<2x4xf32>, %i: tensor<i
   // expected-error @+1 {{'accy.dynamic_update_slice' op update dim 1 of size 4 does not fit the operand's 3}}
   %r = accy.dynamic_update_slice %x, %u[%i, %i] : (tensor<4x3xf32>, tensor<2x4xf32>, tensor<i64>, tensor<i64>) -> tensor<4x3xf32>
   func.return %r : tensor<4x3xf32>
+}
+
+// -----
+// Windows and convolutions: window attributes name every dim; only untouched dims may
+// be dynamic; a select_and_scatter's source holds one element per window; a
+// convolution's features match its kernel's times the feature groups.
+
+func.func @reduce_window_lists(%x: tensor<4x6xf32>, %m: tensor<f32>) {
+  // expected-error @+1 {{'accy.reduce_window' op window_strides has 1 entries for 2 dims}}
+  %0 = "accy.reduce_window"(%x, %m) <{window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2>, base_dilations = array<i64: 1, 1>, window_dilations = array<i64: 1, 1>, padding_low = array<i64: 0, 0>, padding_high = array<i64: 0, 0>, operandSegmentSizes = array<i32: 1, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = accy.maximum %a, %b : tensor<f32>
+    accy.yield %r : tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @reduce_window_dynamic(%x: tensor<?x6xf32>, %m: tensor<f32>) {
+  // expected-error @+1 {{'accy.reduce_window' op windows dynamic dim 0 of tensor<?x6xf32>; accy windows static dims only}}
+  %0 = accy.reduce_window(%x : tensor<?x6xf32>) init(%m : tensor<f32>), window = [2, 1], strides = [1, 1], base_dilations = [1, 1], window_dilations = [1, 1], padding_low = [1, 0], padding_high = [0, 0] -> (tensor<?x6xf32>) {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = accy.add %a, %b : tensor<f32>
+    accy.yield %r : tensor<f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @select_and_scatter_source(%x: tensor<4x4xf32>, %s: tensor<3x2xf32>, %m: tensor<f32>) {
+  // expected-error @+1 {{'accy.select_and_scatter' op source shape [3, 2] differs from the operand's windows [2, 2]}}
+  %0 = accy.select_and_scatter %x, %s, %m, window = [2, 2], strides = [2, 2], padding_low = [0, 0], padding_high = [0, 0] : (tensor<4x4xf32>, tensor<3x2xf32>, tensor<f32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = accy.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %ge : tensor<i1>
+  } {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = accy.add %a, %b : tensor<f32>
+    accy.yield %sum : tensor<f32>
+  }
+  func.return
+}
+
+// -----
+
+func.func @convolution_features(%x: tensor<1x8x8x6xf32>, %w: tensor<3x3x4x8xf32>) {
+  // expected-error @+1 {{'accy.convolution' op input features 6 differ from the kernel's input features 4 times feature_groups 1}}
+  %0 = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<1x8x8x6xf32>, tensor<3x3x4x8xf32>) -> tensor<1x6x6x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @convolution_layout(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x8xf32>) {
+  // expected-error @+1 {{'accy.convolution' op lhs_dims [0, 3, 1, 1] is not a permutation of the 4 dims}}
+  %0 = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 1], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<1x8x8x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x6x6x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @convolution_result(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x8xf32>) {
+  // expected-error @+1 {{'accy.convolution' op result shape [1, 8, 8, 8] differs from the expected [1, 6, 6, 8]}}
+  %0 = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<1x8x8x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
 }

@@ -101,6 +101,8 @@ def test_plan_features_are_covered(exports):
         "scatter",
         "fold",
         "sort.merge",
+        "window",
+        "convolution",
     } <= families
 
 

@@ -1,0 +1,482 @@
+"""`accy.convolution`, `accy.reduce_window` and `accy.select_and_scatter` on the CPU target
+and in the reference interpreter, against direct loops over StableHLO's definitions
+written out here (one output element at a time), for the layouts, strides, paddings,
+dilations, reversals and groups JAX emits; and the CUDA export of each."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import accy
+from accy.builder import Builder
+from accy.reference import run
+
+ROOT = Path(__file__).resolve().parents[2]
+RNG = np.random.default_rng(7)
+
+
+def direct_convolution(
+    x, w, *, lhs, rhs, out, strides, padding, lhs_dil, rhs_dil, rev, fg, bg, dtype
+):
+    """StableHLO's convolution element by element (float64 or the integer type)."""
+    lb, lf, *ls = lhs
+    ri, ro, *rs = rhs
+    ob, of, *os = out
+    spatial = len(ls)
+    kernel = [w.shape[d] for d in rs]
+    inputs, outputs = w.shape[ri], w.shape[ro]
+    sizes = []
+    for i in range(spatial):
+        n = x.shape[ls[i]]
+        dilated = (n - 1) * lhs_dil[i] + 1
+        padded = dilated + sum(padding[i])
+        extent = (kernel[i] - 1) * rhs_dil[i] + 1
+        sizes.append(max(0, (padded - extent) // strides[i] + 1))
+    shape = [0] * x.ndim
+    shape[ob], shape[of] = x.shape[lb] // bg, outputs
+    for i in range(spatial):
+        shape[os[i]] = sizes[i]
+    wide = np.float64 if np.dtype(dtype).kind == "f" else dtype
+    result = np.zeros(shape, wide)
+    for at in np.ndindex(*shape):
+        b, o = at[ob], at[of]
+        if bg > 1:
+            b += (o // (outputs // bg)) * (x.shape[lb] // bg)
+        base = (o // (outputs // fg)) * inputs if fg > 1 else 0
+        total = wide(0)
+        for k in np.ndindex(*kernel):
+            position = []
+            for i in range(spatial):
+                p = at[os[i]] * strides[i] + k[i] * rhs_dil[i] - padding[i][0]
+                if p < 0 or p % lhs_dil[i] or p // lhs_dil[i] >= x.shape[ls[i]]:
+                    break
+                position.append(p // lhs_dil[i])
+            else:
+                for c in range(inputs):
+                    xi = [0] * x.ndim
+                    xi[lb], xi[lf] = b, base + c
+                    wi = [0] * w.ndim
+                    wi[ri], wi[ro] = c, o
+                    for i in range(spatial):
+                        xi[ls[i]] = position[i]
+                        wi[rs[i]] = kernel[i] - 1 - k[i] if rev[i] else k[i]
+                    total = total + wide(x[tuple(xi)]) * wide(w[tuple(wi)])
+        result[at] = total
+    return result.astype(dtype)
+
+
+# (lhs shape, rhs shape, layouts, window attributes): NHWC/HWIO "SAME", NCHW/OIHW strided
+# with negative and uneven padding, a transposed (lhs-dilated) 1-D one, atrous (rhs
+# dilation) with reversal, depthwise, grouped, batch-grouped (a weight gradient), 3-D.
+CONVOLUTIONS = {
+    "nhwc_same": (
+        (2, 7, 6, 3),
+        (3, 3, 3, 4),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (1, 1)]},
+    ),
+    "nchw_strided": (
+        (2, 3, 9, 8),
+        (5, 3, 3, 2),
+        ([0, 1, 2, 3], [1, 0, 2, 3], [0, 1, 2, 3]),
+        {"strides": [2, 3], "padding": [(2, -1), (0, 1)]},
+    ),
+    "transposed_1d": (
+        (2, 6, 4),
+        (3, 4, 5),
+        ([0, 2, 1], [1, 2, 0], [0, 2, 1]),
+        {"lhs_dilation": [2], "padding": [(2, 2)]},
+    ),
+    "atrous_reversed": (
+        (1, 9, 9, 2),
+        (3, 2, 2, 3),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"rhs_dilation": [2, 3], "reversal": [True, False]},
+    ),
+    "depthwise": (
+        (2, 8, 8, 4),
+        (3, 3, 1, 8),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (1, 1)], "feature_groups": 4},
+    ),
+    "grouped_result_layout": (
+        (1, 6, 5, 5),
+        (4, 3, 2, 2),
+        ([0, 1, 2, 3], [1, 0, 2, 3], [1, 0, 3, 2]),
+        {"feature_groups": 2},
+    ),
+    "batch_groups": (
+        (4, 5, 5, 2),
+        (3, 3, 2, 6),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [3, 0, 1, 2]),
+        {"batch_groups": 2},
+    ),
+    "volume": (
+        (1, 4, 5, 3, 2),
+        (2, 2, 2, 2, 3),
+        ([0, 4, 1, 2, 3], [3, 4, 0, 1, 2], [0, 4, 1, 2, 3]),
+        {"padding": [(1, 0), (0, 1), (1, 1)]},
+    ),
+}
+
+
+def _window(attributes, spatial):
+    ones = [1] * spatial
+    return dict(
+        strides=attributes.get("strides", ones),
+        padding=attributes.get("padding", [(0, 0)] * spatial),
+        lhs_dil=attributes.get("lhs_dilation", ones),
+        rhs_dil=attributes.get("rhs_dilation", ones),
+        rev=attributes.get("reversal", [False] * spatial),
+        fg=attributes.get("feature_groups", 1),
+        bg=attributes.get("batch_groups", 1),
+    )
+
+
+def _convolution_module(lhs_shape, rhs_shape, layouts, attributes, dtype, result_dtype):
+    b = Builder()
+    x_t, w_t = b.tensor(dtype, lhs_shape), b.tensor(dtype, rhs_shape)
+    probe = Builder()
+    fb = probe.begin_function("probe", [x_t, w_t], [])
+    y = fb.convolution(
+        fb.parameter(0),
+        fb.parameter(1),
+        lhs_dims=layouts[0],
+        rhs_dims=layouts[1],
+        result_dims=layouts[2],
+        dtype=result_dtype,
+        **attributes,
+    )
+    fb = b.begin_function("conv", [x_t, w_t], [y.type])
+    fb.return_(
+        [
+            fb.convolution(
+                fb.parameter(0),
+                fb.parameter(1),
+                lhs_dims=layouts[0],
+                rhs_dims=layouts[1],
+                result_dims=layouts[2],
+                dtype=result_dtype,
+                **attributes,
+            )
+        ]
+    )
+    fb.finish()
+    return b.finish()
+
+
+@pytest.mark.parametrize("name", sorted(CONVOLUTIONS))
+def test_convolution_matches_direct_loops(name):
+    lhs_shape, rhs_shape, layouts, attributes = CONVOLUTIONS[name]
+    x = RNG.standard_normal(lhs_shape).astype(np.float32)
+    w = RNG.standard_normal(rhs_shape).astype(np.float32)
+    module = _convolution_module(lhs_shape, rhs_shape, layouts, attributes, "f32", None)
+    expected = direct_convolution(
+        x,
+        w,
+        lhs=layouts[0],
+        rhs=layouts[1],
+        out=layouts[2],
+        dtype=np.float32,
+        **_window(attributes, len(lhs_shape) - 2),
+    )
+    (reference,) = run(module, "conv", x, w)
+    (compiled,) = accy.compile(module, threads=1)(x, w)
+    np.testing.assert_allclose(reference, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(compiled, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_integer_convolution_accumulates_in_its_result_type():
+    """i8 x i8 -> i32 (StableHLO's preferred element type): products beyond i8."""
+    lhs_shape, rhs_shape, layouts, attributes = CONVOLUTIONS["nchw_strided"]
+    x = RNG.integers(-128, 128, lhs_shape).astype(np.int8)
+    w = RNG.integers(-128, 128, rhs_shape).astype(np.int8)
+    module = _convolution_module(lhs_shape, rhs_shape, layouts, attributes, "i8", "i32")
+    expected = direct_convolution(
+        x.astype(np.int32),
+        w.astype(np.int32),
+        lhs=layouts[0],
+        rhs=layouts[1],
+        out=layouts[2],
+        dtype=np.int32,
+        **_window(attributes, 2),
+    )
+    assert np.abs(expected).max() > 127
+    np.testing.assert_array_equal(run(module, "conv", x, w)[0], expected)
+    np.testing.assert_array_equal(accy.compile(module, threads=1)(x, w)[0], expected)
+
+
+def test_bf16_convolution_accumulates_in_f32_and_rounds_once():
+    lhs_shape, rhs_shape, layouts, attributes = CONVOLUTIONS["nhwc_same"]
+    bf16 = ml_dtypes.bfloat16
+    x = RNG.standard_normal(lhs_shape).astype(bf16)
+    w = RNG.standard_normal(rhs_shape).astype(bf16)
+    module = _convolution_module(lhs_shape, rhs_shape, layouts, attributes, "bf16", None)
+    expected = direct_convolution(
+        x.astype(np.float64),
+        w.astype(np.float64),
+        lhs=layouts[0],
+        rhs=layouts[1],
+        out=layouts[2],
+        dtype=np.float64,
+        **_window(attributes, 2),
+    ).astype(bf16)
+    for got in (run(module, "conv", x, w)[0], accy.compile(module, threads=1)(x, w)[0]):
+        assert got.dtype == bf16
+        np.testing.assert_array_equal(got, expected)
+
+
+def direct_reduce_window(xs, inits, body, window, strides, base, dilation, padding):
+    """Each output element folds its window of the dilated, padded operands (init in the
+    holes and the padding) from the inits, in row-major order."""
+    rank = xs[0].ndim
+    sizes = []
+    for d in range(rank):
+        n = xs[0].shape[d]
+        dilated = (n - 1) * base[d] + 1
+        padded = dilated + sum(padding[d])
+        extent = (window[d] - 1) * dilation[d] + 1
+        sizes.append(max(0, (padded - extent) // strides[d] + 1))
+    results = [np.empty(sizes, x.dtype) for x in xs]
+    for at in np.ndindex(*sizes):
+        acc = list(inits)
+        for k in np.ndindex(*window):
+            elements = []
+            for x, init in zip(xs, inits):
+                index = []
+                for d in range(rank):
+                    p = at[d] * strides[d] + k[d] * dilation[d] - padding[d][0]
+                    if p < 0 or p % base[d] or p // base[d] >= x.shape[d]:
+                        break
+                    index.append(p // base[d])
+                elements.append(x[tuple(index)] if len(index) == rank else init)
+            acc = body(*acc, *elements)
+        for result, value in zip(results, acc):
+            result[at] = value
+    return results
+
+
+def _reduce_window_module(shapes, dtypes_, body, **window):
+    b = Builder()
+    types = [b.tensor(t, s) for t, s in zip(dtypes_, shapes)]
+    scalars = [b.tensor(t, []) for t in dtypes_]
+    probe = Builder().begin_function("probe", [*types, *scalars], [])
+    results = probe.reduce_window(
+        [probe.parameter(i) for i in range(len(types))],
+        [probe.parameter(len(types) + i) for i in range(len(types))],
+        body,
+        **window,
+    )
+    fb = b.begin_function("pool", [*types, *scalars], [r.type for r in results])
+    count = len(types)
+    fb.return_(
+        fb.reduce_window(
+            [fb.parameter(i) for i in range(count)],
+            [fb.parameter(count + i) for i in range(count)],
+            body,
+            **window,
+        )
+    )
+    fb.finish()
+    return b.finish()
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        dict(window=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding=[(0, 0), (1, 1), (0, 1), (0, 0)]),
+        dict(
+            window=[2, 2, 1, 1],
+            base_dilations=[2, 1, 1, 1],
+            window_dilations=[1, 2, 1, 1],
+            padding=[(1, 0), (-1, 2), (0, 0), (0, 0)],
+        ),
+        dict(window=[1, 1, 2, 2], strides=[1, 1, 3, 1]),
+    ],
+)
+def test_reduce_window_max_and_sum_match_direct_loops(window):
+    x = RNG.standard_normal((2, 7, 6, 3)).astype(np.float32)
+    full = (
+        dict(
+            strides=[1] * 4, base_dilations=[1] * 4, window_dilations=[1] * 4, padding=[(0, 0)] * 4
+        )
+        | window
+    )
+    for body, init, name in (
+        (lambda bb, a, c: [bb.maximum(a, c)], np.float32(-np.inf), "max"),
+        (lambda bb, a, c: [bb.add(a, c)], np.float32(0.5), "add"),
+    ):
+        module = _reduce_window_module([x.shape], ["f32"], body, **window)
+        step = np.maximum if name == "max" else (lambda a, c: np.float32(a + c))
+        (expected,) = direct_reduce_window(
+            [x],
+            [init],
+            lambda a, c: [step(a, c)],
+            full["window"],
+            full["strides"],
+            full["base_dilations"],
+            full["window_dilations"],
+            full["padding"],
+        )
+        (reference,) = run(module, "pool", x, init)
+        (compiled,) = accy.compile(module, threads=1)(x, init)
+        np.testing.assert_allclose(reference, expected, rtol=1e-6)
+        np.testing.assert_allclose(compiled, expected, rtol=1e-6)
+
+
+def test_reduce_window_with_a_general_body_folds_two_operands():
+    """A windowed argmax: the greatest value and its position, ties to the first."""
+    x = RNG.integers(0, 4, (5, 6)).astype(np.float32)
+    positions = np.arange(30, dtype=np.int32).reshape(5, 6)
+
+    def body(bb, value, index, candidate, position):
+        better = bb.compare("GT", candidate, value)
+        return [bb.select(better, candidate, value), bb.select(better, position, index)]
+
+    window = dict(window=[2, 3], strides=[1, 2], padding=[(0, 1), (1, 1)])
+    module = _reduce_window_module([x.shape, x.shape], ["f32", "i32"], body, **window)
+    inits = (np.float32(-np.inf), np.int32(-1))
+
+    def step(v, i, c, p):
+        return [c, p] if c > v else [v, i]
+
+    expected = direct_reduce_window(
+        [x, positions], inits, step, [2, 3], [1, 2], [1, 1], [1, 1], window["padding"]
+    )
+    for got in (
+        run(module, "pool", x, positions, *inits),
+        accy.compile(module, threads=1)(x, positions, *inits),
+    ):
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+
+
+def direct_select_and_scatter(x, source, init, window, strides, padding, ge=True):
+    result = np.full(x.shape, init, x.dtype)
+    for s in np.ndindex(*source.shape):
+        picked = None
+        for k in np.ndindex(*window):
+            at = tuple(i * st + kk - lo for i, st, kk, (lo, _) in zip(s, strides, k, padding))
+            if all(0 <= a < n for a, n in zip(at, x.shape)) and (
+                picked is None or not (x[picked] >= x[at] if ge else x[picked] <= x[at])
+            ):
+                picked = at
+        if picked is not None:
+            result[picked] = result[picked] + source[s]
+    return result
+
+
+@pytest.mark.parametrize(
+    ("shape", "window", "strides", "padding"),
+    [
+        ((2, 8, 8, 3), [1, 2, 2, 1], [1, 2, 2, 1], [(0, 0)] * 4),
+        ((1, 7, 9, 2), [1, 3, 3, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (1, 1), (0, 0)]),
+        ((6, 5), [3, 2], [1, 1], [(2, 0), (0, 1)]),
+    ],
+)
+def test_select_and_scatter_matches_direct_loops(shape, window, strides, padding):
+    x = RNG.integers(0, 3, shape).astype(np.float32)  # ties: the first greatest is picked
+    rank = len(shape)
+    b = Builder()
+    out = [(shape[d] + sum(padding[d]) - window[d]) // strides[d] + 1 for d in range(rank)]
+    fb = b.begin_function(
+        "grad",
+        [b.tensor("f32", shape), b.tensor("f32", out), b.tensor("f32", [])],
+        [b.tensor("f32", shape)],
+    )
+    fb.return_(
+        [
+            fb.select_and_scatter(
+                fb.parameter(0),
+                fb.parameter(1),
+                fb.parameter(2),
+                lambda bb, a, c: bb.compare("GE", a, c),
+                lambda bb, a, c: bb.add(a, c),
+                window=window,
+                strides=strides,
+                padding=padding,
+            )
+        ]
+    )
+    fb.finish()
+    module = b.finish()
+    source = RNG.standard_normal(out).astype(np.float32)
+    init = np.float32(0.25)
+    expected = direct_select_and_scatter(x, source, init, window, strides, padding)
+    np.testing.assert_allclose(run(module, "grad", x, source, init)[0], expected, rtol=1e-6)
+    np.testing.assert_allclose(
+        accy.compile(module, threads=1)(x, source, init)[0], expected, rtol=1e-6
+    )
+
+
+def test_running_bf16_sum_rounds_every_step_and_stays_linear():
+    """JAX's cumsum (a reduce_window over the whole axis) imports as an accy.scan; in bf16
+    its carry is rounded every step, as the body's bf16 add computes."""
+    text = """func.func @main(%x: tensor<4x300xbf16>) -> tensor<4x300xbf16> {
+  %zero = stablehlo.constant dense<0.0> : tensor<bf16>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [299, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 300>}> ({
+  ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+    %s = stablehlo.add %a, %b : tensor<bf16>
+    stablehlo.return %s : tensor<bf16>
+  }) : (tensor<4x300xbf16>, tensor<bf16>) -> tensor<4x300xbf16>
+  return %0 : tensor<4x300xbf16>
+}"""
+    module = accy.import_stablehlo(text)
+    assert [op.name for op in module.walk() if op.name.startswith("accy.")] == [
+        "accy.constant",
+        "accy.broadcast_in_dim",
+        "accy.scan",
+    ]
+    x = (RNG.standard_normal((4, 300)) * 0.3).astype(ml_dtypes.bfloat16)
+    expected = np.empty_like(x)
+    for row in range(4):
+        total = ml_dtypes.bfloat16(0)
+        for j in range(300):
+            total = ml_dtypes.bfloat16(np.float32(total) + np.float32(x[row, j]))
+            expected[row, j] = total
+    np.testing.assert_array_equal(run(module, "main", x)[0], expected)
+    np.testing.assert_array_equal(accy.compile(module, threads=1)(x)[0], expected)
+
+
+def test_pool_takes_the_batch_norm_and_activation_before_it():
+    """A 2x2 pool's windows do not overlap, so the elementwise chain before it fuses into
+    its kernel: the convolution's output is the only temporary."""
+    text = (ROOT / "benchmarks" / "zoo" / "data" / "cnn_block.stablehlo.mlir").read_text()
+    prepared = accy.prepare(accy.import_stablehlo(text))
+    kinds = [item.kind.value for item in prepared.schedule.work_items]
+    assert kinds == ["convolution", "window"]
+
+
+def _gpu_programs():
+    spec = importlib.util.spec_from_file_location(
+        "accy_gpu_programs_windows", ROOT / "benchmarks" / "gpu" / "programs.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return {p.name: p for p in module.PROGRAMS}
+
+
+@pytest.mark.parametrize("name", ["conv2d", "max_pool", "pool_gradient"])
+def test_gpu_check_programs_match_their_oracle_on_the_cpu(name):
+    """The GPU script's window programs and their numpy oracles agree on the CPU target
+    (so a mismatch on the GPU is the GPU's)."""
+    program = _gpu_programs()[name]
+    inputs = program.make_inputs()
+    got = accy.compile(program.text)(*inputs)
+    for value, expected in zip(got, program.expected(*inputs)):
+        np.testing.assert_allclose(value, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_every_window_kind_exports_for_cuda(tmp_path):
+    """ptxas accepts the kernels (checked by the export) and the planned launches."""
+    programs = _gpu_programs()
+    for name in ("conv2d", "max_pool", "pool_gradient"):
+        directory = accy.export(programs[name].text, tmp_path / name, target="cuda")
+        assert list(directory.glob("*.ptx")), name
