@@ -128,15 +128,15 @@ CONVOLUTIONS = {
 
 def _window(attributes, spatial):
     ones = [1] * spatial
-    return dict(
-        strides=attributes.get("strides", ones),
-        padding=attributes.get("padding", [(0, 0)] * spatial),
-        lhs_dil=attributes.get("lhs_dilation", ones),
-        rhs_dil=attributes.get("rhs_dilation", ones),
-        rev=attributes.get("reversal", [False] * spatial),
-        fg=attributes.get("feature_groups", 1),
-        bg=attributes.get("batch_groups", 1),
-    )
+    return {
+        "strides": attributes.get("strides", ones),
+        "padding": attributes.get("padding", [(0, 0)] * spatial),
+        "lhs_dil": attributes.get("lhs_dilation", ones),
+        "rhs_dil": attributes.get("rhs_dilation", ones),
+        "rev": attributes.get("reversal", [False] * spatial),
+        "fg": attributes.get("feature_groups", 1),
+        "bg": attributes.get("batch_groups", 1),
+    }
 
 
 def _convolution_module(lhs_shape, rhs_shape, layouts, attributes, dtype, result_dtype):
@@ -290,24 +290,28 @@ def _reduce_window_module(shapes, dtypes_, body, **window):
 @pytest.mark.parametrize(
     "window",
     [
-        dict(window=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding=[(0, 0), (1, 1), (0, 1), (0, 0)]),
-        dict(
-            window=[2, 2, 1, 1],
-            base_dilations=[2, 1, 1, 1],
-            window_dilations=[1, 2, 1, 1],
-            padding=[(1, 0), (-1, 2), (0, 0), (0, 0)],
-        ),
-        dict(window=[1, 1, 2, 2], strides=[1, 1, 3, 1]),
+        {
+            "window": [1, 3, 3, 1],
+            "strides": [1, 2, 2, 1],
+            "padding": [(0, 0), (1, 1), (0, 1), (0, 0)],
+        },
+        {
+            "window": [2, 2, 1, 1],
+            "base_dilations": [2, 1, 1, 1],
+            "window_dilations": [1, 2, 1, 1],
+            "padding": [(1, 0), (-1, 2), (0, 0), (0, 0)],
+        },
+        {"window": [1, 1, 2, 2], "strides": [1, 1, 3, 1]},
     ],
 )
 def test_reduce_window_max_and_sum_match_direct_loops(window):
     x = RNG.standard_normal((2, 7, 6, 3)).astype(np.float32)
-    full = (
-        dict(
-            strides=[1] * 4, base_dilations=[1] * 4, window_dilations=[1] * 4, padding=[(0, 0)] * 4
-        )
-        | window
-    )
+    full = {
+        "strides": [1] * 4,
+        "base_dilations": [1] * 4,
+        "window_dilations": [1] * 4,
+        "padding": [(0, 0)] * 4,
+    } | window
     for body, init, name in (
         (lambda bb, a, c: [bb.maximum(a, c)], np.float32(-np.inf), "max"),
         (lambda bb, a, c: [bb.add(a, c)], np.float32(0.5), "add"),
@@ -317,7 +321,7 @@ def test_reduce_window_max_and_sum_match_direct_loops(window):
         (expected,) = direct_reduce_window(
             [x],
             [init],
-            lambda a, c: [step(a, c)],
+            lambda a, c, step=step: [step(a, c)],
             full["window"],
             full["strides"],
             full["base_dilations"],
@@ -339,7 +343,7 @@ def test_reduce_window_with_a_general_body_folds_two_operands():
         better = bb.compare("GT", candidate, value)
         return [bb.select(better, candidate, value), bb.select(better, position, index)]
 
-    window = dict(window=[2, 3], strides=[1, 2], padding=[(0, 1), (1, 1)])
+    window = {"window": [2, 3], "strides": [1, 2], "padding": [(0, 1), (1, 1)]}
     module = _reduce_window_module([x.shape, x.shape], ["f32", "i32"], body, **window)
     inits = (np.float32(-np.inf), np.int32(-1))
 
