@@ -104,6 +104,29 @@ def depthwise_avgpool(images, kernel):
     return pooled / 4.0
 
 
+def audio_conv(waveform, w1, w2, b2):
+    """A 1-D audio front end (NWC/WIO): a 10-tap stride-5 convolution of the waveform,
+    GELU, a 3-tap stride-2 dilated convolution with bias and ReLU."""
+    y = lax.conv_general_dilated(
+        waveform, w1, (5,), "VALID", dimension_numbers=("NWC", "WIO", "NWC")
+    )
+    y = jax.nn.gelu(y)
+    y = lax.conv_general_dilated(
+        y, w2, (2,), "SAME", rhs_dilation=(2,), dimension_numbers=("NWC", "WIO", "NWC")
+    )
+    return jax.nn.relu(y + b2)
+
+
+def pool_gradient(images):
+    """The gradient of a 2x2 max pool's sum of squares (select_and_scatter)."""
+
+    def loss(x):
+        pooled = lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return jnp.sum(pooled * pooled)
+
+    return jax.grad(loss)(images)
+
+
 def gpt2_block(tokens, wte, wpe, ln1, w_qkv, w_out, ln2, w_fc, w_proj):
     """Token and position embeddings, then one pre-norm decoder block with a causal mask."""
     seq = tokens.shape[0]
@@ -319,6 +342,24 @@ PROGRAMS: dict[str, Program] = {
         lambda r: (normal(r, 2, 16, 16, 8), normal(r, 3, 3, 1, 8, scale=0.3)),
         "depthwise conv 3x3 (feature groups), 2x2 average pool",
         atol=1e-4,
+    ),
+    "audio_conv": Program(
+        audio_conv,
+        lambda r: (
+            normal(r, 2, 8000, 1),
+            normal(r, 10, 1, 32, scale=0.3),
+            normal(r, 3, 32, 32, scale=0.1),
+            normal(r, 32, scale=0.1),
+        ),
+        "1-D audio convolutions (stride 5, then dilated stride 2), GELU, ReLU",
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    "pool_gradient": Program(
+        pool_gradient,
+        lambda r: (normal(r, 4, 16, 16, 8),),
+        "gradient of a 2x2 max pool (select_and_scatter)",
+        atol=1e-5,
     ),
     "gpt2_block": Program(
         gpt2_block,

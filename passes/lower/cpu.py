@@ -98,6 +98,7 @@ from accy.passes.lower.host import (
 from accy.passes.lower.indexing import (
     WINDOW_ELEMENTS,
     FusedGroup,
+    delinearize,
     fold_element,
     iota_element,
     merge_runs,
@@ -107,6 +108,7 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
     update_starts,
     updated_in_place,
+    window_source,
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
@@ -142,6 +144,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float32Type,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -150,7 +153,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -171,6 +174,12 @@ DOT_TILE_ROWS = 4
 
 DOT_TILE_VECTORS = 2
 """f32 register tiles: `vector<8xf32>` columns per tile (`_dot_tiles`)."""
+
+CONV_TILE_ROWS = 4
+"""f32 convolution register tiles: result positions per tile along its last spatial dim."""
+
+CONV_TILE_VECTORS = 4
+"""f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
 
 VECTOR_WIDTH = 8
 """f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
@@ -247,6 +256,24 @@ def _register_tiles(root: ops.DotGeneralOp, element_type: Attribute) -> bool:
         and list(lc) == [nb + 1]
         and list(rc) == [nb]
         and rhs_shape[nb + 1] % VECTOR_WIDTH == 0
+    )
+
+
+def _convolution_tiles(root: Operation) -> bool:
+    """Whether `_convolution_tiles` lowers `root`: an f32 convolution without groups whose
+    result and kernel keep output features in their last (contiguous) dim, a multiple of
+    `VECTOR_WIDTH` of them, all dims static."""
+    if not isinstance(root, ops.ConvolutionOp):
+        return False
+    rank = len(shape_of(root.result))
+    types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
+    return (
+        types == {Float32Type()}
+        and root.feature_groups == root.batch_groups == 1
+        and root.window_list("result_dims")[1] == rank - 1
+        and root.window_list("rhs_dims")[1] == rank - 1
+        and shape_of(root.result)[-1] % VECTOR_WIDTH == 0
+        and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
     )
 
 
@@ -625,6 +652,9 @@ class FunctionLowering(HostLowering):
         (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather, a
         convolution's sum; the operands through the fused members) and stored."""
         root = kernel.root
+        if _convolution_tiles(root):
+            self._convolution_tiles(b, root)
+            return
         results = list(root.results)
         inner, ivs = self.parallel_nest(b, self.sizes(results[0]), per_iteration=window_work(root))
         element = WINDOW_ELEMENTS[type(root)]
@@ -1034,6 +1064,129 @@ class FunctionLowering(HostLowering):
                 tile.insert(
                     vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column])
                 )
+
+    def _convolution_tiles(self, b: Builder, root: ops.ConvolutionOp) -> None:
+        """An f32 convolution (see `_convolution_tiles`) as register tiles of up to
+        `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
+        is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
+        features, all in parallel. A tile's accumulators start at zero and are carried
+        through the kernel's window positions (the read positions and whether they fall on
+        the input decided once per position and row) and, inside, its input features: each
+        step loads the kernel's feature vectors once and one input scalar per row (zero
+        where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
+        stored once at the end."""
+        out_shape, lhs_shape, rhs_shape = (
+            shape_of(root.result),
+            shape_of(root.lhs),
+            shape_of(root.rhs),
+        )
+        rank = len(out_shape)
+        lb, lf, *ls = root.window_list("lhs_dims")
+        ri, ro, *rs = root.window_list("rhs_dims")
+        ob, _of, *os = root.window_list("result_dims")
+        strides = root.window_list("window_strides")
+        lows = root.window_list("padding_low")
+        highs = root.window_list("padding_high")
+        lhs_dil = root.window_list("lhs_dilation")
+        rhs_dil = root.window_list("rhs_dilation")
+        reversal = root.window_list("window_reversal")
+        kernel_sizes = [rhs_shape[d] for d in rs]
+        inputs = rhs_shape[ri]
+        row_dim = rank - 2
+        rows = _block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
+        features = out_shape[-1]
+        vectors = next(
+            v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * VECTOR_WIDTH) == 0
+        )
+        vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
+        steps = [1] * rank
+        steps[row_dim] = rows
+        steps[-1] = vectors * VECTOR_WIDTH
+        count = int(np.prod(kernel_sizes, dtype=np.int64))
+        tile, ivs = self.parallel_nest(
+            b,
+            [self.index(n) for n in out_shape],
+            steps=steps,
+            parallel=rank,
+            per_iteration=max(1, count * inputs * rows * vectors * VECTOR_WIDTH),
+        )
+        lhs, rhs, target = (self.memref_of(v) for v in (root.lhs, root.rhs, root.result))
+        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+        accumulators = [zero] * (rows * vectors)
+        if count == 0 or inputs == 0:
+            window = None
+        else:
+            window, wb, k, carried = self.loop(tile, self.index(count), accumulators)
+            ks = delinearize(wb, k, [self.index(n) for n in kernel_sizes])
+            scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
+            row_reads = []  # per row: lhs spatial indices by dim, and whether inside
+            for r in range(rows):
+                at = list(ivs)
+                if r:
+                    at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], self.index(r)))
+                indices, conditions = {}, []
+                for i in range(len(ls)):
+                    position, inside = (
+                        window_source(
+                            wb,
+                            at[os[i]],
+                            ks[i],
+                            stride=strides[i],
+                            dilation=rhs_dil[i],
+                            low=lows[i],
+                            base=lhs_dil[i],
+                            size=lhs_shape[ls[i]],
+                        )
+                        if (kernel_sizes[i], strides[i], rhs_dil[i], lows[i], lhs_dil[i], highs[i])
+                        != (1, 1, 1, 0, 1, 0)
+                        else (at[os[i]], None)
+                    )
+                    indices[ls[i]] = position
+                    if inside is not None:
+                        conditions.append(inside)
+                inside = None
+                for condition in conditions:
+                    inside = (
+                        condition if inside is None else emit(wb, arith.AndIOp(inside, condition))
+                    )
+                row_reads.append((indices, inside))
+            kernel_at: dict[int, SSAValue] = {}
+            for i, k_i in enumerate(ks):
+                if reversal[i]:
+                    k_i = emit(wb, arith.SubiOp(self.index(kernel_sizes[i] - 1), k_i))
+                kernel_at[rs[i]] = k_i
+            features_loop, fb, c, acc = self.loop(wb, self.index(inputs), carried)
+            columns = []
+            for v in range(vectors):
+                column = (
+                    ivs[-1]
+                    if v == 0
+                    else emit(fb, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
+                )
+                rhs_at = [kernel_at.get(d) for d in range(rank)]
+                rhs_at[ri], rhs_at[ro] = c, column
+                columns.append(emit(fb, vector.LoadOp(rhs, rhs_at, vector_type)))
+            updated = []
+            for r, (indices, inside) in enumerate(row_reads):
+                lhs_at = [indices.get(d) for d in range(rank)]
+                lhs_at[lb], lhs_at[lf] = ivs[ob], c
+                scalar = emit(fb, memref.LoadOp.get(lhs, lhs_at))
+                if inside is not None:
+                    scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
+                broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
+                for v, column in enumerate(columns):
+                    updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
+            fb.insert(scf.YieldOp(*updated))
+            wb.insert(scf.YieldOp(*features_loop.results))
+        for r in range(rows):
+            for v in range(vectors):
+                at = list(ivs)
+                if r:
+                    at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], self.index(r)))
+                if v:
+                    at[-1] = emit(tile, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
+                value = window.results[r * vectors + v] if window is not None else zero
+                tile.insert(vector.StoreOp(value, target, at))
 
     def scan_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root

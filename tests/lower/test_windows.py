@@ -117,6 +117,31 @@ CONVOLUTIONS = {
         ([0, 3, 1, 2], [2, 3, 0, 1], [3, 0, 1, 2]),
         {"batch_groups": 2},
     ),
+    # register tiles (output features a multiple of 8, last in the result and the kernel)
+    "tiles_nhwc": (
+        (2, 7, 10, 3),
+        (3, 3, 3, 16),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (2, 0)], "strides": [1, 2], "rhs_dilation": [2, 1]},
+    ),
+    "tiles_transposed_reversed": (
+        (1, 5, 6, 4),
+        (2, 3, 4, 40),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"lhs_dilation": [2, 2], "padding": [(1, 1), (2, 2)], "reversal": [False, True]},
+    ),
+    "tiles_1d": (
+        (2, 50, 1),
+        (10, 1, 8),
+        ([0, 2, 1], [1, 2, 0], [0, 2, 1]),
+        {"strides": [5]},
+    ),
+    "tiles_nchw_input": (
+        (2, 3, 6, 6),
+        (3, 3, 3, 24),
+        ([0, 1, 2, 3], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (1, 1)]},
+    ),
     "volume": (
         (1, 4, 5, 3, 2),
         (2, 2, 2, 2, 3),
