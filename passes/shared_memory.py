@@ -7,7 +7,8 @@ reads these constants from here, so the plan and the kernels agree):
   accumulator each;
 - scans (`scan.block`, `scan.multiblock`): a Hillis-Steele scan over a block of the
   smallest power of two ≥ the scanned width (a warp at least, `SCAN_TILE` at most);
-- dot (`dot.tiled`, `dot.splitk`): two `DOT_TILE` × `DOT_TILE` operand tiles.
+- dot (`dot.tiled`, `dot.splitk`) and convolution (`convolution.tiled`): two `DOT_TILE` ×
+  `DOT_TILE` operand tiles.
 Accumulators are in the compute type (f32 for f16/bf16). Other kinds use none.
 
 Invariant: a work item whose bytes exceed `shared_limit` is an error at its location.
@@ -76,7 +77,7 @@ def shared_bytes(item: WorkItem) -> int:
         width = root.operand.type.get_shape()[root.dimension.value.data]
         threads = SCAN_TILE if width == DYNAMIC_INDEX else scan_block_size(width)
         return threads * compute_bytes(_element(root.results[0]))
-    if item.kind is WorkKind.DOT:
+    if item.kind in (WorkKind.DOT, WorkKind.CONVOLUTION):
         return 2 * DOT_TILE * DOT_TILE * compute_bytes(_element(root.results[0]))
     return 0
 

@@ -98,6 +98,8 @@ from accy.passes.lower.host import (
 from accy.passes.lower.indexing import (
     WINDOW_ELEMENTS,
     FusedGroup,
+    convolution_input,
+    convolution_kernel,
     delinearize,
     fold_element,
     iota_element,
@@ -108,7 +110,6 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
     update_starts,
     updated_in_place,
-    window_source,
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
@@ -1075,21 +1076,11 @@ class FunctionLowering(HostLowering):
         step loads the kernel's feature vectors once and one input scalar per row (zero
         where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
         stored once at the end."""
-        out_shape, lhs_shape, rhs_shape = (
-            shape_of(root.result),
-            shape_of(root.lhs),
-            shape_of(root.rhs),
-        )
+        out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
         rank = len(out_shape)
-        lb, lf, *ls = root.window_list("lhs_dims")
-        ri, ro, *rs = root.window_list("rhs_dims")
+        lf = root.window_list("lhs_dims")[1]
+        ri, _ro, *rs = root.window_list("rhs_dims")
         ob, _of, *os = root.window_list("result_dims")
-        strides = root.window_list("window_strides")
-        lows = root.window_list("padding_low")
-        highs = root.window_list("padding_high")
-        lhs_dil = root.window_list("lhs_dilation")
-        rhs_dil = root.window_list("rhs_dilation")
-        reversal = root.window_list("window_reversal")
         kernel_sizes = [rhs_shape[d] for d in rs]
         inputs = rhs_shape[ri]
         row_dim = rank - 2
@@ -1119,57 +1110,30 @@ class FunctionLowering(HostLowering):
             window, wb, k, carried = self.loop(tile, self.index(count), accumulators)
             ks = delinearize(wb, k, [self.index(n) for n in kernel_sizes])
             scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
-            row_reads = []  # per row: lhs spatial indices by dim, and whether inside
+            row_reads = []  # per row: the input indices (feature left to fill), inside
             for r in range(rows):
                 at = list(ivs)
                 if r:
                     at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], self.index(r)))
-                indices, conditions = {}, []
-                for i in range(len(ls)):
-                    position, inside = (
-                        window_source(
-                            wb,
-                            at[os[i]],
-                            ks[i],
-                            stride=strides[i],
-                            dilation=rhs_dil[i],
-                            low=lows[i],
-                            base=lhs_dil[i],
-                            size=lhs_shape[ls[i]],
-                        )
-                        if (kernel_sizes[i], strides[i], rhs_dil[i], lows[i], lhs_dil[i], highs[i])
-                        != (1, 1, 1, 0, 1, 0)
-                        else (at[os[i]], None)
-                    )
-                    indices[ls[i]] = position
-                    if inside is not None:
-                        conditions.append(inside)
-                inside = None
-                for condition in conditions:
-                    inside = (
-                        condition if inside is None else emit(wb, arith.AndIOp(inside, condition))
-                    )
-                row_reads.append((indices, inside))
-            kernel_at: dict[int, SSAValue] = {}
-            for i, k_i in enumerate(ks):
-                if reversal[i]:
-                    k_i = emit(wb, arith.SubiOp(self.index(kernel_sizes[i] - 1), k_i))
-                kernel_at[rs[i]] = k_i
-            features_loop, fb, c, acc = self.loop(wb, self.index(inputs), carried)
-            columns = []
+                row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
+            kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
             for v in range(vectors):
                 column = (
                     ivs[-1]
                     if v == 0
-                    else emit(fb, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
+                    else emit(wb, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
                 )
-                rhs_at = [kernel_at.get(d) for d in range(rank)]
-                rhs_at[ri], rhs_at[ro] = c, column
+                kernel_reads.append(convolution_kernel(wb, root, column, ks))
+            features_loop, fb, c, acc = self.loop(wb, self.index(inputs), carried)
+            columns = []
+            for rhs_at in kernel_reads:
+                rhs_at = list(rhs_at)
+                rhs_at[ri] = c
                 columns.append(emit(fb, vector.LoadOp(rhs, rhs_at, vector_type)))
             updated = []
             for r, (indices, inside) in enumerate(row_reads):
-                lhs_at = [indices.get(d) for d in range(rank)]
-                lhs_at[lb], lhs_at[lf] = ivs[ob], c
+                lhs_at = list(indices)
+                lhs_at[lf] = c
                 scalar = emit(fb, memref.LoadOp.get(lhs, lhs_at))
                 if inside is not None:
                     scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))

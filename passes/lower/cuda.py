@@ -33,7 +33,11 @@ from typing import ClassVar
 
 from accy.dialects import accy as ops
 from accy.passes.lower import cuda_ir as ir
-from accy.passes.lower.cuda_dot import splitk_dot_kernel, tiled_dot_kernel
+from accy.passes.lower.cuda_dot import (
+    splitk_dot_kernel,
+    tiled_convolution_kernel,
+    tiled_dot_kernel,
+)
 from accy.passes.lower.cuda_kernels import (
     ELEMENT_KINDS,
     BufferArg,
@@ -312,6 +316,17 @@ class FoldLaunch(LaunchPattern):
         return fold_kernel(context, kernel)
 
 
+class TiledConvolutionLaunch(LaunchPattern):
+    """`convolution.tiled`: shared-memory tiles of the implicit product
+    (`tiled_convolution_kernel`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.family == "convolution.tiled"
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return tiled_convolution_kernel(context, kernel)
+
+
 class WindowLaunch(LaunchPattern):
     """`window` and `convolution` items: one thread per result element (`window_kernel`)."""
 
@@ -354,6 +369,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     ScatterLaunch,
     FoldLaunch,
     SortLaunch,
+    TiledConvolutionLaunch,
     WindowLaunch,
     ElementLaunch,
 )

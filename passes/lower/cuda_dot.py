@@ -1,4 +1,5 @@
-"""CUDA kernels of the contraction families (`accy/families/dot.toml`).
+"""CUDA kernels of the contraction families (`accy/families/dot.toml`,
+`accy/families/convolutions.toml`).
 
 Any `accy.dot_general` is seen as a batched `M x K` by `K x N` product: the batch dims,
 the lhs free dims (M), the contracting dims (K) and the rhs free dims (N) are each
@@ -10,6 +11,8 @@ a block of 16 x 16 threads walks the contraction in steps of 16, each step loadi
 16 x 16 tile of each operand into shared memory and accumulating from there.
 
 - `dot.tiled`: one block per 16 x 16 output tile walks the whole contraction.
+- `convolution.tiled`: `dot.tiled` over a convolution's implicit product (the input read
+  in place at each window position; see `ConvolutionContraction`).
 - `dot.splitk`: the host loops over 128 x 128 output tiles; per tile, phase 1 runs
   `sm_count` blocks, block `g` accumulating contraction slice `g` of the tile into its own
   slot of the `partials` workspace (`sm_count * 128 * 128` accumulators of the compute
@@ -21,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.lower import cuda_ir as ir
+from accy.passes.lower import indexing
 from accy.passes.lower.cuda_kernels import (
     Kernel,
     KernelContext,
@@ -294,3 +298,116 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     ir.if_then(b, inside, fold)
     phase2 = second.launch([tile_elements // threads], [threads])
     return KernelProgram((phase1, phase2), host_loop=tile_count)
+
+
+class ConvolutionContraction:
+    """An `accy.convolution` as the batched product `dot.tiled` computes (an implicit
+    GEMM: nothing is materialized): one batch per group (feature or batch groups, else
+    one), M the result's batch and spatial positions of a group (row-major), K the
+    kernel's window positions then input features, N the output features of a group.
+    The input element of (m, k) is read where it falls on the input; padding and
+    dilation holes are 0."""
+
+    def __init__(self, op: ops.ConvolutionOp):
+        self.op = op
+        self.lhs_shape, self.rhs_shape = static_shape(op.lhs), static_shape(op.rhs)
+        self.result_shape = static_shape(op.result)
+        self.lhs_dims = op.window_list("lhs_dims")
+        self.rhs_dims = op.window_list("rhs_dims")
+        self.result_dims = op.window_list("result_dims")
+        ob, _of, *os = self.result_dims
+        _ri, ro, *rs = self.rhs_dims
+        self.groups = max(op.feature_groups, op.batch_groups)
+        self.batch = self.groups
+        self.positions = [self.result_shape[ob], *(self.result_shape[d] for d in os)]
+        self.kernel_sizes = [self.rhs_shape[d] for d in rs]
+        self.inputs = self.rhs_shape[self.rhs_dims[0]]
+        self.m = _product(self.positions)
+        self.k = _product(self.kernel_sizes) * self.inputs
+        self.n = self.rhs_shape[ro] // self.groups
+        self.element = element_type(op.result)
+        self.compute = compute_type(self.element)
+
+    def _load(self, kernel: Kernel):
+        return lambda b, value, indices: kernel.load(b, value, indices)
+
+    def _window(self, b: Builder, k: SSAValue) -> tuple[list[SSAValue], SSAValue]:
+        """The window position (one index per spatial dim) and input feature of `k`."""
+        parts = static_indices(b, k, [*self.kernel_sizes, self.inputs])
+        return parts[:-1], parts[-1]
+
+    def _feature(self, b: Builder, group, n) -> SSAValue:
+        return ir.add(b, ir.mul(b, group, self.n), n) if self.groups > 1 else n
+
+    def lhs_element(self, b: Builder, kernel: Kernel, group, m, k) -> SSAValue:
+        op = self.op
+        lf = self.lhs_dims[1]
+        batch, *spatial = static_indices(b, m, self.positions)
+        window, c = self._window(b, k)
+        # the group's input batch and first input feature, as output feature (group, 0) reads
+        batch, base = indexing.convolution_groups(
+            b, op, batch, self._feature(b, group, ir.index(b, 0))
+        )
+        indices, inside = indexing.convolution_input(b, op, batch, spatial, window)
+        indices[lf] = ir.add(b, base, c) if base is not None else c
+        load = self._load(kernel)
+        if inside is None:
+            return indexing.convolution_operand(b, op, load, op.lhs, indices)
+        zero = combiner_identity(b, ADD, self.compute)
+        return ir.select_if(
+            b,
+            inside,
+            lambda i: indexing.convolution_operand(i, op, load, op.lhs, indices),
+            lambda i: zero,
+        )
+
+    def rhs_element(self, b: Builder, kernel: Kernel, group, k, n) -> SSAValue:
+        window, c = self._window(b, k)
+        indices = indexing.convolution_kernel(b, self.op, self._feature(b, group, n), window)
+        indices[self.rhs_dims[0]] = c
+        return indexing.convolution_operand(b, self.op, self._load(kernel), self.op.rhs, indices)
+
+    def store(self, b: Builder, kernel: Kernel, value: SSAValue, group, m, n) -> None:
+        ob, of, *os = self.result_dims
+        batch, *spatial = static_indices(b, m, self.positions)
+        indices: list[SSAValue | None] = [None] * len(self.result_shape)
+        indices[ob] = batch
+        indices[of] = self._feature(b, group, n)
+        for d, index in zip(os, spatial):
+            indices[d] = index
+        kernel.store(b, narrow(b, value, self.element), self.op.result, indices)
+
+
+def tiled_convolution_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
+    """`convolution.tiled`: `dot.tiled` over the convolution's implicit product
+    (`ConvolutionContraction`): block `(x, y, z)` computes the 16 x 16 tile of output
+    features `16 x` and positions `16 y` of group `z`, staging input and kernel tiles in
+    shared memory."""
+    op = item.root
+    assert isinstance(op, ops.ConvolutionOp)
+    contraction = ConvolutionContraction(op)
+    kernel = context.kernel(item, "convolution_tiled", reads=[op.lhs, op.rhs], writes=[op.result])
+    b = kernel.builder
+    tiles = _tile_memory(kernel, contraction)  # type: ignore[arg-type]
+    tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
+    m = ir.add(b, ir.mul(b, ir.block_id(b, "y"), TILE), ty)
+    n = ir.add(b, ir.mul(b, ir.block_id(b, "x"), TILE), tx)
+    group = ir.block_id(b, "z")
+    total = accumulate_tile(
+        b,
+        kernel,
+        contraction,
+        tiles,
+        (tx, ty),
+        group,
+        m,
+        n,
+        0,
+        contraction.k,  # type: ignore[arg-type]
+    )
+    inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
+    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, group, m, n))
+    grid = [ir.ceil_div(contraction.n, TILE), ir.ceil_div(contraction.m, TILE), contraction.batch]
+    if 0 in grid:
+        return KernelProgram(())
+    return KernelProgram((kernel.launch(grid, [TILE, TILE]),))

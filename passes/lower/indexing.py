@@ -883,6 +883,102 @@ def select_and_scatter_element(
     return loop.results[0]
 
 
+def convolution_input(
+    b: Builder,
+    op: ops.ConvolutionOp,
+    batch: SSAValue,
+    positions: Sequence[SSAValue],
+    offsets: Sequence[SSAValue],
+) -> tuple[list[SSAValue | None], SSAValue | None]:
+    """The input indices that window position `offsets` (one per spatial dim) of result
+    spatial position `positions` reads, input batch `batch` (group offset included) and
+    the feature index left to fill (None), and whether they fall on the input (an i1,
+    the index then 0; None: always)."""
+    lhs_shape = shape_of(op.lhs)
+    lb, _lf, *ls = op.window_list("lhs_dims")
+    kernel = [shape_of(op.rhs)[d] for d in op.window_list("rhs_dims")[2:]]
+    strides = op.window_list("window_strides")
+    lows, highs = op.window_list("padding_low"), op.window_list("padding_high")
+    lhs_dil, rhs_dil = op.window_list("lhs_dilation"), op.window_list("rhs_dilation")
+    indices: list[SSAValue | None] = [None] * len(lhs_shape)
+    indices[lb] = batch
+    conditions = []
+    for i, (position, offset) in enumerate(zip(positions, offsets)):
+        fixed = _static_window_source(
+            position,
+            window=kernel[i],
+            stride=strides[i],
+            dilation=rhs_dil[i],
+            low=lows[i],
+            base=lhs_dil[i],
+            high=highs[i],
+        )
+        if fixed is not None:
+            indices[ls[i]] = fixed
+            continue
+        index, inside = window_source(
+            b,
+            position,
+            offset,
+            stride=strides[i],
+            dilation=rhs_dil[i],
+            low=lows[i],
+            base=lhs_dil[i],
+            size=lhs_shape[ls[i]],
+        )
+        indices[ls[i]] = index
+        if inside is not None:
+            conditions.append(inside)
+    return indices, _all(b, conditions)
+
+
+def convolution_kernel(
+    b: Builder, op: ops.ConvolutionOp, feature: SSAValue, offsets: Sequence[SSAValue]
+) -> list[SSAValue | None]:
+    """The kernel indices of output feature `feature` at window position `offsets`
+    (reversed where the op says), the input feature index left to fill (None)."""
+    _ri, ro, *rs = op.window_list("rhs_dims")
+    rhs_shape = shape_of(op.rhs)
+    indices: list[SSAValue | None] = [None] * len(rhs_shape)
+    indices[ro] = feature
+    for i, (d, offset) in enumerate(zip(rs, offsets)):
+        if op.window_list("window_reversal")[i]:
+            offset = emit(b, arith.SubiOp(_number(b, rhs_shape[d] - 1), offset))
+        indices[d] = offset
+    return indices
+
+
+def convolution_groups(
+    b: Builder, op: ops.ConvolutionOp, batch: SSAValue, feature: SSAValue
+) -> tuple[SSAValue, SSAValue | None]:
+    """For result batch `batch` and output feature `feature`: the input batch it reads
+    (batch groups: the group's part of the input batch) and the first input feature of
+    its group (feature groups; None without)."""
+    lhs_shape, rhs_shape = shape_of(op.lhs), shape_of(op.rhs)
+    ri, ro = op.window_list("rhs_dims")[:2]
+    outputs = rhs_shape[ro]
+    if op.batch_groups > 1:
+        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // op.batch_groups)))
+        size = lhs_shape[op.window_list("lhs_dims")[0]] // op.batch_groups
+        batch = emit(b, arith.AddiOp(batch, emit(b, arith.MuliOp(group, _number(b, size)))))
+    if op.feature_groups > 1:
+        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // op.feature_groups)))
+        return batch, emit(b, arith.MuliOp(group, _number(b, rhs_shape[ri])))
+    return batch, None
+
+
+def convolution_operand(
+    b: Builder, op: ops.ConvolutionOp, load: Load, value: SSAValue, indices
+) -> SSAValue:
+    """An operand element converted to the result's element type, in its compute type."""
+    result_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
+    element = load(b, value, indices)
+    source = value.type.get_element_type()  # type: ignore[attr-defined]
+    if source != result_type:
+        element = convert_element(b, element, result_type, source)
+    return widen(b, element)
+
+
 def convolution_element(
     b: Builder,
     op: ops.ConvolutionOp,
@@ -894,79 +990,24 @@ def convolution_element(
     input only) one over its input features, accumulating input x kernel in the
     result's compute type (f32 for f16/bf16) from zero; rounded once."""
     lhs_shape, rhs_shape = shape_of(op.lhs), shape_of(op.rhs)
-    lb, lf, *ls = op.window_list("lhs_dims")
-    ri, ro, *rs = op.window_list("rhs_dims")
+    _lb, lf, *_ls = op.window_list("lhs_dims")
+    ri, _ro, *rs = op.window_list("rhs_dims")
     ob, of, *os = op.window_list("result_dims")
-    strides = op.window_list("window_strides")
-    lows = op.window_list("padding_low")
-    highs = op.window_list("padding_high")
-    lhs_dil = op.window_list("lhs_dilation")
-    rhs_dil = op.window_list("rhs_dilation")
-    reversal = op.window_list("window_reversal")
     result_type = op.result.type.get_element_type()  # type: ignore[attr-defined]
     acc_type = compute_type(result_type)
     zero = constant(b, 0, acc_type)
-    inputs, outputs = rhs_shape[ri], rhs_shape[ro]
-    groups, batch_groups = op.feature_groups, op.batch_groups
-    feature, batch = at[of], at[ob]
-    feature_base = None
-    if groups > 1:
-        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // groups)))
-        feature_base = emit(b, arith.MuliOp(group, _number(b, inputs)))
-    if batch_groups > 1:
-        group = emit(b, arith.DivUIOp(feature, _number(b, outputs // batch_groups)))
-        offset = emit(b, arith.MuliOp(group, _number(b, lhs_shape[lb] // batch_groups)))
-        batch = emit(b, arith.AddiOp(batch, offset))
+    inputs = rhs_shape[ri]
+    batch, feature_base = convolution_groups(b, op, at[ob], at[of])
     kernel_sizes = [rhs_shape[d] for d in rs]
     count = int(np.prod(kernel_sizes))
     if count == 0 or inputs == 0 or 0 in lhs_shape:
         return narrow(b, zero, result_type)
 
-    def operand(builder: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        element = load(builder, value, indices)
-        source = value.type.get_element_type()  # type: ignore[attr-defined]
-        if source != result_type:
-            element = convert_element(builder, element, result_type, source)
-        return widen(builder, element)
-
     body = Block(arg_types=[INDEX, acc_type])
     inner = Builder(InsertPoint.at_end(body))
     ks = delinearize(inner, body.args[0], [_number(inner, n) for n in kernel_sizes])
-    lhs_index: list[SSAValue | None] = [None] * len(lhs_shape)
-    rhs_index: list[SSAValue | None] = [None] * len(rhs_shape)
-    lhs_index[lb] = batch
-    rhs_index[ro] = feature
-    conditions = []
-    for i, k in enumerate(ks):
-        fixed = _static_window_source(
-            at[os[i]],
-            window=kernel_sizes[i],
-            stride=strides[i],
-            dilation=rhs_dil[i],
-            low=lows[i],
-            base=lhs_dil[i],
-            high=highs[i],
-        )
-        if fixed is not None:
-            lhs_index[ls[i]] = fixed
-        else:
-            index, inside = window_source(
-                inner,
-                at[os[i]],
-                k,
-                stride=strides[i],
-                dilation=rhs_dil[i],
-                low=lows[i],
-                base=lhs_dil[i],
-                size=lhs_shape[ls[i]],
-            )
-            lhs_index[ls[i]] = index
-            if inside is not None:
-                conditions.append(inside)
-        if reversal[i]:
-            k = emit(inner, arith.SubiOp(_number(inner, kernel_sizes[i] - 1), k))
-        rhs_index[rs[i]] = k
-    inside = _all(inner, conditions)
+    lhs_index, inside = convolution_input(inner, op, batch, [at[d] for d in os], ks)
+    rhs_index = convolution_kernel(inner, op, at[of], ks)
 
     def features(builder: Builder) -> SSAValue:
         loop_body = Block(arg_types=[INDEX, acc_type])
@@ -977,8 +1018,8 @@ def convolution_element(
         rhs_at = list(rhs_index)
         lhs_at[lf] = channel
         rhs_at[ri] = c
-        x = operand(fb, op.lhs, lhs_at)  # type: ignore[arg-type]
-        w = operand(fb, op.rhs, rhs_at)  # type: ignore[arg-type]
+        x = convolution_operand(fb, op, load, op.lhs, lhs_at)
+        w = convolution_operand(fb, op, load, op.rhs, rhs_at)
         product = combine(fb, ops.CombinerKind.MUL, x, w)
         fb.insert(scf.YieldOp(combine(fb, ops.CombinerKind.ADD, loop_body.args[1], product)))
         loop = scf.ForOp(
