@@ -18,6 +18,12 @@ and either
   element, at the index its pointwise consumers share, instead of storing it and
   loading it back (GELU's `x + b` feeds five ops of one chain).
 
+A convolution joins its consumer's group as its *epilogue* (bias, batch norm, activation
+computed on each element as the convolution produces it) when it has one consumer op and
+every op of that group from there on is elementwise on the convolution's shape, the root's
+result of the convolution's type (`epilogue_root`); the group is then a `convolution`
+work item whose root is the epilogue's last op.
+
 Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
 select_and_scatter, reduce_window) roots its own group; constants belong to no group (they are data, not work).
 
@@ -92,6 +98,50 @@ def disjoint_windows(op: ops.ReduceWindowOp) -> bool:
             op.window_list("base_dilations"),
         )
     )
+
+
+EPILOGUE_OPS = (
+    ops.ElementwiseBinaryOperation,
+    ops.ElementwiseUnaryOperation,
+    ops.CompareOp,
+    ops.IsFiniteOp,
+    ops.SelectOp,
+    ops.ConvertOp,
+    ops.BitcastConvertOp,
+)
+"""Ops a convolution's epilogue may hold: element i of the result from element i of each
+operand, on one shape (no reshape)."""
+
+
+def epilogue_root(
+    conv: ops.ConvolutionOp,
+    root_of: dict[Operation, Operation],
+    dead: frozenset[Operation] | set[Operation],
+) -> Operation | None:
+    """The root of the group whose epilogue the convolution joins (see the module
+    docstring), or None when it roots its own group."""
+    consumers = {use.operation for use in conv.result.uses} - set(dead)
+    if len(consumers) != 1:
+        return None
+    (consumer,) = consumers
+    if consumer.parent is not conv.parent or consumer not in root_of:
+        return None
+    root = root_of[consumer]
+    shape = conv.result.type.get_shape()
+    pending, seen = [consumer], set()
+    while pending:
+        op = pending.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if not isinstance(op, EPILOGUE_OPS) or op.results[0].type.get_shape() != shape:
+            return None
+        if op is root:
+            if op.results[0].type != conv.result.type:
+                return None
+            continue
+        pending.extend(use.operation for use in op.results[0].uses if use.operation not in dead)
+    return root
 
 
 def takes_producers(op: Operation) -> bool:
@@ -169,6 +219,8 @@ def fusing_root(
     docstring). `root_of` maps every later live op of the block to its group's root; uses
     by `dead` ops do not count. Uses are counted by consumer op: `multiply %x, %x` is one
     consumer, which computes `%x` once."""
+    if isinstance(op, ops.ConvolutionOp):
+        return epilogue_root(op, root_of, dead)
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
     consumers = {use.operation for use in op.results[0].uses} - set(dead)

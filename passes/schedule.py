@@ -1,6 +1,7 @@
 """Schedule plan: the work items (kernels) of each function, in a valid order.
 
-Every fusion group becomes one work item; its kind is named after its root. An
+Every fusion group becomes one work item; its kind is named after its root (a group that
+computes a convolution with its epilogue is a `convolution`). An
 `accy.iterate` is a work item of kind `iterate` (the host loop) immediately followed by
 the work items of its body, whose `parent` is the loop's id.
 
@@ -129,7 +130,11 @@ def compute_schedule(manager: AnalysisManager, root: Operation, meter: WorkMeter
 def _work_item(id: int, group: FusionGroup, function: str, parent: int | None) -> WorkItem:
     return WorkItem(
         id=id,
-        kind=kind_of(group.root),
+        kind=(
+            WorkKind.CONVOLUTION
+            if any(isinstance(m, ops.ConvolutionOp) for m in group.members)
+            else kind_of(group.root)
+        ),
         root=group.root,
         members=group.members,
         outputs=tuple(group.root.results),

@@ -650,11 +650,19 @@ class FunctionLowering(HostLowering):
 
     def window_loops(self, b: Builder, kernel: PlannedKernel) -> None:
         """One loop nest over the results' elements, each computed by its window's loops
-        (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather, a
-        convolution's sum; the operands through the fused members) and stored."""
+        (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather; a
+        convolution's sum and its epilogue through the fused members) and stored; an f32
+        convolution as register tiles (`_convolution_tiles`)."""
         root = kernel.root
-        if _convolution_tiles(root):
-            self._convolution_tiles(b, root)
+        conv = next((m for m in kernel.members if isinstance(m, ops.ConvolutionOp)), None)
+        if conv is not None and _convolution_tiles(conv):
+            self._convolution_tiles(b, conv, kernel)
+            return
+        if conv is not None:
+            result = root.results[0]
+            inner, ivs = self.parallel_nest(b, self.sizes(result), per_iteration=window_work(conv))
+            element = self._group(kernel).evaluate(inner, result, ivs)
+            self.store(inner, element, self.memref_of(result), ivs)
             return
         results = list(root.results)
         inner, ivs = self.parallel_nest(b, self.sizes(results[0]), per_iteration=window_work(root))
@@ -1066,7 +1074,9 @@ class FunctionLowering(HostLowering):
                     vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column])
                 )
 
-    def _convolution_tiles(self, b: Builder, root: ops.ConvolutionOp) -> None:
+    def _convolution_tiles(
+        self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
+    ) -> None:
         """An f32 convolution (see `_convolution_tiles`) as register tiles of up to
         `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
         is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
@@ -1075,7 +1085,9 @@ class FunctionLowering(HostLowering):
         the input decided once per position and row) and, inside, its input features: each
         step loads the kernel's feature vectors once and one input scalar per row (zero
         where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
-        stored once at the end."""
+        stored once at the end, into the kernel's result. With an epilogue (the kernel's
+        root is not the convolution) a loop over the tile's elements then replaces each
+        with the epilogue's value at it (the result has the convolution's type)."""
         out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
         rank = len(out_shape)
         lf = root.window_list("lhs_dims")[1]
@@ -1101,7 +1113,8 @@ class FunctionLowering(HostLowering):
             parallel=rank,
             per_iteration=max(1, count * inputs * rows * vectors * VECTOR_WIDTH),
         )
-        lhs, rhs, target = (self.memref_of(v) for v in (root.lhs, root.rhs, root.result))
+        result = kernel.root.results[0]
+        lhs, rhs, target = (self.memref_of(v) for v in (root.lhs, root.rhs, result))
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
         accumulators = [zero] * (rows * vectors)
         if count == 0 or inputs == 0:
@@ -1151,6 +1164,17 @@ class FunctionLowering(HostLowering):
                     at[-1] = emit(tile, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
                 value = window.results[r * vectors + v] if window is not None else zero
                 tile.insert(vector.StoreOp(value, target, at))
+        if kernel.root is root:
+            return
+        group = self._group(kernel)
+        epilogue, positions = self.stepped_loop_nest(
+            tile, [self.index(rows), self.index(vectors * VECTOR_WIDTH)], [1, 1]
+        )
+        at = list(ivs)
+        at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
+        at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
+        known = {root.result: self.load(epilogue, result, at)}
+        self.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
 
     def scan_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root

@@ -39,6 +39,7 @@ from accy.passes.lower.cuda_reductions import (
     to_partial,
     workspace_view,
 )
+from accy.passes.lower.indexing import FusedGroup
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     combine,
@@ -367,7 +368,18 @@ class ConvolutionContraction:
         indices[self.rhs_dims[0]] = c
         return indexing.convolution_operand(b, self.op, self._load(kernel), self.op.rhs, indices)
 
-    def store(self, b: Builder, kernel: Kernel, value: SSAValue, group, m, n) -> None:
+    def store(
+        self,
+        b: Builder,
+        kernel: Kernel,
+        value: SSAValue,
+        group,
+        m,
+        n,
+        epilogue: tuple[FusedGroup, SSAValue] | None = None,
+    ) -> None:
+        """Store the sum of (m, n); with an `epilogue` (the fused group and its result),
+        the epilogue's value there instead."""
         ob, of, *os = self.result_dims
         batch, *spatial = static_indices(b, m, self.positions)
         indices: list[SSAValue | None] = [None] * len(self.result_shape)
@@ -375,18 +387,29 @@ class ConvolutionContraction:
         indices[of] = self._feature(b, group, n)
         for d, index in zip(os, spatial):
             indices[d] = index
-        kernel.store(b, narrow(b, value, self.element), self.op.result, indices)
+        element = narrow(b, value, self.element)
+        if epilogue is None:
+            kernel.store(b, element, self.op.result, indices)
+            return
+        fused, result = epilogue
+        kernel.store(
+            b,
+            kernel.evaluate(b, fused, result, indices, {self.op.result: element}),
+            result,
+            indices,
+        )
 
 
 def tiled_convolution_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`convolution.tiled`: `dot.tiled` over the convolution's implicit product
     (`ConvolutionContraction`): block `(x, y, z)` computes the 16 x 16 tile of output
     features `16 x` and positions `16 y` of group `z`, staging input and kernel tiles in
-    shared memory."""
-    op = item.root
-    assert isinstance(op, ops.ConvolutionOp)
+    shared memory; a fused epilogue is computed on each sum as it is stored."""
+    op = next(m for m in item.members if isinstance(m, ops.ConvolutionOp))
     contraction = ConvolutionContraction(op)
-    kernel = context.kernel(item, "convolution_tiled", reads=[op.lhs, op.rhs], writes=[op.result])
+    result = item.root.results[0]
+    kernel = context.kernel(item, "convolution_tiled", reads=item.inputs, writes=[result])
+    epilogue = (kernel.fused(item), result) if item.root is not op else None
     b = kernel.builder
     tiles = _tile_memory(kernel, contraction)  # type: ignore[arg-type]
     tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
@@ -406,7 +429,7 @@ def tiled_convolution_kernel(context: KernelContext, item: PlannedKernel) -> Ker
         contraction.k,  # type: ignore[arg-type]
     )
     inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
-    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, group, m, n))
+    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, group, m, n, epilogue))
     grid = [ir.ceil_div(contraction.n, TILE), ir.ceil_div(contraction.m, TILE), contraction.batch]
     if 0 in grid:
         return KernelProgram(())

@@ -334,11 +334,16 @@ class Kernel:
         )
 
     def evaluate(
-        self, b: Builder, group: FusedGroup, value: SSAValue, indices: Sequence[SSAValue]
+        self,
+        b: Builder,
+        group: FusedGroup,
+        value: SSAValue,
+        indices: Sequence[SSAValue],
+        known: dict[SSAValue, SSAValue] | None = None,
     ) -> SSAValue:
         """`group.evaluate` at builder `b` (the group's static sizes are built there)."""
         self._current = b
-        return group.evaluate(b, value, indices)
+        return group.evaluate(b, value, indices, known)
 
     def launch(self, grid: Sequence[int], block: Sequence[int]) -> Launch:
         """Close the kernel, add it to the module, and describe one launch of it."""

@@ -12,6 +12,8 @@ Through the fusible ops:
 - `slice`: `start + i * stride` per dim;
 - `reverse`, `pad`, `dynamic_slice`, `dynamic_update_slice` and `gather`: the indices
   their semantics name, reading run-time start indices as elements of other values;
+- a convolution (as its epilogue's producer): its sum at the element
+  (`convolution_element`), its operands read from storage;
 - `iota` reads nothing: its element is the index along its dim, converted.
 
 Target-neutral: the caller gives a builder, the root's element indices, a `load` callback
@@ -421,8 +423,18 @@ class FusedGroup:
         self.splat = splat
         """Optional: a scalar for a stored value that is a splat constant (no load)."""
 
-    def evaluate(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        cache: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {}
+    def evaluate(
+        self,
+        b: Builder,
+        value: SSAValue,
+        indices: Sequence[SSAValue],
+        known: dict[SSAValue, SSAValue] | None = None,
+    ) -> SSAValue:
+        """`value`'s element at `indices`; `known` gives values' elements at these very
+        indices already computed (a convolution's, for its epilogue)."""
+        cache: dict[tuple[SSAValue, tuple[SSAValue, ...]], SSAValue] = {
+            (v, tuple(indices)): element for v, element in (known or {}).items()
+        }
         return self._value(b, value, list(indices), cache)
 
     def _value(self, b, value: SSAValue, indices: Indices, cache) -> SSAValue:
@@ -445,6 +457,8 @@ class FusedGroup:
                 self.sizes,
             )
             result = self._value(b, owner.operand, inner, cache)
+        elif isinstance(owner, ops.ConvolutionOp) and owner in self.members:
+            result = convolution_element(b, owner, indices, self.load)
         elif isinstance(owner, ops.DynamicUpdateSliceOp) and owner in self.members:
             starts = [self._value(b, start, [], cache) for start in owner.start_indices]
             original = self._value(b, owner.operand, indices, cache)

@@ -509,3 +509,78 @@ def test_every_window_kind_exports_for_cuda(tmp_path):
     for name in ("conv2d", "max_pool", "pool_gradient"):
         directory = accy.export(programs[name].text, tmp_path / name, target="cuda")
         assert list(directory.glob("*.ptx")), name
+
+
+EPILOGUE = """func.func @main(%x: tensor<2x6x6x3xf32>, %w: tensor<3x3x3x{o}xf32>, %b: tensor<{o}xf32>) -> {result} {{
+  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<2x6x6x3xf32>, tensor<3x3x3x{o}xf32>) -> tensor<2x6x6x{o}xf32>
+  %bb = accy.broadcast_in_dim %b, dims = [3] : (tensor<{o}xf32>) -> tensor<2x6x6x{o}xf32>
+  %y = accy.add %c, %bb : tensor<2x6x6x{o}xf32>
+  %zero = accy.constant dense<0.0> : tensor<2x6x6x{o}xf32>
+  %r = accy.maximum %y, %zero : tensor<2x6x6x{o}xf32>
+  {tail}
+}}"""
+
+
+def _epilogue_program(features: int, tail: str, result: str) -> str:
+    return EPILOGUE.format(o=features, tail=tail, result=result)
+
+
+@pytest.mark.parametrize("features", [16, 4])  # register tiles, and element by element
+def test_convolution_computes_its_bias_and_activation_epilogue(features, tmp_path):
+    t = f"tensor<2x6x6x{features}xf32>"
+    text = _epilogue_program(features, f"func.return %r : {t}", t)
+    prepared = accy.prepare(accy.parse(text))
+    (item,) = prepared.schedule.work_items
+    assert item.kind.value == "convolution" and item.root.name == "accy.maximum"
+    x = RNG.standard_normal((2, 6, 6, 3)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 3, features)).astype(np.float32)
+    bias = RNG.standard_normal(features).astype(np.float32)
+    conv = direct_convolution(
+        x,
+        w,
+        lhs=[0, 3, 1, 2],
+        rhs=[2, 3, 0, 1],
+        out=[0, 3, 1, 2],
+        dtype=np.float32,
+        **_window({"padding": [(1, 1), (1, 1)]}, 2),
+    )
+    (got,) = accy.compile(text, threads=1)(x, w, bias)
+    np.testing.assert_allclose(got, np.maximum(conv + bias, 0), rtol=1e-5, atol=1e-5)
+    assert list(accy.export(text, tmp_path / "e", target="cuda").glob("*.ptx"))
+
+
+@pytest.mark.parametrize(
+    ("tail", "result"),
+    [
+        # the convolution is also returned: it is stored
+        (
+            "func.return %r, %c : tensor<2x6x6x16xf32>, tensor<2x6x6x16xf32>",
+            "(tensor<2x6x6x16xf32>, tensor<2x6x6x16xf32>)",
+        ),
+        # the chain ends in a conversion to another type
+        (
+            "%h = accy.convert %r : (tensor<2x6x6x16xf32>) -> tensor<2x6x6x16xbf16>\n  func.return %h : tensor<2x6x6x16xbf16>",
+            "tensor<2x6x6x16xbf16>",
+        ),
+        # the chain reshapes
+        (
+            "%s = accy.reshape %r : (tensor<2x6x6x16xf32>) -> tensor<72x16xf32>\n  func.return %s : tensor<72x16xf32>",
+            "tensor<72x16xf32>",
+        ),
+    ],
+)
+def test_convolution_keeps_its_result_where_an_epilogue_cannot_take_it(tail, result):
+    text = _epilogue_program(16, tail, result)
+    prepared = accy.prepare(accy.parse(text))
+    kinds = [(i.kind.value, i.root.name) for i in prepared.schedule.work_items]
+    assert kinds[0] == ("convolution", "accy.convolution")
+    x = RNG.standard_normal((2, 6, 6, 3)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 3, 16)).astype(np.float32)
+    bias = RNG.standard_normal(16).astype(np.float32)
+    module = accy.parse(text)
+    for got, expected in zip(
+        accy.compile(text, threads=1)(x, w, bias), run(module, "main", x, w, bias)
+    ):
+        np.testing.assert_allclose(
+            np.asarray(got, np.float32), np.asarray(expected, np.float32), rtol=1e-2
+        )
