@@ -41,6 +41,7 @@ def test_package_family_files_are_package_resources() -> None:
 def test_package_families_load_in_file_name_order() -> None:
     registry = FamilyRegistry.load([])
     assert [f.id for f in registry.families] == [
+        "convolution.tiled",
         "dot.splitk",
         "dot.tiled",
         "reduce.split",
@@ -241,10 +242,10 @@ def test_a_toml_error_at_end_of_document_names_the_last_line(tmp_path: Path) -> 
             """
             [[family]]
             id = "a"
-            kinds = ["reduce", "window"]
+            kinds = ["reduce", "windows"]
             """,
             3,
-            "family 'a': unknown kind 'window' (expected one of broadcast, dot,",
+            "family 'a': unknown kind 'windows' (expected one of broadcast, convolution, dot,",
         ),
         (
             """
