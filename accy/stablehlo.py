@@ -200,6 +200,8 @@ class _Importer:
         self.inlining: list[str] = []
         self.shapes = ShapeValues()
         """Import-time values of the integer tensors shapes are computed with."""
+        self.mapped: tuple[int, ...] | None = None
+        """Inside a `stablehlo.map` body: the shape its rank-0 values stand for."""
         self.enclosing: LocationAttr = UnknownLoc()
         """The location of the op being converted, or of the nearest op around it (a
         call being inlined) that has one: where an op without a file location is."""
@@ -229,6 +231,8 @@ class _Importer:
                 + ", ".join(dtypes.ELEMENT_TYPES),
             )
         shape = [DYNAMIC_INDEX if d is None else d for d in t.shape]
+        if self.mapped is not None and not shape:
+            shape = list(self.mapped)
         return TensorType(dtypes.ELEMENT_TYPES[t.element], shape)
 
     # Module and functions -----------------------------------------------------------
@@ -296,9 +300,12 @@ class _Importer:
 
     def value(self, env: Env, v: UpstreamValue, op: UpstreamOp) -> SSAValue:
         try:
-            return env[v.id]
+            value = env[v.id]
         except KeyError:
             raise self.error(op, "reads a value that the importer did not define") from None
+        if isinstance(value, tuple) and not self.check_supported(op).tuples:
+            raise self.error(op, f"reads a value of type {v.type.text}; accy computes on tensors")
+        return value
 
     # Ops ----------------------------------------------------------------------------
 
@@ -315,6 +322,9 @@ class _Importer:
 
     def convert(self, op: UpstreamOp, env: Env, bb: BlockBuilder) -> list[SSAValue]:
         converter = self.check_supported(op)
+        if converter.tuples:
+            operands = [self.value(env, v, op) for v in op.operands]
+            return list(converter.convert(self, op, operands, bb, env))
         for t in [*(v.type for v in op.operands), *(v.type for v in op.results)]:
             self.tensor_type(op, t)
         for name, check in converter.attributes.items():
@@ -373,12 +383,16 @@ class Converter:
 
     `attributes` maps each attribute the conversion honours to a check (returning a
     problem text or None); `ignored` lists attributes that are hints with no effect on
-    the values (precision). Any other attribute is reported, never dropped silently.
+    the values accy computes (precision, a dot's algorithm: accy multiplies at full
+    precision). Any other attribute is reported, never dropped silently.
     """
 
     convert: ConvertFn
     attributes: dict[str, AttributeCheck]
     ignored: frozenset[str] = frozenset()
+    tuples: bool = False
+    """The op makes or takes apart tuples (whose values the importer holds as Python tuples
+    of accy values): its operand and result types are not tensors."""
 
 
 def _elementwise(method: str) -> ConvertFn:
@@ -392,7 +406,8 @@ def _elementwise(method: str) -> ConvertFn:
 
 def _elementwise_or_on_i1(method: str, on_booleans: str) -> ConvertFn:
     """`method`, or `on_booleans` on i1 (the maximum of booleans is their `or`, the
-    minimum their `and`: false < true)."""
+    minimum their `and`: false < true; StableHLO's add on i1 is `or`, its multiply
+    `and`)."""
 
     def convert(imp, op, operands, bb, env):
         boolean = op.operands[0].type.element == "i1"
@@ -747,18 +762,39 @@ def _dynamic_conv(imp, op, operands, bb, env):
     return _convolution(imp, op, operands[:2], bb, env, [(int(lo), int(hi)) for lo, hi in pairs])
 
 
+def _preferred(imp, op, operands, bb, product) -> SSAValue:
+    """A product whose result type (StableHLO's preferred element type) differs from its
+    operands': computed in the result type when that is as wide (of the same kind, or
+    floats from integers: bf16 x bf16 -> f32, i8 x i8 -> i32, f32 x f32 -> f64 are exact
+    there), else in the operands' type and rounded to the result's."""
+    result = imp.tensor_type(op, op.results[0].type).get_element_type()
+    source = operands[0].type.get_element_type()
+    if operands[1].type.get_element_type() != source:
+        raise imp.error(op, "multiplies operands of two element types; accy needs one")
+    if result == source:
+        return product(*operands)
+    floats = ops.is_float(result), ops.is_float(source)
+    wider = floats[0] == floats[1] and result.bitwidth >= source.bitwidth  # type: ignore[attr-defined]
+    if wider or (floats[0] and not floats[1]):
+        return product(*(bb.convert(x, result) for x in operands))
+    return bb.convert(product(*operands), result)
+
+
 def _dot_general(imp, op, operands, bb, env):
     numbers = op.attributes["dot_dimension_numbers"]
-    return [
-        bb.dot_general(
-            *operands,
+
+    def product(lhs, rhs):
+        return bb.dot_general(
+            lhs,
+            rhs,
             batching=(numbers["lhs_batching_dimensions"], numbers["rhs_batching_dimensions"]),
             contracting=(
                 numbers["lhs_contracting_dimensions"],
                 numbers["rhs_contracting_dimensions"],
             ),
         )
-    ]
+
+    return [_preferred(imp, op, operands, bb, product)]
 
 
 def _dot_numbers(attr: Any) -> str | None:
@@ -770,7 +806,11 @@ def _dot(imp, op, operands, bb, env):
     if not (1 <= lhs.type.get_num_dims() <= 2 and 1 <= rhs.type.get_num_dims() <= 2):
         raise imp.error(op, "needs operands of rank 1 or 2")
     contracting = ([lhs.type.get_num_dims() - 1], [0])
-    return [bb.dot_general(lhs, rhs, contracting=contracting)]
+    return [
+        _preferred(
+            imp, op, operands, bb, lambda a, b: bb.dot_general(a, b, contracting=contracting)
+        )
+    ]
 
 
 def _check_shape_operand(imp, op, index: int) -> None:
@@ -1055,8 +1095,58 @@ def _if(imp, op, operands, bb, env):
     ]
 
 
-def _call(imp, op, operands, bb, env):
-    callee = op.attributes["callee"]
+def _tuple(imp, op, operands, bb, env):
+    return [tuple(operands)]
+
+
+def _get_tuple_element(imp, op, operands, bb, env):
+    (whole,) = operands
+    index = op.attributes["index"]
+    if not isinstance(whole, tuple) or not 0 <= index < len(whole):
+        raise imp.error(op, f"takes element {index} of a {op.operands[0].type.text}")
+    return [whole[index]]
+
+
+def _map(imp, op, operands, bb, env):
+    """A map over every dim: its scalar body's elementwise ops applied to the whole
+    operands (each rank-0 value of the body stands for the result's shape)."""
+    shape = op.results[0].type.shape
+    if shape is None or None in shape:
+        raise imp.error(op, "maps a tensor with dynamic dims; accy maps static shapes")
+    if tuple(op.attributes.get("dimensions", ())) != tuple(range(len(shape))):
+        raise imp.error(op, f"maps dims {list(op.attributes.get('dimensions', ()))}, not all")
+    blocks = op.regions[0] if op.regions else []
+    if len(blocks) != 1:
+        raise imp.error(op, "has no single-block computation")
+    body = blocks[0]
+    for inner in body.ops:
+        if inner.name != "stablehlo.return" and inner.name not in MAPPABLE:
+            raise imp.error(
+                op, f"maps a computation holding '{inner.name}'; accy maps elementwise ops"
+            )
+    scope: Env = ChainMap({a.id: v for a, v in zip(body.args, operands, strict=True)}, env)
+    outer, imp.mapped = imp.mapped, tuple(shape)
+    location = bb.location
+    try:
+        values = imp.block(body, scope, bb)
+    finally:
+        imp.mapped = outer
+    bb.location = imp.enclosing = location
+    return values
+
+
+def _optimization_barrier(imp, op, operands, bb, env):
+    """An optimization barrier: its operands (accy keeps every value it computes)."""
+    return list(operands)
+
+
+def _composite(imp, op, operands, bb, env):
+    """A composite: its decomposition, inlined like a call."""
+    return _call(imp, op, operands, bb, env, callee=op.attributes["decomposition"])
+
+
+def _call(imp, op, operands, bb, env, callee: str | None = None):
+    callee = callee if callee is not None else op.attributes["callee"]
     function = imp.functions.get(callee)
     if function is None:
         raise imp.error(op, f"calls @{callee}, which the module does not define")
@@ -1207,9 +1297,11 @@ _ACCURACY = {"result_accuracy": _default_accuracy}
 
 CONVERTERS: dict[str, Converter] = {
     "stablehlo.constant": Converter(_constant, {"value": None}),
+    "stablehlo.add": Converter(_elementwise_or_on_i1("add", "or_"), {}),
+    "stablehlo.multiply": Converter(_elementwise_or_on_i1("multiply", "and_"), {}),
     **{
         f"stablehlo.{name}": Converter(_elementwise(name), {})
-        for name in ("add", "subtract", "multiply", "divide", "power")
+        for name in ("subtract", "divide", "power")
     },
     "stablehlo.maximum": Converter(_elementwise_or_on_i1("maximum", "or_"), {}),
     "stablehlo.minimum": Converter(_elementwise_or_on_i1("minimum", "and_"), {}),
@@ -1289,7 +1381,9 @@ CONVERTERS: dict[str, Converter] = {
     **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in expansions.UNARY},
     **{f"chlo.{name}": Converter(_chlo_expansion(name), {}) for name in expansions.BINARY},
     "stablehlo.dot_general": Converter(
-        _dot_general, {"dot_dimension_numbers": _dot_numbers}, frozenset({"precision_config"})
+        _dot_general,
+        {"dot_dimension_numbers": _dot_numbers},
+        frozenset({"precision_config", "algorithm"}),
     ),
     "stablehlo.dot": Converter(_dot, {}, frozenset({"precision_config"})),
     "stablehlo.convolution": Converter(
@@ -1348,8 +1442,34 @@ CONVERTERS: dict[str, Converter] = {
         _slice, {"start_indices": None, "limit_indices": None, "strides": None}
     ),
     "func.call": Converter(_call, {"callee": None}),
+    "stablehlo.composite": Converter(
+        _composite,
+        {"name": None, "decomposition": None},
+        frozenset({"composite_attributes", "version"}),
+    ),
+    "stablehlo.optimization_barrier": Converter(_optimization_barrier, {}),
+    "stablehlo.map": Converter(_map, {"dimensions": None}),
+    "stablehlo.tuple": Converter(_tuple, {}, tuples=True),
+    "stablehlo.get_tuple_element": Converter(_get_tuple_element, {"index": None}, tuples=True),
     "stablehlo.case": Converter(_case, {}),
     "stablehlo.if": Converter(_if, {}),
     "stablehlo.while": Converter(_while, {}),
 }
 """Upstream op name -> its conversion. Every other op is reported as unsupported."""
+
+MAPPABLE = frozenset(
+    {
+        name
+        for name, converter in CONVERTERS.items()
+        if converter.convert.__qualname__.startswith("_elementwise")
+    }
+    | {
+        "stablehlo.constant",
+        "stablehlo.compare",
+        "stablehlo.select",
+        "stablehlo.clamp",
+        "stablehlo.convert",
+        "stablehlo.bitcast_convert",
+    }
+)
+"""The ops a `stablehlo.map` computation may hold (elementwise: applied to whole tensors)."""
