@@ -405,10 +405,11 @@ def _manifest(module: ModuleOp, preparation: Preparation, target: str, programs)
 
 def host_calls(function: func.FuncOp) -> dict:
     """What a planned CUDA function's host code asks of the driver in one call, read from
-    its planned form: the bytes of each allocation of its own (`accy.alloc`: workspaces of
-    their own, staging buffers of loops), and its copies in order (an `accy.loop` body's
+    its planned form: the bytes of each device allocation of its own (`accy.alloc`:
+    workspaces of their own, staging buffers of loops), and its copies in order (an `accy.loop` body's
     once per iteration), host-to-device and device-to-host by bytes, device-to-device
-    counted; empty copies are not made."""
+    counted; empty copies are not made. An `accy.while_loop` counts as the fake driver
+    runs it (`accy.runtime.plan_check`): its cond once, its body never."""
     from accy.dialects import plan
 
     def calls(block) -> tuple[list[int], list[int], list[int], int]:
@@ -418,9 +419,18 @@ def host_calls(function: func.FuncOp) -> dict:
         device_copies = 0
         for op in block.ops:
             if isinstance(op, plan.AllocOp):
-                allocations.append(plan.buffer_bytes(op.buffer.type))
-            elif isinstance(op, plan.LoopOp):
-                trips = op.trip_count.value.data
+                if plan.space_of(op.buffer.type) != plan.MemorySpace.HOST:  # not a loop's flag
+                    allocations.append(plan.buffer_bytes(op.buffer.type))
+            elif isinstance(op, (plan.LoopOp, plan.WhileLoopOp)):
+                if isinstance(op, plan.WhileLoopOp):  # as the fake driver runs it (below)
+                    trips = 0
+                    test = calls(op.cond.block)
+                    allocations += test[0]
+                    uploads += test[1]
+                    downloads += test[2]
+                    device_copies += test[3]
+                else:
+                    trips = op.trip_count.value.data
                 inner = calls(op.body.block)
                 allocations += inner[0] * trips
                 uploads += inner[1] * trips
@@ -469,7 +479,14 @@ def plan_summary(preparation: Preparation, function: func.FuncOp, programs) -> d
             ]
             entry["host_loop"] = program.host_loop
         if item.kind.value == "iterate":
-            entry["trip_count"] = item.root.trip_count.value.data
+            trips = getattr(item.root, "trip_count", None)  # None: an accy.while
+            entry["trip_count"] = trips.value.data if trips is not None else None
+        if item.parent is not None:
+            from accy.dialects.accy import WhileOp
+
+            loop = preparation.schedule.work_items[item.parent].root
+            if isinstance(loop, WhileOp):
+                entry["region"] = "cond" if item.root.parent is loop.cond.block else "body"
         items.append(entry)
     transfers = []
     outputs = []

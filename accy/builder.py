@@ -600,6 +600,23 @@ class BlockBuilder:
         op = self._append(ops.IterateOp(trip_count, inits, Region(block)))
         return tuple(op.results)
 
+    def while_(
+        self,
+        inits: Sequence[SSAValue],
+        cond: Callable[..., SSAValue],
+        body: Callable[..., Sequence[SSAValue]],
+    ) -> tuple[SSAValue, ...]:
+        """A loop while `cond(builder, *carried)` (a tensor<i1>) holds: `body(builder,
+        *carried)` returns the next carried values."""
+        regions = []
+        for build in (lambda inner, *args: [cond(inner, *args)], body):
+            block = Block(arg_types=[v.type for v in inits])
+            inner = BlockBuilder(block, self.location)
+            inner._append(ops.YieldOp(list(build(inner, *block.args))))
+            regions.append(Region(block))
+        op = self._append(ops.WhileOp(inits, *regions))
+        return tuple(op.results)
+
 
 class FunctionBuilder(BlockBuilder):
     """Builds one `func.func`; `finish()` closes it (after `return_`)."""

@@ -936,6 +936,19 @@ def _iterate(op: accy.IterateOp, env: Env) -> list[np.ndarray]:
     return carried
 
 
+def _while(op: accy.WhileOp, env: Env) -> list[np.ndarray]:
+    carried = [env[v] for v in op.inits]
+    cond, body = op.cond.block, op.body.block
+    while True:
+        for arg, value in zip(cond.args, carried):
+            env[arg] = value
+        if not bool(_run_block(cond, env)[0]):
+            return carried
+        for arg, value in zip(body.args, carried):
+            env[arg] = value
+        carried = _run_block(body, env)
+
+
 def _run_block(block: Block, env: Env) -> list[np.ndarray]:
     """Evaluate `block` with its arguments bound in `env`; the terminator's operands."""
     for op in block.ops:
@@ -943,6 +956,8 @@ def _run_block(block: Block, env: Env) -> list[np.ndarray]:
             return [env[v] for v in op.operands]
         if isinstance(op, accy.IterateOp):
             values = _iterate(op, env)
+        elif isinstance(op, accy.WhileOp):
+            values = _while(op, env)
         elif isinstance(op, accy.FoldOp):
             values = _fold(op, *(env[v] for v in op.operands))
         elif isinstance(op, accy.SortOp):

@@ -1262,8 +1262,34 @@ def _counted_loop(imp: _Importer, op: UpstreamOp) -> _CountedLoop:
     return _CountedLoop(counter, start, max(limit - start, 0), increment, carry)
 
 
+def _general_while(imp, op, operands, bb, env):
+    """A loop whose trip count depends on data: `accy.while`, its cond and body imported
+    as they are."""
+    if len(op.regions) != 2 or any(len(r) != 1 for r in op.regions):
+        raise imp.error(op, "has no single-block cond and body")
+    blocks = [r[0] for r in op.regions]
+
+    def region(block, keep=None):
+        def build(inner: BlockBuilder, *args: SSAValue):
+            scope: Env = ChainMap({a.id: v for a, v in zip(block.args, args, strict=True)}, env)
+            inner.location = bb.location
+            return imp.block(block, scope, inner)
+
+        return build
+
+    location = bb.location
+    cond, body = region(blocks[0]), region(blocks[1])
+    results = bb.while_(operands, lambda inner, *args: cond(inner, *args)[0], body)
+    bb.location = imp.enclosing = location
+    return list(results)
+
+
 def _while(imp, op, operands, bb, env):
-    loop = _counted_loop(imp, op)
+    """A counted loop (`_counted_loop`) as `accy.iterate`, any other as `accy.while`."""
+    try:
+        loop = _counted_loop(imp, op)
+    except AccyError:
+        return _general_while(imp, op, operands, bb, env)
     body = op.regions[1][0]
     carried = [i for i in range(len(operands)) if loop.carry_counter or i != loop.counter]
     if not loop.carry_counter:

@@ -2827,6 +2827,7 @@ class YieldOp(AccyOperation):
             NoMemoryEffect(),
             HasParent(
                 IterateOp,
+                WhileOp,
                 ScatterOp,
                 FoldOp,
                 SortOp,
@@ -2929,6 +2930,60 @@ class IterateOp(AccyOperation):
         return op
 
 
+@irdl_op_definition
+class WhileOp(AccyOperation):
+    """A loop while a condition holds: `%r = accy.while (%x : tensor<4xf32>) ->
+    (tensor<4xf32>) cond {^bb0(%c: tensor<4xf32>): ... accy.yield %more : tensor<i1>} do
+    {^bb0(%b: tensor<4xf32>): ... accy.yield %next : tensor<4xf32>}`.
+
+    Both regions take the carried values (starting at the inits): `cond` computes whether
+    to run `body` once more (a `tensor<i1>`), `body` the next carried values; the results
+    are the carried values once `cond` is false (the inits when it is false at once).
+    """
+
+    name = "accy.while"
+
+    inits = var_operand_def(AccyTensor)
+    cond = region_def("single_block")
+    body = region_def("single_block")
+    res = var_result_def(AccyTensor)
+
+    assembly_format = (
+        "`(` $inits `:` type($inits) `)` attr-dict `->` `(` type($res) `)` `cond` $cond `do` $body"
+    )
+
+    def __init__(self, inits: Sequence[SSAValue], cond: Region, body: Region):
+        super().__init__(
+            operands=[inits], result_types=[[v.type for v in inits]], regions=[cond, body]
+        )
+
+    def verify_(self) -> None:
+        carried = [v.type for v in self.inits]
+        if [r.type for r in self.res] != carried:
+            raise self.error("inits and results must have the same types")
+        for name, region in (("cond", self.cond), ("body", self.body)):
+            if [a.type for a in region.block.args] != carried:
+                raise self.error(
+                    f"{name} must take the carried values ({', '.join(map(str, carried))})"
+                )
+        terminator = self.cond.block.last_op
+        predicate = TensorType(IntegerType(1), [])
+        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != [
+            predicate
+        ]:
+            raise self.error("cond must end in an accy.yield of one tensor<i1>")
+        terminator = self.body.block.last_op
+        if not isinstance(terminator, YieldOp) or [v.type for v in terminator.values] != carried:
+            raise self.error(
+                f"body must end in an accy.yield of the carried values "
+                f"({', '.join(map(str, carried))})"
+            )
+
+
+LOOP_OPS = (IterateOp, WhileOp)
+"""The loops: host loops over the work items of their regions."""
+
+
 def _plan():
     """The planned form's ops (`accy.dialects.plan`, which builds on this module)."""
     from accy.dialects import plan
@@ -3003,6 +3058,7 @@ Accy = Dialect(
         SelectAndScatterOp,
         ConvolutionOp,
         IterateOp,
+        WhileOp,
         YieldOp,
         *_plan().PLAN_OPS,
     ],

@@ -24,7 +24,8 @@ space is a `#accy.space<...>` attribute):
   `ins[i]`; the yielded value `j` is stored into `outs[j]`; `workspaces` are the byte buffers
   of its family, named by `workspace_names`. A kernel writes only its outs and workspaces.
 - `accy.copy`: a transfer (host <-> device: the spaces of the two buffers say which), an
-  output alias, a loop's carried values; `accy.loop`: an `accy.iterate`'s host loop.
+  output alias, a loop's carried values; `accy.loop`: an `accy.iterate`'s host loop;
+  `accy.while_loop`: an `accy.while`'s, reading its condition from a host buffer.
 
 Op verifiers check what one op can see (views inside their arena and aligned, kernel bodies
 matching their buffers); `accy.passes.planned_verifier` checks the whole function (no two
@@ -518,7 +519,34 @@ class LoopOp(IRDLOperation):
         )
 
 
-PLAN_OPS = (ArenaOp, ViewOp, AllocOp, GlobalOp, CopyOp, KernelOp, LoopOp)
+@irdl_op_definition
+class WhileLoopOp(IRDLOperation):
+    """`accy.while_loop %flag : memref<i1, #accy.space<host>> cond { ... } do { ... }`: the
+    host loop of an `accy.while`. It runs `cond`'s kernels and copies, which leave the
+    condition in the host buffer `%flag`, reads it and, while it holds, runs `do`'s and
+    then `cond`'s again."""
+
+    name = "accy.while_loop"
+
+    flag = operand_def(MemRefType)
+    cond = region_def("single_block")
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    assembly_format = "$flag `:` type($flag) `cond` $cond `do` $body attr-dict"
+
+    def __init__(self, flag: SSAValue):
+        super().__init__(operands=[flag], regions=[Region(Block()), Region(Block())])
+
+    def verify_(self) -> None:
+        t = self.flag.type
+        assert isinstance(t, MemRefType)
+        if t.get_shape() or space_of(t) is not MemorySpace.HOST:
+            raise VerifyException(f"reads its condition from {t}, not a rank-0 host buffer")
+
+
+PLAN_OPS = (ArenaOp, ViewOp, AllocOp, GlobalOp, CopyOp, KernelOp, LoopOp, WhileLoopOp)
 PLAN_ATTRIBUTES = (MemorySpaceAttr,)
 
 __all__ = [
@@ -535,6 +563,7 @@ __all__ = [
     "MemorySpace",
     "MemorySpaceAttr",
     "ViewOp",
+    "WhileLoopOp",
     "buffer_bytes",
     "buffer_type",
     "space_of",

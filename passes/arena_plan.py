@@ -213,7 +213,7 @@ def _in_place_pairs(
                 or source.id in taken
                 or source.id not in sizes
                 or not (source.is_temporary or _donated_parameter(source))
-                or isinstance(source.producer, ops.IterateOp)
+                or isinstance(source.producer, ops.LOOP_OPS)
                 or liveness.intervals[source.id].end != item.id
                 or sizes[source.id] != sizes[out.id]  # same count, so same element width
                 or not _reads_pointwise(item, value)

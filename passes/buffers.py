@@ -5,8 +5,8 @@ A slot is created, in pre-order through each function, for every function argume
 (role `constant`) and every result a work item leaves in storage; a slot whose value is
 returned by `func.return` also has role `output`. Some values share a slot instead of
 getting one: the result of `accy.scan` is written into the slot of its scratch operand
-(#1), and the block arguments of an `accy.iterate` body are the loop's carried buffers,
-i.e. the slots of the loop's results. Values fused away are *elided* and get no slot.
+(#1), and the block arguments of an `accy.iterate` body (of an `accy.while`'s cond and
+body) are the loop's carried buffers, i.e. the slots of the loop's results. Values fused away are *elided* and get no slot.
 
 Two kinds of value get no slot either:
 - the results of dead ops (`FusionPlan.dead`: no live op uses them);
@@ -219,10 +219,11 @@ def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, func
         builder.new(op.result, op, BufferRole(constant=True), function)
     elif isinstance(op, ops.ScanOp):
         builder.share(op.result, plan.slot_of_value[op.scratch])
-    elif isinstance(op, ops.IterateOp):
-        for result, arg in zip(op.results, op.body.block.args):
+    elif isinstance(op, ops.LOOP_OPS):
+        for index, result in enumerate(op.results):
             builder.new(result, op, BufferRole(), function)
-            builder.share(arg, plan.slot_of_value[result])
+            for region in op.regions:  # a while's cond and body read the carried values
+                builder.share(region.block.args[index], plan.slot_of_value[result])
     elif isinstance(op, DATA_OPS):
         return
     elif fusion.is_elided(op.results[0]):

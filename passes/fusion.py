@@ -266,8 +266,9 @@ def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[Fu
         if root is op:
             groups.append(FusionGroup(op, tuple(members.pop(op))))
             meter.retain(len(groups[-1].members))
-            if isinstance(op, ops.IterateOp):
-                groups.extend(_fuse_block(op.body.block, meter, dead))
+            if isinstance(op, ops.LOOP_OPS):  # a while's cond, then its body
+                for region in op.regions:
+                    groups.extend(_fuse_block(region.block, meter, dead))
     return groups
 
 

@@ -131,10 +131,13 @@ def compute_liveness(
 
 
 def _keep_loop_state_live(loop: Operation, start: int, end: int, buffers: BufferPlan, read) -> None:
-    """Carried buffers and yielded values live over the whole loop."""
-    assert isinstance(loop, ops.IterateOp)
-    yielded = loop.body.block.last_op
-    values = list(loop.results) + (list(yielded.operands) if yielded is not None else [])
+    """Carried buffers and yielded values (a while's condition too) live over the whole
+    loop."""
+    assert isinstance(loop, ops.LOOP_OPS)
+    values = list(loop.results)
+    for region in loop.regions:
+        yielded = region.block.last_op
+        values += list(yielded.operands) if yielded is not None else []
     for value in values:
         if (slot := buffers.get_slot(value)) is not None:
             read(slot.id, end, [])

@@ -26,7 +26,10 @@ Its body holds, in order:
    cloned into the bodies that read them instead of being passed as buffers. An
    `accy.iterate` is an `accy.loop`: inits copied into the carried buffers before it, its
    body's kernels, then the yielded values copied into the carried buffers (a yielded value
-   that is another position's carried buffer is staged through an `accy.alloc` first);
+   that is another position's carried buffer is staged through an `accy.alloc` first); an
+   `accy.while` is an `accy.while_loop` alike, its `cond` region the cond's kernels, which
+   leave the condition in the host buffer the loop reads (CUDA: copied back into an
+   `accy.alloc` of its own each time; CPU: the condition's own buffer);
 5. the copies of the results into the out-parameters (CUDA: every result, device to host;
    CPU: a result whose home is not its out-parameter), and `func.return`.
 
@@ -63,6 +66,7 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -563,8 +567,10 @@ class FunctionPlanner:
         return kernel
 
     def _loop(self, b: Builder, item: WorkItem) -> None:
+        """An `accy.iterate` as an `accy.loop`, an `accy.while` as an `accy.while_loop`
+        (see the module docstring)."""
         loop = item.root
-        assert isinstance(loop, ops.IterateOp)
+        assert isinstance(loop, ops.LOOP_OPS)
         carried = [self.home(r) for r in loop.res]
         for init, home in zip(loop.inits, carried):
             self._copy_into(b, init, home)
@@ -579,11 +585,28 @@ class FunctionPlanner:
                 space = MemorySpace.DEVICE_GLOBAL if self.cuda else MemorySpace.HOST
                 staged[position] = self.alloc(b, t, space)
                 staged[position].name_hint = "staged"
-        host_loop = b.insert(plan.LoopOp(loop.trip_count.value.data))
+        if isinstance(loop, ops.WhileOp):
+            condition = loop.cond.block.last_op
+            assert isinstance(condition, ops.YieldOp)
+            predicate = condition.values[0]
+            if self.cuda:  # read back into a host buffer of its own each time
+                flag = self.alloc(b, TensorType(IntegerType(1), []), MemorySpace.HOST)
+                flag.name_hint = "flag"
+            else:
+                flag = self.home(predicate)
+            host_loop = b.insert(plan.WhileLoopOp(flag))
+            test = Builder(InsertPoint.at_end(host_loop.cond.block))
+            for child in self.items:
+                if child.parent == item.id and child.root.parent is loop.cond.block:
+                    self._emit(test, child)
+            if self.cuda:
+                self._copy_into(test, predicate, flag)
+        else:
+            host_loop = b.insert(plan.LoopOp(loop.trip_count.value.data))
         host_loop.location = loop.location
         inner = Builder(InsertPoint.at_end(host_loop.body.block))
         for child in self.items:
-            if child.parent == item.id:
+            if child.parent == item.id and child.root.parent is loop.body.block:
                 self._emit(inner, child)
         for position, temp in staged.items():
             inner.insert(plan.CopyOp(sources[position], temp))

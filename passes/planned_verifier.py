@@ -2,8 +2,8 @@
 
 - No two buffers live at the same time overlap in address. Liveness is read from the IR:
   a buffer is live from the first to the last op of the function's body that touches it
-  (a kernel or a copy, at its position in the body; anything inside an `accy.loop` counts
-  at every position of the loop, since it runs again). The one overlap allowed is in-place
+  (a kernel or a copy, at its position in the body; anything inside an `accy.loop` or an
+  `accy.while_loop` counts at every position of the loop, since it runs again). The one overlap allowed is in-place
   reuse: two views with the same offset and bytes, one read and the other written by the
   same elementwise kernel, which is where one dies and the other is born.
 - Every out-parameter (`accy.output`) has a writer: a kernel's outs or a copy's target.
@@ -69,24 +69,28 @@ def _check_outputs(function: func.FuncOp) -> None:
             raise AccyVerifyError(message, function.location)
 
 
-def _positions(block: Block) -> tuple[dict[Operation, int], dict[Operation, plan.LoopOp]]:
-    """Each op of the body, loops' bodies included, → its position in program order; and
+HOST_LOOPS = (plan.LoopOp, plan.WhileLoopOp)
+
+
+def _positions(block: Block) -> tuple[dict[Operation, int], dict[Operation, Operation]]:
+    """Each op of the body, loops' regions included, → its position in program order; and
     each op inside a loop → its outermost loop."""
     positions: dict[Operation, int] = {}
-    loops: dict[Operation, plan.LoopOp] = {}
+    loops: dict[Operation, Operation] = {}
     for op in block.ops:
         positions[op] = len(positions)
-        if isinstance(op, plan.LoopOp):
-            for nested in op.body.walk():
-                positions[nested] = len(positions)
-                loops[nested] = op
+        if isinstance(op, HOST_LOOPS):
+            for nested in op.walk():
+                if nested is not op:
+                    positions[nested] = len(positions)
+                    loops[nested] = op
     return positions, loops
 
 
 def _check_overlaps(function: func.FuncOp) -> None:
     positions, loops = _positions(function.body.block)
     live: dict[SSAValue, _Live] = {}
-    touched_in: dict[SSAValue, set[plan.LoopOp | None]] = {}
+    touched_in: dict[SSAValue, set[Operation | None]] = {}
     for op, position in positions.items():
         if not isinstance(op, (plan.KernelOp, plan.CopyOp)):
             continue
@@ -104,11 +108,8 @@ def _check_overlaps(function: func.FuncOp) -> None:
         if len(where) > 1:  # used in a loop and outside it: live through the whole loop
             for loop in where - {None}:
                 assert loop is not None
-                last = (
-                    max(positions[op] for op in loop.body.walk())
-                    if loop.body.block.ops
-                    else positions[loop]
-                )
+                inside = [positions[op] for op in loop.walk() if op is not loop]
+                last = max(inside) if inside else positions[loop]
                 live[value].start = min(live[value].start, positions[loop])
                 live[value].end = max(live[value].end, last)
     entries = sorted(live.items(), key=lambda kv: kv[1].start)

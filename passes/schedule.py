@@ -2,8 +2,9 @@
 
 Every fusion group becomes one work item; its kind is named after its root (a group that
 computes a convolution with its epilogue is a `convolution`). An
-`accy.iterate` is a work item of kind `iterate` (the host loop) immediately followed by
-the work items of its body, whose `parent` is the loop's id.
+`accy.iterate` or `accy.while` is a work item of kind `iterate` (the host loop)
+immediately followed by the work items of its regions (a while's cond, then its body),
+whose `parent` is the loop's id.
 
 Invariants: ids are 0, 1, 2, … in schedule order across the module; a work item comes
 after every work item that produces a value it reads (program order of the roots is a
@@ -59,7 +60,7 @@ KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKin
     (ops.SortOp, WorkKind.SORT),
     ((ops.ReduceWindowOp, ops.SelectAndScatterOp), WorkKind.WINDOW),
     (ops.ConvolutionOp, WorkKind.CONVOLUTION),
-    (ops.IterateOp, WorkKind.ITERATE),
+    ((ops.IterateOp, ops.WhileOp), WorkKind.ITERATE),
 )
 
 
@@ -122,7 +123,7 @@ def compute_schedule(manager: AnalysisManager, root: Operation, meter: WorkMeter
         parent = loops.get(group.root.parent_op())  # type: ignore[arg-type]
         items.append(_work_item(len(items), group, _function_of(group.root), parent))
         meter.retain()
-        if isinstance(group.root, ops.IterateOp):
+        if isinstance(group.root, ops.LOOP_OPS):
             loops[group.root] = items[-1].id
     return SchedulePlan(tuple(items))
 

@@ -11,8 +11,10 @@ result)` lists every way those calls differ from the manifest's plan:
   freed;
 - host → device copies == the planned form's, in order (inputs, constant uploads, in loops
   once per iteration; an empty buffer is never copied);
-- launches follow the schedule (iterate bodies repeated, host loops expanded), each with
-  the grid and block of its kernel program, from one module load (none without kernels);
+- launches follow the schedule (iterate bodies repeated, host loops expanded; a while's
+  cond once and its body never: the fake's copies back deliver zeros, so its condition
+  reads false), each with the grid and block of its kernel program, from one module load
+  (none without kernels);
 - device → host copies == the planned form's (one per result, of its bytes), with the
   declared shapes;
 - device → device copies == the planned form's (a loop's inits once, its yields and
@@ -105,6 +107,7 @@ def run_with_fake_driver(
             paths.append(f"{path}:{array.dtype.name}")
         environment = {k: v for k, v in os.environ.items() if not k.startswith("ACCY_FAKE_CUDA")}
         environment["ACCY_CUDA_DRIVER"] = driver or str(fake_driver_library_path())
+        environment["ACCY_FAKE_CUDA_ZERO_READBACK"] = "1"  # a while's condition: false
         environment.update(env or {})
         process = subprocess.run(
             [
@@ -139,9 +142,15 @@ def expected_launches(plan: dict) -> list[tuple[str, list[int], list[int]]]:
 
     def run(item) -> list:
         if item["kind"] == "iterate":
-            body = [i for i in items if i["parent"] == item["id"]]
+            children = [i for i in items if i["parent"] == item["id"]]
+            if item.get("trip_count") is None:  # a while: its cond once (see the docstring)
+                cond = [i for i in children if i.get("region") == "cond"]
+                return [launch for child in cond for launch in run(child)]
             return [
-                launch for _ in range(item["trip_count"]) for child in body for launch in run(child)
+                launch
+                for _ in range(item["trip_count"])
+                for child in children
+                for launch in run(child)
             ]
         once = [(l["kernel"], l["grid"], l["block"]) for l in item["launches"]]
         return once * (item["host_loop"] or 1)

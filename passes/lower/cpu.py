@@ -444,8 +444,15 @@ class FunctionLowering(HostLowering):
     # ----------------------------------------------------------------- host hooks
 
     def allocate(
-        self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
+        self,
+        b: Builder,
+        t: MemRefType,
+        sizes: Sequence[SSAValue],
+        alignment: int,
+        *,
+        host: bool = False,
     ) -> SSAValue:
+        del host  # every buffer is in host memory
         return emit(b, memref.AllocOp(list(sizes), [], t, IntegerAttr(alignment, 64)))
 
     def deallocate(self, b: Builder, buffer: SSAValue) -> None:

@@ -72,7 +72,7 @@ from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.planned_form import SM_COUNT
 from accy.passes.schedule import WorkKind
 from xdsl.builder import Builder
-from xdsl.dialects import func, gpu
+from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
@@ -131,14 +131,29 @@ class HostFunction(HostLowering):
         super().__init__(planned, globals_)
         self.context = context
         self.programs = programs
+        self.host_buffers: set[SSAValue] = set()
+        """Allocations in host memory (`allocate(host=True)`)."""
 
     def allocate(
-        self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
+        self,
+        b: Builder,
+        t: MemRefType,
+        sizes: Sequence[SSAValue],
+        alignment: int,
+        *,
+        host: bool = False,
     ) -> SSAValue:
+        if host:  # a buffer the host reads (a while's condition)
+            buffer = ir.emit(b, memref.AllocOp(list(sizes), [], t, IntegerAttr(alignment, 64)))
+            self.host_buffers.add(buffer)
+            return buffer
         return ir.emit(b, gpu.AllocOp(t, list(sizes)))  # cudaMalloc aligns to 256 bytes
 
     def deallocate(self, b: Builder, buffer: SSAValue) -> None:
-        b.insert(gpu.DeallocOp(buffer))
+        if buffer in self.host_buffers:
+            b.insert(memref.DeallocOp.get(buffer))
+        else:
+            b.insert(gpu.DeallocOp(buffer))
 
     def copy(self, b: Builder, source: SSAValue, target: SSAValue) -> None:
         b.insert(gpu.MemcpyOp(source, target))

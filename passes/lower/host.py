@@ -9,7 +9,8 @@
 - an `accy.global` in host memory is a private constant `memref.global` of the module
   (`accy_constant_N`, 64-byte aligned) read with `memref.get_global`; one in device constant
   memory stays for the kernel patterns (which put its data into their module) and then goes;
-- `accy.copy` is the target's copy (`copy`), `accy.loop` an `scf.for` over its trip count;
+- `accy.copy` is the target's copy (`copy`), `accy.loop` an `scf.for` over its trip count,
+  `accy.while_loop` an `scf.while` whose before region runs the cond and loads the flag;
 - `accy.kernel` is cloned with its operands lowered, then rewritten by the target's
   `KernelPattern`s (`kernel_patterns`: one per kernel kind, loops on the CPU, launches of
   `gpu.func`s on CUDA), driven by xDSL's pattern rewriter; a kernel no pattern takes is an
@@ -146,9 +147,16 @@ class HostLowering(ABC):
 
     @abstractmethod
     def allocate(
-        self, b: Builder, t: MemRefType, sizes: Sequence[SSAValue], alignment: int
+        self,
+        b: Builder,
+        t: MemRefType,
+        sizes: Sequence[SSAValue],
+        alignment: int,
+        *,
+        host: bool = False,
     ) -> SSAValue:
-        """A new buffer of type `t` (dynamic `sizes`), aligned to `alignment` bytes or more."""
+        """A new buffer of type `t` (dynamic `sizes`), aligned to `alignment` bytes or more
+        (`host`: in host memory, where the target's default is another)."""
 
     @abstractmethod
     def deallocate(self, b: Builder, buffer: SSAValue) -> None:
@@ -196,10 +204,16 @@ class HostLowering(ABC):
         return lowered
 
     def add_allocation(
-        self, t: MemRefType, sizes: Sequence[SSAValue] = (), alignment: int = 64
+        self,
+        t: MemRefType,
+        sizes: Sequence[SSAValue] = (),
+        alignment: int = 64,
+        *,
+        host: bool = False,
     ) -> SSAValue:
-        """A buffer among the function's allocations, freed at its end."""
-        buffer = self.allocate(self.allocations, t, sizes, alignment)
+        """A buffer among the function's allocations (`host`: in host memory on every
+        target), freed at its end."""
+        buffer = self.allocate(self.allocations, t, sizes, alignment, host=host)
         self.allocated.append(buffer)
         return buffer
 
@@ -286,7 +300,10 @@ class HostLowering(ABC):
             self._bind(op.buffer, self.add_allocation(t, (), op.alignment.value.data))
         elif isinstance(op, plan.AllocOp):
             sizes = [self.buffer(s) for s in op.sizes]
-            self._bind(op.buffer, self.add_allocation(lowered_type(op.buffer.type), sizes))
+            host = space_of(op.buffer.type) is MemorySpace.HOST
+            self._bind(
+                op.buffer, self.add_allocation(lowered_type(op.buffer.type), sizes, host=host)
+            )
         elif isinstance(op, plan.ViewOp):
             t = lowered_type(op.buffer.type)
             dynamic = [self.rows for d in t.get_shape() if d < 0]
@@ -311,6 +328,16 @@ class HostLowering(ABC):
             trip_count = self.index(op.trip_count.value.data)
             b.insert(scf.ForOp(self.index(0), trip_count, self.index(1), [], body))
             inner = Builder(InsertPoint.at_end(body))
+            self._ops(inner, op.body.block)
+            inner.insert(scf.YieldOp())
+        elif isinstance(op, plan.WhileLoopOp):
+            before, after = Block(), Block()
+            b.insert(scf.WhileOp([], [], Region(before), Region(after)))
+            test = Builder(InsertPoint.at_end(before))
+            self._ops(test, op.cond.block)
+            flag = emit(test, memref.LoadOp.get(self.buffer(op.flag), []))
+            test.insert(scf.ConditionOp(flag))
+            inner = Builder(InsertPoint.at_end(after))
             self._ops(inner, op.body.block)
             inner.insert(scf.YieldOp())
         elif isinstance(op, plan.KernelOp):

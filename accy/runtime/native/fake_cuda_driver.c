@@ -33,8 +33,9 @@
  * Failure injection: fake_cuda_fail_next("cuMemAlloc_v2", 2) makes the next
  * call of that entry point return that code; fake_cuda_set_device_memory_limit
  * caps live device memory. The environment variables ACCY_FAKE_CUDA_FAIL
- * ("cuMemAlloc_v2=2,cuLaunchKernel=719") and ACCY_FAKE_CUDA_MEMORY_LIMIT
- * (bytes) set the same when the library loads and at fake_cuda_reset().
+ * ("cuMemAlloc_v2=2,cuLaunchKernel=719"), ACCY_FAKE_CUDA_MEMORY_LIMIT
+ * (bytes) set the same when the library loads and at fake_cuda_reset();
+ * ACCY_FAKE_CUDA_ZERO_READBACK=1 makes device-to-host copies deliver zeros.
  *
  * The fake models one device (ordinal 0) like an H200: 132 multiprocessors,
  * compute capability 9.0, 48 KiB of dynamic shared memory per block by
@@ -262,11 +263,18 @@ static CUresult take_pending_failure(const char *call) {
   return CUDA_SUCCESS;
 }
 
-/* Reads ACCY_FAKE_CUDA_FAIL ("call=code,call=code") and
-   ACCY_FAKE_CUDA_MEMORY_LIMIT (bytes). */
+/* Device-to-host copies deliver zero bytes (ACCY_FAKE_CUDA_ZERO_READBACK=1): no
+   kernel runs, so what a copy back would carry is meaningless anyway; with zeros a
+   data-dependent loop's condition, read back each iteration, is false at once. */
+static bool zero_readback;
+
+/* Reads ACCY_FAKE_CUDA_FAIL ("call=code,call=code"), ACCY_FAKE_CUDA_MEMORY_LIMIT
+   (bytes) and ACCY_FAKE_CUDA_ZERO_READBACK. */
 static void configure_from_environment(void) {
   pending_failure_count = 0;
   device_memory_limit = ULLONG_MAX;
+  const char *zero = getenv("ACCY_FAKE_CUDA_ZERO_READBACK");
+  zero_readback = zero && *zero && *zero != '0';
   const char *limit = getenv("ACCY_FAKE_CUDA_MEMORY_LIMIT");
   if (limit && *limit)
     device_memory_limit = strtoull(limit, NULL, 0);
@@ -1283,7 +1291,10 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
     record_misuse("memcpy: stream %p is not live", (void *)stream);
     return end_call(CUDA_ERROR_INVALID_HANDLE);
   }
-  memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+  if (zero_readback && src_kind == REGION_DEVICE && dst_kind != REGION_DEVICE)
+    memset((void *)(uintptr_t)dst, 0, bytes);
+  else
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
   record_call("memcpy_%cto%c dst=0x%llx src=0x%llx bytes=%zu",
               src_kind == REGION_DEVICE ? 'd' : 'h',
               dst_kind == REGION_DEVICE ? 'd' : 'h', dst, src, bytes);
