@@ -488,7 +488,42 @@ func.func @pool_gradient(%x: tensor<4x32x32x8xf32>, %g: tensor<4x16x16x8xf32>) -
         lambda x, g: (_max_pool_2x2_gradient(x, g),),
         ("window",),
     ),
+    Program(
+        "while_halve",
+        """
+func.func @while_halve(%x: tensor<4096xf32>) -> (tensor<4096xf32>, tensor<i32>) {
+  %zero = accy.constant dense<0> : tensor<i32>
+  %tol = accy.constant dense<1.0e-03> : tensor<f32>
+  %r, %n = accy.while (%x, %zero : tensor<4096xf32>, tensor<i32>) -> (tensor<4096xf32>, tensor<i32>) cond {
+  ^bb0(%c: tensor<4096xf32>, %k: tensor<i32>):
+    %a = accy.abs %c : tensor<4096xf32>
+    %m = accy.reduce max %a, dims = [0] : (tensor<4096xf32>) -> tensor<f32>
+    %more = accy.compare GT, %m, %tol : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %more : tensor<i1>
+  } do {
+  ^bb0(%b: tensor<4096xf32>, %j: tensor<i32>):
+    %half = accy.constant dense<5.000000e-01> : tensor<4096xf32>
+    %next = accy.multiply %b, %half : tensor<4096xf32>
+    %one = accy.constant dense<1> : tensor<i32>
+    %j1 = accy.add %j, %one : tensor<i32>
+    accy.yield %next, %j1 : tensor<4096xf32>, tensor<i32>
+  }
+  func.return %r, %n : tensor<4096xf32>, tensor<i32>
+}
+""",
+        (((4096,), "float32"),),
+        lambda x: _halve_until(x, np.float32(1e-3)),
+        ("iterate", "data-dependent while"),
+    ),
 ]
+
+
+def _halve_until(x, tol):
+    """Halve `x` until its greatest magnitude is at most `tol`; the halvings counted."""
+    count = 0
+    while np.abs(x).max() > tol:
+        x, count = x * np.float32(0.5), count + 1
+    return x, np.int32(count)
 
 
 def _conv_nhwc_same(x, w):

@@ -500,7 +500,7 @@ func.func @iterate_without_yield(%a: tensor<4xf32>) {
 // -----
 
 func.func @yield_outside_iterate(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.scatter', 'accy.fold', 'accy.sort', 'accy.reduce_window', 'accy.select_and_scatter', 'accy.kernel'}}
+  // expected-error @+1 {{'accy.yield' op expects parent op to be one of 'accy.iterate', 'accy.while', 'accy.scatter', 'accy.fold', 'accy.sort', 'accy.reduce_window', 'accy.select_and_scatter', 'accy.kernel'}}
   accy.yield %a : tensor<4xf32>
 }
 
@@ -642,5 +642,20 @@ func.func @convolution_layout(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x8xf32>) 
 func.func @convolution_result(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x8xf32>) {
   // expected-error @+1 {{'accy.convolution' op result shape [1, 8, 8, 8] differs from the expected [1, 6, 6, 8]}}
   %0 = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [0, 0], padding_high = [0, 0], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<1x8x8x4xf32>, tensor<3x3x4x8xf32>) -> tensor<1x8x8x8xf32>
+  func.return
+}
+
+// -----
+// A while's cond yields one tensor<i1>.
+
+func.func @while_condition(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'accy.while' op cond must end in an accy.yield of one tensor<i1>}}
+  %r = accy.while (%x : tensor<4xf32>) -> (tensor<4xf32>) cond {
+  ^bb0(%c: tensor<4xf32>):
+    accy.yield %c : tensor<4xf32>
+  } do {
+  ^bb0(%b: tensor<4xf32>):
+    accy.yield %b : tensor<4xf32>
+  }
   func.return
 }

@@ -27,24 +27,6 @@ func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+4 {{'stablehlo.while' is not a counted loop}}
-func.func @main(%arg0: tensor<f32>) -> tensor<f32> {
-  %c = stablehlo.constant dense<0> : tensor<i32>
-  %n = stablehlo.constant dense<3> : tensor<i32>
-  %0:2 = stablehlo.while(%i = %c, %x = %arg0) : tensor<i32>, tensor<f32>
-   cond {
-    %1 = stablehlo.compare GT, %n, %i, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %1 : tensor<i1>
-  } do {
-    %one = stablehlo.constant dense<1> : tensor<i32>
-    %2 = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %2, %x : tensor<i32>, tensor<f32>
-  }
-  return %0#1 : tensor<f32>
-}
-
-// -----
-
 // A reduce body computes on scalars with elementwise ops only.
 // expected-error @+3 {{'accy.fold' op body holds 'accy.reshape'; it may hold elementwise ops, compare, select, convert and constants}}
 func.func @main(%a: tensor<4xi32>) -> tensor<i32> {

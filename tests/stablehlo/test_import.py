@@ -421,34 +421,33 @@ def test_fori_loop_with_carried_bound() -> None:
 
 
 @pytest.mark.parametrize(
-    "kwargs,reason",
-    [
-        ({"direction": "GT"}, "compares GT, not LT"),
-        ({"step": 2}, "does not yield counter + 1"),
-        (
-            {
-                "body_extra": "%bad = stablehlo.custom_call @opaque(%x) : (tensor<3xf32>) -> tensor<3xf32>"
-            },
-            None,
-        ),
-    ],
+    ("kwargs", "halvings"),
+    [({"direction": "GT"}, 0), ({"step": 2}, 3), ({"direction": "NE", "limit": 4}, 4)],
 )
-def test_uncounted_while_is_a_located_diagnostic(kwargs: dict, reason: str | None) -> None:
-    text = fori_program(**kwargs)
+def test_uncounted_while_is_an_accy_while(kwargs: dict, halvings: int) -> None:
+    """A while that is not a counted loop runs as an accy.while, as often as its cond
+    says, on the CPU target and in the reference."""
+    module = accy.import_stablehlo(fori_program(**kwargs))
+    assert any(isinstance(op, ops.WhileOp) for op in module.walk())
+    x = np.array([1.0, -2.0, 8.0], np.float32)
+    for (got,) in (run(module, "main", x), accy.compile(module, threads=1)(x)):
+        np.testing.assert_array_equal(got, x * np.float32(0.5**halvings))
+
+
+def test_a_while_body_op_accy_cannot_express_is_reported_at_its_line() -> None:
+    text = fori_program(
+        direction="GT",
+        body_extra="%bad = stablehlo.custom_call @opaque(%x) : (tensor<3xf32>) -> tensor<3xf32>",
+    )
     with pytest.raises(AccyError) as info:
         accy.import_stablehlo(text, filename="loop.mlir")
-    if reason is None:
-        # An op the body cannot express is reported at its own line, not dropped.
-        assert "'stablehlo.custom_call' is not supported" in info.value.message
-        assert location_of(info.value) == ("loop.mlir", 11, 12)
-    else:
-        assert info.value.message.startswith("'stablehlo.while' is not a counted loop")
-        assert reason in info.value.message
-        assert location_of(info.value) == ("loop.mlir", 3, 10)
+    assert "'stablehlo.custom_call' is not supported" in info.value.message
+    assert location_of(info.value) == ("loop.mlir", 11, 12)
 
 
-def test_while_with_runtime_bound_is_a_diagnostic() -> None:
-    text = """func.func @main(%arg0: tensor<f32>, %n: tensor<i32>) -> tensor<f32> {
+@pytest.mark.parametrize("bound", [3, 0, -2])
+def test_while_with_runtime_bound_counts_to_it(bound: int) -> None:
+    text = """func.func @main(%arg0: tensor<f32>, %n: tensor<i32>) -> (tensor<i32>, tensor<f32>) {
   %c = stablehlo.constant dense<0> : tensor<i32>
   %0:2 = stablehlo.while(%i = %c, %x = %arg0) : tensor<i32>, tensor<f32>
    cond {
@@ -457,12 +456,20 @@ def test_while_with_runtime_bound_is_a_diagnostic() -> None:
   } do {
     %one = stablehlo.constant dense<1> : tensor<i32>
     %2 = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %2, %x : tensor<i32>, tensor<f32>
+    %3 = stablehlo.multiply %x, %x : tensor<f32>
+    stablehlo.return %2, %3 : tensor<i32>, tensor<f32>
   }
-  return %0#1 : tensor<f32>
+  return %0#0, %0#1 : tensor<i32>, tensor<f32>
 }"""
-    with pytest.raises(AccyError, match="the bound is not a constant"):
-        accy.import_stablehlo(text)
+    module = accy.import_stablehlo(text)
+    x = np.float32(1.5)
+    trips = max(bound, 0)
+    for count, value in (
+        run(module, "main", x, np.int32(bound)),
+        accy.compile(module, threads=1)(x, np.int32(bound)),
+    ):
+        assert int(count) == trips
+        assert float(value) == float(np.float32(1.5) ** (2**trips))
 
 
 # ---------------------------------------------------------------------------------------
