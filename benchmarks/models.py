@@ -138,7 +138,8 @@ def run_model(model: Model, options: dict, report_stage) -> Outcome:
         inputs, expected = load_arrays(model.path.with_name(model.id + ".npz"))
         stage = "import"
         report_stage(stage)
-        module = accy.import_stablehlo(text, filename=str(model.path.relative_to(ROOT)))
+        shown = model.path.relative_to(ROOT) if model.path.is_relative_to(ROOT) else model.path
+        module = accy.import_stablehlo(text, filename=str(shown))
         stage = "compile"
         report_stage(stage)
         function = accy.compile(module, target="cpu", threads=options["threads"])
