@@ -2,14 +2,17 @@
 
 Each `Program` is accy text, the function to call, how to make its inputs from a seed,
 and a numpy oracle (`expected`) that needs nothing but numpy, so the GPU machine can
-check results without the compiler. `tests/cuda` runs the small ones against the fake
-CUDA driver; `prepare.py` exports all of them for `run_check.py` on a GPU.
+check results without the compiler (the JAX programs and the model zoo's: JAX's own
+outputs, stored with their inputs). `tests/cuda` runs the small ones and the zoo against
+the fake CUDA driver; `prepare.py` exports all of them for `run_check.py` on a GPU.
 
-This file imports only numpy (run_check.py loads it on the GPU machine).
+This file imports only numpy and the standard library (run_check.py loads it on the GPU
+machine; ml_dtypes, which JAX brings, for the zoo's bf16 arrays).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,8 +43,7 @@ class Program:
     def make_inputs(self, seed: int = 0) -> list[np.ndarray]:
         if self.data is not None:
             with np.load(self.data) as archive:
-                count = sum(k.startswith("arg") for k in archive.files)
-                return [archive[f"arg{i}"] for i in range(count)]
+                return _arrays(archive, "arg")
         rng = np.random.default_rng(seed)
         arrays = []
         for shape, dtype in self.inputs:
@@ -52,6 +54,22 @@ class Program:
             else:
                 arrays.append(rng.integers(-50, 50, shape).astype(dtype))
         return arrays
+
+
+def _arrays(archive, prefix: str) -> list[np.ndarray]:
+    """`prefix0`, `prefix1`, ... of an `.npz` (bf16 arrays stored as their uint16 bits under
+    `prefixN.bf16`, as the zoo's export writes them)."""
+    arrays = []
+    while True:
+        key = f"{prefix}{len(arrays)}"
+        if key in archive.files:
+            arrays.append(archive[key])
+        elif f"{key}.bf16" in archive.files:
+            import ml_dtypes
+
+            arrays.append(archive[f"{key}.bf16"].view(ml_dtypes.bfloat16))
+        else:
+            return arrays
 
 
 def _sigmoid(x):
@@ -668,7 +686,38 @@ JAX_PROGRAMS: list[Program] = [
     for stem in ("fused_elementwise", "gelu_chain", "layernorm", "mlp", "softmax")
 ]
 
-ALL_PROGRAMS = PROGRAMS + JAX_PROGRAMS + LARGE_PROGRAMS
+ZOO_DATA = Path(__file__).resolve().parents[1] / "zoo" / "data"
+
+
+def _zoo_program(stem: str) -> Program:
+    """A program of the model zoo (benchmarks/zoo), checked against JAX's outputs with the
+    zoo's tolerances."""
+    data = ZOO_DATA / f"{stem}.npz"
+    facts = json.loads((ZOO_DATA / f"{stem}.xla.json").read_text())
+
+    def expected(*_inputs):
+        with np.load(data) as archive:
+            return tuple(_arrays(archive, "out"))
+
+    return Program(
+        f"zoo_{stem}",
+        (ZOO_DATA / f"{stem}.stablehlo.mlir").read_text(),
+        (),
+        expected,
+        ("zoo",),
+        tolerance=max(facts.get("rtol", 1e-4), facts.get("atol", 1e-5)),
+        data=data,
+        function="main",
+    )
+
+
+ZOO_PROGRAMS: list[Program] = [
+    _zoo_program(path.name.removesuffix(".stablehlo.mlir"))
+    for path in sorted(ZOO_DATA.glob("*.stablehlo.mlir"))
+]
+"""Every program of the model zoo, exported for CUDA like the check programs."""
+
+ALL_PROGRAMS = PROGRAMS + JAX_PROGRAMS + ZOO_PROGRAMS + LARGE_PROGRAMS
 
 
 def program(name: str) -> Program:

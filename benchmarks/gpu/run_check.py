@@ -10,7 +10,11 @@ from a seed, call it and compare every result with the program's numpy oracle. I
 exported runtime library cannot load here, it is rebuilt with cmake from
 `accy/runtime/native` and copied into the export.
 
-The large programs are then timed side by side with their peers, kernel time only (CUDA
+The zoo's programs (checked against JAX's outputs) are then timed end to end against XLA
+on the same GPU (`zoo_against_xla`, JAX's jit of the zoo's own functions), with the
+geometric mean and the worst ratio.
+
+The large programs are timed side by side with their peers, kernel time only (CUDA
 events for cupy and torch; accy's own kernels are timed with torch.profiler, which sees
 every kernel of the process): bandwidth in GB/s of the bytes a perfect kernel moves, and
 the ratios to cupy, to torch and to torch's copy bandwidth on the same bytes. Whole run
@@ -198,6 +202,48 @@ def benchmark(p, function, inputs) -> None:
         print(f"    {label:19s} {seconds * 1e6:9.1f} us  {gb / seconds:7.1f} GB/s{ratio}")
 
 
+def zoo_against_xla(checked: list[tuple[str, object, list]], repeats: int = 20) -> None:
+    """Each zoo program that passed, end to end from host arrays to host arrays, against
+    XLA on the same device (JAX's jit of the zoo's own function, its inputs passed as
+    numpy arrays and its outputs copied back): median seconds per call and the ratio."""
+    import importlib.util
+
+    import jax
+
+    spec = importlib.util.spec_from_file_location(
+        "accy_zoo_programs", ROOT / "benchmarks" / "zoo" / "programs.py"
+    )
+    zoo = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = zoo
+    spec.loader.exec_module(zoo)
+
+    def median_seconds(call) -> float:
+        call()
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            call()
+            samples.append(time.perf_counter() - start)
+        return sorted(samples)[len(samples) // 2]
+
+    print(f"\nzoo against XLA on {jax.devices()[0]} (end to end, median of {repeats} calls):")
+    print(f"  {'program':24s} {'accy ms':>9s} {'XLA ms':>9s} {'XLA/accy':>9s}")
+    ratios = []
+    for name, function, inputs in checked:
+        stem = name.removeprefix("zoo_")
+        jitted = jax.jit(zoo.PROGRAMS[stem].function)
+        accy_s = median_seconds(lambda f=function, x=inputs: f(*x))
+        xla_s = median_seconds(
+            lambda f=jitted, x=inputs: [np.asarray(v) for v in jax.tree_util.tree_leaves(f(*x))]
+        )
+        ratios.append((xla_s / accy_s, stem))
+        print(f"  {stem:24s} {accy_s * 1e3:9.3f} {xla_s * 1e3:9.3f} {xla_s / accy_s:9.2f}")
+    if ratios:
+        geomean = float(np.exp(np.mean([np.log(r) for r, _ in ratios])))
+        worst = min(ratios)
+        print(f"  geomean XLA/accy {geomean:.2f}, worst {worst[0]:.2f} ({worst[1]})")
+
+
 # ---------------------------------------------------------------------------------------
 
 
@@ -212,6 +258,12 @@ def main(argv=None) -> int:
         "load and call only, no values, no timing",
     )
     parser.add_argument("--only", nargs="*", default=None, help="program names")
+    parser.add_argument(
+        "--time-zoo",
+        action="store_true",
+        help="with --fake-driver: time the zoo against XLA anyway (a dry run of that part; "
+        "on a GPU it always runs)",
+    )
     args = parser.parse_args(argv)
     fake = args.fake_driver is not None
     if fake:
@@ -223,6 +275,7 @@ def main(argv=None) -> int:
         os.environ["ACCY_CUDA_DRIVER"] = path
     index = json.loads((ARTIFACTS / "index.json").read_text())
     failures = []
+    zoo_checked: list[tuple[str, object, list]] = []
     started = time.perf_counter()
     for entry in index:
         name = entry["name"]
@@ -241,7 +294,8 @@ def main(argv=None) -> int:
             if fake:
                 shapes = [o.shape for o in outputs]
                 print(f"{name:28s} called: result shapes {shapes}")
-                module.close()
+                if args.time_zoo and name.startswith("zoo_"):
+                    zoo_checked.append((name, function, inputs))
                 continue
             ok, worst = compare(name, outputs, p.expected(*inputs), p.tolerance)
             print(f"{name:28s} {'PASS' if ok else 'FAIL'}  max rel error {worst:.2e}")
@@ -249,6 +303,9 @@ def main(argv=None) -> int:
                 failures.append(name)
             elif p.large:
                 benchmark(p, function, inputs)
+            elif name.startswith("zoo_"):
+                zoo_checked.append((name, function, inputs))
+                continue  # kept loaded for the timing below
             module.close()
         except (CudaRuntimeError, OSError, ValueError, TypeError) as error:
             print(f"{name:28s} ERROR {error}")
@@ -260,6 +317,8 @@ def main(argv=None) -> int:
         f"{len(index) - len(failures)} of {len(index)} programs passed "
         f"({time.perf_counter() - started:.1f} s)" + (f"; failed: {failures}" if failures else "")
     )
+    if zoo_checked:
+        zoo_against_xla(zoo_checked)
     return 1 if failures else 0
 
 

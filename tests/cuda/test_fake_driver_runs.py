@@ -80,6 +80,17 @@ def test_driver_calls_follow_the_plan(exports, name):
     assert plan_problems(exports[name], name, result) == []
 
 
+@pytest.mark.parametrize("program", programs.ZOO_PROGRAMS, ids=lambda p: p.name)
+def test_every_zoo_program_follows_its_plan(program, tmp_path):
+    """Every model of the zoo exports for CUDA with kernels ptxas accepts, and one call
+    under the fake driver follows its plan (values: on a GPU, by run_check.py)."""
+    directory = export(accy.import_stablehlo(program.text), tmp_path / program.name, target="cuda")
+    if os.access(PTXAS, os.X_OK):
+        assert not ptxas_problems(directory)
+    result = run_with_fake_driver(directory, program.make_inputs(), function="main")
+    assert not plan_problems(directory, "main", result)
+
+
 def test_plan_features_are_covered(exports):
     """Every family and plan feature the brief lists is exercised by some program."""
     families = set()
