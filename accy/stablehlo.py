@@ -1321,6 +1321,17 @@ def _while(imp, op, operands, bb, env):
 
 _ACCURACY = {"result_accuracy": _default_accuracy}
 
+_CONVOLUTION_ATTRIBUTES = {
+    "window_strides": None,
+    "padding": None,
+    "lhs_dilation": None,
+    "rhs_dilation": None,
+    "window_reversal": None,
+    "feature_group_count": None,
+    "batch_group_count": None,
+    "dimension_numbers": _conv_numbers,
+}
+
 CONVERTERS: dict[str, Converter] = {
     "stablehlo.constant": Converter(_constant, {"value": None}),
     "stablehlo.add": Converter(_elementwise_or_on_i1("add", "or_"), {}),
@@ -1414,30 +1425,12 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.dot": Converter(_dot, {}, frozenset({"precision_config"})),
     "stablehlo.convolution": Converter(
         _convolution,
-        {
-            "window_strides": None,
-            "padding": None,
-            "lhs_dilation": None,
-            "rhs_dilation": None,
-            "window_reversal": None,
-            "feature_group_count": None,
-            "batch_group_count": None,
-            "dimension_numbers": _conv_numbers,
-        },
+        _CONVOLUTION_ATTRIBUTES,
         frozenset({"precision_config"}),
     ),
     "stablehlo.dynamic_conv": Converter(
         _dynamic_conv,
-        {
-            "window_strides": None,
-            "padding": None,
-            "lhs_dilation": None,
-            "rhs_dilation": None,
-            "window_reversal": None,
-            "feature_group_count": None,
-            "batch_group_count": None,
-            "dimension_numbers": _conv_numbers,
-        },
+        _CONVOLUTION_ATTRIBUTES,
         frozenset({"precision_config"}),
     ),
     "stablehlo.reduce_window": Converter(

@@ -1940,6 +1940,26 @@ class ReduceOp(AccyOperation):
             raise self.error("operand and result element types differ")
 
 
+def _verify_operands_inits_results(op: FoldOp | ReduceWindowOp, verb: str) -> Sequence[int]:
+    """Raise unless a fold's or reduce_window's operands (at least one, of one shape),
+    inits and results match in number; the operands' shape."""
+    if not op.inputs:
+        raise op.error(f"{verb} no operands")
+    if not len(op.inputs) == len(op.inits) == len(op.res):
+        raise op.error(
+            f"has {len(op.inputs)} operands, {len(op.inits)} inits and "
+            f"{len(op.res)} results; they must match"
+        )
+    shape = op.inputs[0].type.get_shape()  # type: ignore[attr-defined]
+    for index, value in enumerate(op.inputs):
+        if value.type.get_shape() != shape:  # type: ignore[attr-defined]
+            raise op.error(
+                f"operand #{index} has shape {format_shape(value.type.get_shape())}, "  # type: ignore[attr-defined]
+                f"operand #0 {format_shape(shape)}"
+            )
+    return shape
+
+
 @irdl_op_definition
 class FoldOp(AccyOperation):
     """`%v, %i = accy.fold (%x, %iota : tensor<4x9xf32>, tensor<4x9xi32>) init (%x0, %i0 :
@@ -1995,20 +2015,7 @@ class FoldOp(AccyOperation):
         return _dims_of(self.dimensions)
 
     def verify_(self) -> None:
-        if not self.inputs:
-            raise self.error("folds no operands")
-        if not len(self.inputs) == len(self.inits) == len(self.res):
-            raise self.error(
-                f"has {len(self.inputs)} operands, {len(self.inits)} inits and "
-                f"{len(self.res)} results; they must match"
-            )
-        shape = self.inputs[0].type.get_shape()
-        for index, value in enumerate(self.inputs):
-            if value.type.get_shape() != shape:
-                raise self.error(
-                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
-                    f"operand #0 {format_shape(shape)}"
-                )
+        shape = _verify_operands_inits_results(self, "folds")
         elements = [v.type.get_element_type() for v in self.inputs]
         for index, (init, element) in enumerate(zip(self.inits, elements)):
             if init.type != TensorType(element, []):
@@ -2413,20 +2420,7 @@ class ReduceWindowOp(AccyOperation):
         return [window_positions(n, *p) for n, *p in zip(shape, *parts)]
 
     def verify_(self) -> None:
-        if not self.inputs:
-            raise self.error("reduces no operands")
-        if not len(self.inputs) == len(self.inits) == len(self.res):
-            raise self.error(
-                f"has {len(self.inputs)} operands, {len(self.inits)} inits and "
-                f"{len(self.res)} results; they must match"
-            )
-        shape = self.inputs[0].type.get_shape()
-        for index, value in enumerate(self.inputs):
-            if value.type.get_shape() != shape:
-                raise self.error(
-                    f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
-                    f"operand #0 {format_shape(shape)}"
-                )
+        shape = _verify_operands_inits_results(self, "reduces")
         _verify_window_lists(
             self,
             len(shape),

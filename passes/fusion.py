@@ -100,15 +100,7 @@ def disjoint_windows(op: ops.ReduceWindowOp) -> bool:
     )
 
 
-EPILOGUE_OPS = (
-    ops.ElementwiseBinaryOperation,
-    ops.ElementwiseUnaryOperation,
-    ops.CompareOp,
-    ops.IsFiniteOp,
-    ops.SelectOp,
-    ops.ConvertOp,
-    ops.BitcastConvertOp,
-)
+EPILOGUE_OPS = tuple(t for t in POINTWISE if t is not ops.ReshapeOp)
 """Ops a convolution's epilogue may hold: element i of the result from element i of each
 operand, on one shape (no reshape)."""
 

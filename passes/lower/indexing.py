@@ -707,14 +707,26 @@ def window_source(
     return index, inside
 
 
-def _static_window_source(
-    position: SSAValue, *, window: int, stride: int, dilation: int, low: int, base: int, high: int
-) -> SSAValue | None:
-    """The read index when a dim is untouched (window 1, stride 1, no dilation, no
-    padding): the position itself; None otherwise."""
+def window_read(
+    b: Builder,
+    position: SSAValue,
+    offset: SSAValue | int,
+    *,
+    window: int,
+    stride: int,
+    dilation: int,
+    low: int,
+    high: int,
+    base: int,
+    size: int,
+) -> tuple[SSAValue, SSAValue | None]:
+    """`window_source`, or the position itself (always inside) where the window leaves the
+    dim untouched (window 1, stride 1, no dilation, no padding)."""
     if (window, stride, dilation, low, base, high) == (1, 1, 1, 0, 1, 0):
-        return position
-    return None
+        return position, None
+    return window_source(
+        b, position, offset, stride=stride, dilation=dilation, low=low, base=base, size=size
+    )
 
 
 def reduce_window_element(
@@ -748,25 +760,15 @@ def reduce_window_element(
     offset_of = dict(zip(moving, offsets))
     indices, conditions = [], []
     for d in range(len(shape)):
-        fixed = _static_window_source(
+        index, inside = window_read(
+            inner,
             at[d],
+            offset_of.get(d, 0),
             window=window[d],
             stride=strides[d],
             dilation=dilations[d],
             low=lows[d],
-            base=bases[d],
             high=highs[d],
-        )
-        if fixed is not None:
-            indices.append(fixed)
-            continue
-        index, inside = window_source(
-            inner,
-            at[d],
-            offset_of.get(d, 0),
-            stride=strides[d],
-            dilation=dilations[d],
-            low=lows[d],
             base=bases[d],
             size=shape[d],
         )
@@ -918,25 +920,15 @@ def convolution_input(
     indices[lb] = batch
     conditions = []
     for i, (position, offset) in enumerate(zip(positions, offsets)):
-        fixed = _static_window_source(
+        index, inside = window_read(
+            b,
             position,
+            offset,
             window=kernel[i],
             stride=strides[i],
             dilation=rhs_dil[i],
             low=lows[i],
-            base=lhs_dil[i],
             high=highs[i],
-        )
-        if fixed is not None:
-            indices[ls[i]] = fixed
-            continue
-        index, inside = window_source(
-            b,
-            position,
-            offset,
-            stride=strides[i],
-            dilation=rhs_dil[i],
-            low=lows[i],
             base=lhs_dil[i],
             size=lhs_shape[ls[i]],
         )
