@@ -425,14 +425,14 @@ def host_calls(function: func.FuncOp) -> dict:
                 if isinstance(op, plan.WhileLoopOp):  # as the fake driver runs it (below)
                     trips = 0
                     test = calls(op.cond.block)
-                    allocations += test[0]
+                    allocations += test[0]  # made once, at the start of the function
                     uploads += test[1]
                     downloads += test[2]
                     device_copies += test[3]
                 else:
                     trips = op.trip_count.value.data
                 inner = calls(op.body.block)
-                allocations += inner[0] * trips
+                allocations += inner[0]  # made once, at the start of the function
                 uploads += inner[1] * trips
                 downloads += inner[2] * trips
                 device_copies += inner[3] * trips

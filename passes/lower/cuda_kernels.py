@@ -23,6 +23,7 @@ host). Splat constants are not read from memory at all.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -200,6 +201,9 @@ class KernelContext:
             self.module_block.insert_op_before(op, first)
 
     def unique_name(self, base: str) -> str:
+        """`base` as a PTX identifier (other characters than letters, digits, `_` and `$`
+        become `_`: a function may be named `add_n.impl`), made unique."""
+        base = re.sub(r"[^A-Za-z0-9_$]", "_", base)
         name, n = base, 1
         while name in self.names:
             n += 1
