@@ -112,3 +112,51 @@ def test_the_cuda_export_reads_the_condition_back_each_time(tmp_path):
     # false), then the results
     copies_back = [c for c in result["calls"] if c.startswith("memcpy_dtoh")]
     assert [c.split("bytes=")[1] for c in copies_back] == ["1", "256", "4"]
+
+
+SWAPS = """func.func @swaps(%a: tensor<4xf32>, %b: tensor<4xf32>, %n: tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = accy.constant dense<0> : tensor<i32>
+  %x, %y, %k = accy.while (%a, %b, %zero : tensor<4xf32>, tensor<4xf32>, tensor<i32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<i32>) cond {
+  ^bb0(%p: tensor<4xf32>, %q: tensor<4xf32>, %i: tensor<i32>):
+    %more = accy.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    accy.yield %more : tensor<i1>
+  } do {
+  ^bb0(%p: tensor<4xf32>, %q: tensor<4xf32>, %i: tensor<i32>):
+    %s:2 = accy.iterate 3 iter_args(%u = %p, %v = %q) : tensor<4xf32>, tensor<4xf32> {
+      accy.yield %v, %u : tensor<4xf32>, tensor<4xf32>
+    }
+    %one = accy.constant dense<1> : tensor<i32>
+    %j = accy.add %i, %one : tensor<i32>
+    accy.yield %s#0, %s#1, %j : tensor<4xf32>, tensor<4xf32>, tensor<i32>
+  }
+  func.return %x, %y : tensor<4xf32>, tensor<4xf32>
+}"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_a_counted_loop_that_swaps_inside_a_while(n, tmp_path):
+    """Three swaps per iteration: an odd number of iterations swaps the pair. On CUDA the
+    inner loop's staging buffers are allocated once, at the start, like every buffer."""
+    a, b = np.arange(4, dtype=np.float32), -np.arange(4, dtype=np.float32)
+    expected = (b, a) if n % 2 else (a, b)
+    for got in (
+        run(accy.parse(SWAPS), "swaps", a, b, np.int32(n)),
+        accy.compile(SWAPS)(a, b, np.int32(n)),
+    ):
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    if n == 0:
+        directory = accy.export(SWAPS, tmp_path / "swaps", target="cuda")
+        result = run_with_fake_driver(directory, [a, b, np.int32(n)], function="swaps")
+        assert not plan_problems(directory, "swaps", result)
+
+
+def test_a_function_name_that_is_no_ptx_identifier(tmp_path):
+    """Kernel names derive from the function's: `add_n.impl` gives `add_n_impl_...`."""
+    text = """func.func @add_n.impl(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = accy.add %x, %x : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}"""
+    directory = accy.export(text, tmp_path / "dotted", target="cuda")
+    assert not ptxas_problems(directory)
+    assert ".entry add_n_impl_item0" in (directory / "accy_kernels.ptx").read_text()
