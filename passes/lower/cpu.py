@@ -27,9 +27,12 @@ ins and writing its outs:
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
   accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
   loop;
-- dot_general: output zeroed, then loops batch, lhs free (i), contracting (k), rhs free
-  (j) accumulating into the output, so the innermost loop is contiguous; f16/bf16
-  accumulate in f32 in loops batch, i, j, k and round once;
+- dot_general: `[batch.., M, K] x [batch.., K, N]` with N a multiple of 8 (f32, f16,
+  bf16) as register tiles of `vector<8xf32>` accumulators (`_dot_tiles`; f16/bf16
+  extended as loaded, rounded once); other f32 and integer products: output zeroed, then
+  loops batch, lhs free (i), contracting (k), rhs free (j) accumulating into the output,
+  so the innermost loop is contiguous; other f16/bf16 ones accumulate in f32 in loops
+  batch, i, j, k and round once;
 - scan: loops over the other dims, then a sequential loop along the scan dim with the
   carry, writing its out (the scratch the result shares).
 
@@ -243,14 +246,14 @@ def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
 
 
 def _register_tiles(root: ops.DotGeneralOp, element_type: Attribute) -> bool:
-    """Whether `_dot_tiles` lowers `root`: f32, static shapes, batch dims leading on both
-    sides, then `[M, K] x [K, N]` with N (contiguous in the rhs and the output) a
-    multiple of `VECTOR_WIDTH`."""
+    """Whether `_dot_tiles` lowers `root`: f32, f16 or bf16, static shapes, batch dims
+    leading on both sides, then `[M, K] x [K, N]` with N (contiguous in the rhs and the
+    output) a multiple of `VECTOR_WIDTH`."""
     (lb, rb), (lc, rc) = root.batching, root.contracting
     lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
     nb = len(lb)
     return (
-        isinstance(element_type, Float32Type)
+        (isinstance(element_type, Float32Type) or is_low_precision(element_type))
         and DYNAMIC_INDEX not in (*lhs_shape, *rhs_shape)
         and list(lb) == list(range(nb)) == list(rb)
         and len(lhs_shape) == len(rhs_shape) == nb + 2
@@ -938,6 +941,10 @@ class FunctionLowering(HostLowering):
         contract_sizes = [lhs_sizes[d] for d in lc]
         nb, nl = len(batch_sizes), len(lfree_sizes)
 
+        if _register_tiles(root, element_type):
+            self._dot_tiles(b, root, batch_sizes, target)
+            return
+
         if is_low_precision(element_type):
             # batch, i, j, then k carrying an f32 accumulator; one rounding at the end.
             inner, ivs = self.parallel_nest(
@@ -958,10 +965,6 @@ class FunctionLowering(HostLowering):
 
             total = build(inner, 0, combiner_identity(inner, zero_kind, acc_type), [])
             self.store(inner, narrow(inner, total, element_type), target, ivs)
-            return
-
-        if _register_tiles(root, element_type):
-            self._dot_tiles(b, root, batch_sizes, target)
             return
 
         # Zero the output, then batch, i, k, j accumulating into it (j innermost), with
@@ -1036,14 +1039,15 @@ class FunctionLowering(HostLowering):
     def _dot_tiles(
         self, b: Builder, root: ops.DotGeneralOp, batch_sizes: list[SSAValue], target: SSAValue
     ) -> None:
-        """`[batch.., M, K] x [batch.., K, N]` in f32 (see `_register_tiles`) as register
-        tiles of `rows` output rows x `vectors` * 8 columns, all in parallel, column tiles
-        outermost (so consecutive tiles of one task share the rhs columns they stream,
-        which then come from the L1 cache). A tile's `rows * vectors` accumulators
-        (`vector<8xf32>`, starting at zero) are carried through the whole k loop, each
-        step loading `vectors` rhs vectors once and one lhs scalar per row (broadcast) for
+        """`[batch.., M, K] x [batch.., K, N]` (see `_register_tiles`) as register tiles of
+        `rows` output rows x `vectors` * 8 columns, all in parallel, column tiles outermost
+        (so consecutive tiles of one task share the rhs columns they stream, which then
+        come from the L1 cache). A tile's `rows * vectors` accumulators (`vector<8xf32>`,
+        starting at zero) are carried through the whole k loop, each step loading
+        `vectors` rhs vectors once and one lhs scalar per row (broadcast) for
         `rows * vectors` FMAs, and stored once at the end: the output is written, never
-        read."""
+        read. f16/bf16 operands are extended to f32 as they are loaded and the sums
+        rounded once, as they are stored."""
         nb = len(batch_sizes)
         lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
         m, k, n = lhs_shape[nb], lhs_shape[nb + 1], rhs_shape[nb + 1]
@@ -1062,13 +1066,20 @@ class FunctionLowering(HostLowering):
         column_ivs = [j] + [
             emit(tile, arith.AddiOp(j, self.index(v * VECTOR_WIDTH))) for v in range(1, vectors)
         ]
+        element = root.result.type.get_element_type()  # type: ignore[attr-defined]
+        stored_type = VectorType(element, [VECTOR_WIDTH])
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
         loop, body, kv, accumulators = self.loop(tile, self.index(k), [zero] * (rows * vectors))
         lhs, rhs = self.memref_of(root.lhs), self.memref_of(root.rhs)
-        columns = [emit(body, vector.LoadOp(rhs, [*batch, kv, c], vector_type)) for c in column_ivs]
+        columns = []
+        for c in column_ivs:
+            column = emit(body, vector.LoadOp(rhs, [*batch, kv, c], stored_type))
+            if stored_type != vector_type:
+                column = emit(body, arith.ExtFOp(column, vector_type))
+            columns.append(column)
         updated = []
         for r, row in enumerate(row_ivs):
-            scalar = emit(body, memref.LoadOp.get(lhs, [*batch, row, kv]))
+            scalar = widen(body, emit(body, memref.LoadOp.get(lhs, [*batch, row, kv])))
             broadcast = emit(body, vector.BroadcastOp(scalar, vector_type))
             for v, column in enumerate(columns):
                 updated.append(
@@ -1077,9 +1088,10 @@ class FunctionLowering(HostLowering):
         body.insert(scf.YieldOp(*updated))
         for r, row in enumerate(row_ivs):
             for v, column in enumerate(column_ivs):
-                tile.insert(
-                    vector.StoreOp(loop.results[r * vectors + v], target, [*batch, row, column])
-                )
+                total = loop.results[r * vectors + v]
+                if stored_type != vector_type:
+                    total = emit(tile, arith.TruncFOp(total, stored_type))
+                tile.insert(vector.StoreOp(total, target, [*batch, row, column]))
 
     def _convolution_tiles(
         self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel

@@ -285,13 +285,14 @@ func.func @f(%a: tensor<2x7x5xf32>, %b: tensor<3x2x7xf32>) -> tensor<2x5x3xf32> 
         ((3,), 12, 256, 32),  # a batch dim
     ],
 )
-def test_dot_general_register_tiles(batch, m, k, n) -> None:
-    # f32 [batch, M, K] x [batch, K, N] with N a multiple of 8: `_dot_tiles`. Inputs are
-    # positive so the sums have no cancellation (the accumulation order differs from
-    # numpy's).
+@pytest.mark.parametrize("t", ["f32", "bf16", "f16"])
+def test_dot_general_register_tiles(batch, m, k, n, t) -> None:
+    # [batch, M, K] x [batch, K, N] with N a multiple of 8: `_dot_tiles` (f16/bf16 extended
+    # to f32, rounded once). Inputs are positive so the sums have no cancellation (the
+    # accumulation order differs from numpy's).
     b = len(batch)
     dims = "".join(f"{d}x" for d in batch)
-    lhs, rhs, out = (f"tensor<{dims}{x}x{y}xf32>" for x, y in ((m, k), (k, n), (m, n)))
+    lhs, rhs, out = (f"tensor<{dims}{x}x{y}x{t}>" for x, y in ((m, k), (k, n), (m, n)))
     batching = f"[{', '.join(map(str, range(b)))}] x [{', '.join(map(str, range(b)))}]"
     text = f"""
 func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
@@ -299,7 +300,7 @@ func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
   return %r : {out}
 }}"""
     exe, _ = check(
-        text, data((*batch, m, k), np.float32, 0.5, 1.5), data((*batch, k, n), np.float32, 0.5, 1.5)
+        text, data((*batch, m, k), TYPES[t], 0.5, 1.5), data((*batch, k, n), TYPES[t], 0.5, 1.5)
     )
     assert "vector.fma" in exe.lowered_text
 
