@@ -111,22 +111,23 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 }
 // CHECK-LABEL: func.func @mm
 // CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
-// CHECK-DAG:   %[[C4:.*]] = arith.constant 4 : index
-// CHECK-DAG:   %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
-// Tiles of 16 columns x 4 rows, all in parallel, column tiles outermost.
-// CHECK:       "scf.parallel"(%[[C0]], %[[C0]], %[[C256]], %[[C64]], %[[C16]], %[[C4]])
-// The 4 x 2 accumulators start at zero and go through the whole k loop: each step loads
-// two rhs vectors and one lhs scalar per row (broadcast) for eight FMAs.
-// CHECK:         arith.constant dense<0.000000e+00> : vector<8xf32>
+// Tiles of 32 columns (two vector<16xf32>: N is a multiple of 16) x 8 rows, all in
+// parallel, column tiles outermost.
+// CHECK:       "scf.parallel"(%[[C0]], %[[C0]], %[[C256]], %[[C64]], %[[C32]], %[[C8]])
+// The 8 x 2 accumulators start at zero and go through the whole k loop: each step loads
+// two rhs vectors and one lhs scalar per row (broadcast) for sixteen FMAs.
+// CHECK:         arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK:         scf.for %{{.*}} = %[[C0]] to %[[C128]] step %{{.*}} iter_args
-// CHECK-COUNT-2:   vector.load %{{.*}} : memref<128x256xf32>, vector<8xf32>
+// CHECK-COUNT-2:   vector.load %{{.*}} : memref<128x256xf32>, vector<16xf32>
 // CHECK:           vector.broadcast
 // CHECK-COUNT-2:   vector.fma
 // CHECK:         }
-// CHECK-COUNT-8: vector.store
+// CHECK-COUNT-16: vector.store
 
 // With two threads the parallel loops become async tasks on the async runtime ABI;
 // sequential code calls none of it.
