@@ -1269,7 +1269,7 @@ def _general_while(imp, op, operands, bb, env):
         raise imp.error(op, "has no single-block cond and body")
     blocks = [r[0] for r in op.regions]
 
-    def region(block, keep=None):
+    def region(block):
         def build(inner: BlockBuilder, *args: SSAValue):
             scope: Env = ChainMap({a.id: v for a, v in zip(block.args, args, strict=True)}, env)
             inner.location = bb.location

@@ -270,8 +270,8 @@ def _register_tiles(root: ops.DotGeneralOp, element_type: Attribute) -> bool:
     )
 
 
-def _convolution_tiles(root: Operation) -> bool:
-    """Whether `_convolution_tiles` lowers `root`: an f32 convolution without groups whose
+def _has_register_tiles(root: Operation) -> bool:
+    """Whether `FunctionLowering._convolution_tiles` lowers `root`: an f32 convolution without groups whose
     result and kernel keep output features in their last (contiguous) dim, a multiple of
     `VECTOR_WIDTH` of them, all dims static."""
     if not isinstance(root, ops.ConvolutionOp):
@@ -672,7 +672,7 @@ class FunctionLowering(HostLowering):
         convolution as register tiles (`_convolution_tiles`)."""
         root = kernel.root
         conv = next((m for m in kernel.members if isinstance(m, ops.ConvolutionOp)), None)
-        if conv is not None and _convolution_tiles(conv):
+        if conv is not None and _has_register_tiles(conv):
             self._convolution_tiles(b, conv, kernel)
             return
         if conv is not None:
@@ -1106,7 +1106,7 @@ class FunctionLowering(HostLowering):
     def _convolution_tiles(
         self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
     ) -> None:
-        """An f32 convolution (see `_convolution_tiles`) as register tiles of up to
+        """An f32 convolution (see `_has_register_tiles`) as register tiles of up to
         `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
         is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
         features, all in parallel. A tile's accumulators start at zero and are carried

@@ -658,8 +658,8 @@ def fold_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
 
 def window_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """A `window` or `convolution` item: one thread per result element runs its window's
-    loops (`indexing.WINDOW_ELEMENTS`, the operands through the fused members) and stores
-    every result."""
+    loops (`indexing.WINDOW_ELEMENTS`; a convolution and its epilogue through the fused
+    group), the operands through the fused members, and stores every result."""
     root = item.root
     results = list(root.results)
     shape = static_shape(results[0])
@@ -669,13 +669,16 @@ def window_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     kernel = context.kernel(item, str(item.kind.value), reads=item.inputs, writes=results)
     group = kernel.fused(item)
     linear = linear_thread(kernel.builder, ELEMENT_BLOCK)
-    element = indexing.WINDOW_ELEMENTS[type(root)]
+    element = indexing.WINDOW_ELEMENTS.get(type(root))
 
     def compute_one(b: Builder) -> None:
         indices = static_indices(b, linear, shape)
-        values = element(
-            b, root, indices, lambda bb, value, at: kernel.evaluate(bb, group, value, at)
-        )
+        if element is None:  # a convolution, its epilogue's last op the root
+            values = [kernel.evaluate(b, group, results[0], indices)]
+        else:
+            values = element(
+                b, root, indices, lambda bb, value, at: kernel.evaluate(bb, group, value, at)
+            )
         for result, value in zip(results, values):
             kernel.store(b, value, result, indices)
 

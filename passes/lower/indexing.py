@@ -1057,10 +1057,10 @@ def convolution_element(
 WINDOW_ELEMENTS = {
     ops.ReduceWindowOp: reduce_window_element,
     ops.SelectAndScatterOp: lambda b, op, at, load: [select_and_scatter_element(b, op, at, load)],
-    ops.ConvolutionOp: lambda b, op, at, load: [convolution_element(b, op, at, load)],
 }
 """Root op type -> `(builder, op, result indices, load) -> its results' elements there`:
-the work items of kinds `window` and `convolution`, one result element at a time."""
+the work items of kind `window`, one result element at a time (a `convolution` item is
+its fused group's root, the convolution a member `FusedGroup` evaluates)."""
 
 
 def window_work(op: Operation) -> int:

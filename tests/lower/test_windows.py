@@ -596,3 +596,15 @@ def test_custom_syntax_round_trips_through_the_parser():
     names = [op.name.removeprefix("accy.") for op in module.walk()]
     for name in ("convolution", "reduce_window", "select_and_scatter"):
         assert names.count(name) == (2 if name == "convolution" else 1), name
+
+
+def test_a_convolution_family_of_the_users_runs_one_thread_per_element(tmp_path):
+    """Another family for the `convolution` kind (a user's file) leaves the convolution and
+    its epilogue to the one-thread-per-element kernel; ptxas accepts it."""
+    families = tmp_path / "families.toml"
+    families.write_text('[[family]]\nid = "convolution.direct"\nkinds = ["convolution"]\n')
+    t = "tensor<2x6x6x16xf32>"
+    text = _epilogue_program(16, f"func.return %r : {t}", t)
+    directory = accy.export(text, tmp_path / "direct", target="cuda", families=[families])
+    ptx = (directory / "accy_kernels.ptx").read_text()
+    assert ".entry main_item0_convolution(" in ptx and "convolution_tiled" not in ptx
