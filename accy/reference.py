@@ -914,6 +914,11 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
 """
 
 
+def evaluate(op: Operation, *arrays: np.ndarray) -> np.ndarray:
+    """The result of one single-result op of `_EVALUATORS` on operand `arrays`."""
+    return np.asarray(_EVALUATORS[type(op)](op, *arrays))
+
+
 def _check_result(op: Operation, result: SSAValue, value: np.ndarray) -> None:
     declared = _tensor_type(result)
     if not _shape_matches(declared.get_shape(), value.shape):

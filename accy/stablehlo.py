@@ -71,6 +71,7 @@ from accy.mlir_bridge import (
     UpstreamValue,
     parse_stablehlo,
 )
+from accy.passes.constant_fold import fold_constants
 from accy.shape_values import DYNAMIC, ShapeValues
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
@@ -249,7 +250,7 @@ class _Importer:
             if function.attributes.get("sym_visibility", "public") != "private":
                 self.function(name, function)
         module = self.builder.finish()
-        _erase_unused_constants(module)
+        fold_constants(module)
         return module
 
     def function(self, name: str, function: UpstreamOp) -> None:
@@ -350,14 +351,6 @@ def _donated(entries: object) -> bool:
     if not isinstance(entries, dict):
         return False
     return "tf.aliasing_output" in entries or entries.get("jax.buffer_donor") is True
-
-
-def _erase_unused_constants(module: ModuleOp) -> None:
-    """Drop constants nothing reads (identity inits of reductions, loop steps)."""
-    for op in list(module.walk()):
-        if isinstance(op, ops.ConstantOp) and not op.result.uses:
-            op.detach()
-            op.erase()
 
 
 def _count_uses(op: UpstreamOp, uses: Counter[int]) -> None:

@@ -19,7 +19,10 @@ DEFAULT_SM_COUNT = 132
 """Multiprocessors of the reference GPU (an H200)."""
 
 DEFAULT_ALIGNMENT = 256
-"""Byte alignment of every buffer in an arena."""
+"""Byte alignment of every buffer in a CUDA arena."""
+
+CPU_ALIGNMENT = 64
+"""Byte alignment of every buffer in a CPU arena: a cache line, one AVX-512 vector."""
 
 DEFAULT_PACK_BUDGET_MS = 20.0
 """Milliseconds the arena improvement search may spend per function."""
@@ -39,7 +42,9 @@ class PlanOptions:
     rows: tuple[int, ...] = ()
     sm_count: int = DEFAULT_SM_COUNT
     families: tuple[Path, ...] = ()
-    alignment: int = DEFAULT_ALIGNMENT
+    alignment: int | None = None
+    """Byte alignment of every arena buffer; None: the target's (`DEFAULT_ALIGNMENT` on
+    CUDA, `CPU_ALIGNMENT` on the CPU)."""
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     pack_workers: int = 1
     check_arena: bool = False
@@ -62,6 +67,9 @@ class PlanOptions:
         return cls(**options)
 
     def __post_init__(self) -> None:
+        if self.alignment is None:
+            target_alignment = CPU_ALIGNMENT if self.target == "cpu" else DEFAULT_ALIGNMENT
+            object.__setattr__(self, "alignment", target_alignment)
         rules = (
             ("constant_capacity", self.constant_capacity >= 0, "a byte count >= 0"),
             ("shared_limit", self.shared_limit >= 0, "a byte count >= 0"),

@@ -226,7 +226,7 @@ class PlanArenaPass(AnnotatingPass):
     `reuses slot N` for in-place reuse); every function gets `accy.arena_size`.
 
     Options:
-    - alignment: byte alignment of every buffer (default 256).
+    - alignment: byte alignment of every buffer (default 256; 64 planned for the CPU).
     - pack-budget-ms: time the improvement search may spend per function (default 20).
     - pack-workers: processes for the exact sweeps when the budget is long (default 1; see
       `accy.passes.arena.race`: the result is reproducible for the same budget and workers).

@@ -21,6 +21,9 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
             "accy.passes.dead_code", fromlist=["EliminateDeadCodePass"]
         ).EliminateDeadCodePass
     )
+    passes["accy-fold-constants"] = lambda: (
+        __import__("accy.passes.constant_fold", fromlist=["FoldConstantsPass"]).FoldConstantsPass
+    )
     passes["accy-plan"] = lambda: (
         __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
     )

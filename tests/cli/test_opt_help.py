@@ -81,7 +81,7 @@ def test_list_passes_lists_every_pass_with_options(capsys):
             assert f"      {field.name.replace('_', '-')}=<" in out
     # an option shows its type, its default and the docstring's text for it
     assert "alignment=<int | None>  (default: unset)" in out
-    assert "byte alignment of every buffer (default 256)." in out
+    assert "byte alignment of every buffer (default 256; 64 planned for the CPU)." in out
     assert "check=<bool>  (default: false)" in out
     assert "target=<str>  (default: cpu)" in out
 
