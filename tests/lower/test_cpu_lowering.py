@@ -497,7 +497,7 @@ func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64xf32> {
         arena.offsets[s] for s in arena.reuses.values()
     }
     assert len(offsets) == len(set(arena.reuses.values()))
-    assert "memref.alloc() {alignment = 256 : i64} : memref<" in exe.lowered_text
+    assert "memref.alloc() {alignment = 64 : i64} : memref<" in exe.lowered_text
 
 
 def test_donated_parameter_buffer_keeps_results_right() -> None:

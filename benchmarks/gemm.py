@@ -1,0 +1,238 @@
+"""Matrix products on accy's CPU target against XLA (via JAX) and numpy, side by side.
+
+    python benchmarks/gemm.py [--rounds 7] [--threads N] [--dtypes f32,bf16] [--markdown]
+
+The shapes are every distinct `dot_general` of the zoo and `tests/data/stablehlo` (read
+from the programs at run time), and the issue's two larger ones: a 512x256 by 256x1024
+product and a batched 8x128x64 by 8x64x128 one. Each runs as a one-op StableHLO program
+in f32 and in bf16 (bf16 operands and result, f32 accumulation, as JAX writes it):
+accy and XLA compile the very same text; numpy computes `einsum` in f32 (for the bf16 rows
+too: numpy has no fast bf16 product). Every accy result is checked against numpy's (a
+wrong product prints `wrong` and no time). The three run in turn, `--rounds` times, each
+a batch of calls of about 10 ms; a time is the fastest batch's average per call (inputs
+in place). Ratios above 1 mean accy is faster.
+
+Needs JAX for the XLA column (`pip install -e '.[jax]'`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import string
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from models import DATA, SUFFIX, xla_runner
+from timing import geomean
+
+
+@dataclass(frozen=True)
+class Product:
+    """One `dot_general`: operand shapes and dimension numbers."""
+
+    lhs: tuple[int, ...]
+    rhs: tuple[int, ...]
+    batching: tuple[tuple[int, ...], tuple[int, ...]]
+    contracting: tuple[tuple[int, ...], tuple[int, ...]]
+
+    @property
+    def result(self) -> tuple[int, ...]:
+        (lb, rb), (lc, rc) = self.batching, self.contracting
+        free_l = [d for d in range(len(self.lhs)) if d not in lb and d not in lc]
+        free_r = [d for d in range(len(self.rhs)) if d not in rb and d not in rc]
+        return tuple(
+            [self.lhs[d] for d in lb]
+            + [self.lhs[d] for d in free_l]
+            + [self.rhs[d] for d in free_r]
+        )
+
+    @property
+    def flops(self) -> int:
+        contracted = math.prod(self.lhs[d] for d in self.contracting[0])
+        return 2 * math.prod(self.result) * contracted
+
+    def label(self) -> str:
+        (lb, rb), (lc, rc) = self.batching, self.contracting
+        shape = "x".join(map(str, self.lhs)) + " . " + "x".join(map(str, self.rhs))
+        dims = f"c{list(lc)}x{list(rc)}" + (f" b{list(lb)}x{list(rb)}" if lb else "")
+        return f"{shape} {dims}".replace(" ", "")
+
+    def einsum(self) -> str:
+        """numpy's subscripts for the same contraction."""
+        letters = iter(string.ascii_letters)
+        (lb, rb), (lc, rc) = self.batching, self.contracting
+        left = [next(letters) for _ in self.lhs]
+        right = [next(letters) for _ in self.rhs]
+        for l_dim, r_dim in [*zip(lb, rb), *zip(lc, rc)]:
+            right[r_dim] = left[l_dim]
+        free_l = [left[d] for d in range(len(self.lhs)) if d not in lb and d not in lc]
+        free_r = [right[d] for d in range(len(self.rhs)) if d not in rb and d not in rc]
+        out = [left[d] for d in lb] + free_l + free_r
+        return f"{''.join(left)},{''.join(right)}->{''.join(out)}"
+
+    def stablehlo(self, element: str) -> str:
+        def t(shape):
+            return f"tensor<{'x'.join(map(str, shape))}x{element}>"
+
+        (lb, rb), (lc, rc) = self.batching, self.contracting
+        batching = f"batching_dims = {list(lb)} x {list(rb)}, " if lb else ""
+        return (
+            f"func.func public @main(%a: {t(self.lhs)}, %b: {t(self.rhs)}) -> {t(self.result)} {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, {batching}contracting_dims = {list(lc)} x "
+            f"{list(rc)} : ({t(self.lhs)}, {t(self.rhs)}) -> {t(self.result)}\n"
+            f"  return %0 : {t(self.result)}\n}}\n"
+        )
+
+
+EXTRA = (
+    Product((512, 256), (256, 1024), ((), ()), ((1,), (0,))),
+    Product((8, 128, 64), (8, 64, 128), ((0,), (0,)), ((2,), (1,))),
+)
+"""The issue's larger shapes (beyond the zoo's)."""
+
+
+def zoo_products(folders) -> list[Product]:
+    """Every distinct `dot_general` of the programs in `folders`, in first-seen order."""
+    from accy.dialects import accy as ops
+
+    import accy
+
+    found: dict[Product, None] = {}
+    for folder in folders:
+        for path in sorted(Path(folder).glob(f"*{SUFFIX}")):
+            module = accy.import_stablehlo(path.read_text(), filename=str(path))
+            for op in module.walk():
+                if isinstance(op, ops.DotGeneralOp):
+                    product = Product(
+                        tuple(op.lhs.type.get_shape()),
+                        tuple(op.rhs.type.get_shape()),
+                        op.batching,
+                        op.contracting,
+                    )
+                    found[product] = None
+    return list(found)
+
+
+def measure(product: Product, element: str, rounds: int, threads: int | None) -> dict:
+    """Times (seconds) of accy, XLA and numpy on one product, or `wrong` with the error."""
+    import ml_dtypes
+    import numpy as np
+
+    import accy
+
+    rng = np.random.default_rng(0)
+    dtype = np.float32 if element == "f32" else ml_dtypes.bfloat16
+    a = rng.standard_normal(product.lhs, dtype=np.float32).astype(dtype)
+    b = rng.standard_normal(product.rhs, dtype=np.float32).astype(dtype)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    subscripts = product.einsum()
+    want = np.einsum(subscripts, a32, b32, optimize=True)
+    text = product.stablehlo(element)
+    function = accy.compile(accy.import_stablehlo(text), target="cpu", threads=threads)
+    got = np.asarray(function(a, b)).astype(np.float32)
+    contracted = math.prod(product.lhs[d] for d in product.contracting[0])
+    tolerance = (1e-4 if element == "f32" else 2e-2) * math.sqrt(contracted)
+    facts: dict = {}
+    if not np.allclose(got, want, rtol=tolerance, atol=tolerance):
+        facts["wrong"] = float(np.max(np.abs(got - want)))
+        return facts
+    calls = {
+        "accy": lambda: function(a, b),
+        "numpy": lambda: np.einsum(subscripts, a32, b32, optimize=True),
+    }
+    xla = xla_runner(text, [a, b])
+    if xla is not None:
+        calls["xla"] = xla[0]
+    facts.update(interleaved_times(calls, rounds))
+    return facts
+
+
+def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> dict:
+    """Seconds per call of each of `calls`: batches of calls taking about `batch_seconds`
+    run in turn, `rounds` times; each call's figure is its fastest batch's average (the
+    runs share whatever else the machine does, so their ratio is fair)."""
+    counts = {}
+    for name, call in calls.items():
+        for _ in range(3):
+            call()
+        start = time.perf_counter()
+        call()
+        counts[name] = max(1, int(batch_seconds / max(time.perf_counter() - start, 1e-7)))
+    best = dict.fromkeys(calls, math.inf)
+    for _ in range(rounds):
+        for name, call in calls.items():
+            start = time.perf_counter()
+            for _ in range(counts[name]):
+                call()
+            best[name] = min(best[name], (time.perf_counter() - start) / counts[name])
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
+    parser.add_argument("--threads", type=int, default=None, help="accy's CPU threads")
+    parser.add_argument("--dtypes", default="f32,bf16")
+    parser.add_argument("--filter", default="", help="only shapes whose label contains this")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    products = [*zoo_products(DATA), *EXTRA]
+    products = [p for p in products if args.filter in p.label()]
+    if not products:
+        print("error: no shapes match", file=sys.stderr)
+        return 1
+    header = ["shape", "type", "GFLOP/s", "accy us", "xla us", "numpy us", "xla/accy", "numpy/accy"]
+    rows, xla_ratios, numpy_ratios = [], [], []
+    worst: dict[str, float] = {}
+    for product in products:
+        for element in args.dtypes.split(","):
+            f = measure(product, element, args.rounds, args.threads)
+            if "wrong" in f:
+                rows.append([product.label(), element, f"wrong (max error {f['wrong']:.3g})"])
+                continue
+            vs_xla = f["xla"] / f["accy"] if "xla" in f else None
+            vs_numpy = f["numpy"] / f["accy"]
+            xla_ratios.append(vs_xla)
+            numpy_ratios.append(vs_numpy)
+            if vs_xla is not None:
+                worst[element] = min(worst.get(element, math.inf), vs_xla)
+            rows.append(
+                [
+                    product.label(),
+                    element,
+                    f"{product.flops / f['accy'] / 1e9:.1f}",
+                    f"{f['accy'] * 1e6:.1f}",
+                    "-" if "xla" not in f else f"{f['xla'] * 1e6:.1f}",
+                    f"{f['numpy'] * 1e6:.1f}",
+                    "-" if vs_xla is None else f"{vs_xla:.2f}",
+                    f"{vs_numpy:.2f}",
+                ]
+            )
+    width = len(header)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    if args.markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * width]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(width)]
+        fmt = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
+        lines = [fmt.format(*r) for r in [header, *rows]]
+    lines.append("")
+
+    def shown(value):
+        return "-" if value is None else f"{value:.2f}"
+
+    lines.append(
+        f"geometric means: xla/accy {shown(geomean(xla_ratios))}, numpy/accy "
+        f"{shown(geomean(numpy_ratios))} (> 1: accy faster); slowest against XLA: "
+        + ", ".join(f"{e} {v:.2f}" for e, v in worst.items())
+    )
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
