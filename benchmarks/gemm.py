@@ -9,8 +9,8 @@ in f32 and in bf16 (bf16 operands and result, f32 accumulation, as JAX writes it
 accy and XLA compile the very same text; numpy computes `einsum` in f32 (for the bf16 rows
 too: numpy has no fast bf16 product). Every accy result is checked against numpy's (a
 wrong product prints `wrong` and no time). The three run in turn, `--rounds` times, each
-a batch of calls of about 10 ms; a time is the fastest batch's average per call (inputs
-in place). Ratios above 1 mean accy is faster.
+a batch of calls of about 10 ms after a pause of `PAUSE`; a time is the fastest batch's
+average per call (inputs in place). Ratios above 1 mean accy is faster.
 
 Needs JAX for the XLA column (`pip install -e '.[jax]'`).
 """
@@ -150,6 +150,11 @@ def measure(product: Product, element: str, rounds: int, threads: int | None) ->
     return facts
 
 
+PAUSE = 0.05
+"""Seconds between two batches: worker threads a library leaves spinning after its calls
+(numpy's BLAS, XLA's pool) go to sleep before the next contender's batch starts."""
+
+
 def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> dict:
     """Seconds per call of each of `calls`: batches of calls taking about `batch_seconds`
     run in turn, `rounds` times; each call's figure is its fastest batch's average (the
@@ -164,6 +169,7 @@ def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> 
     best = dict.fromkeys(calls, math.inf)
     for _ in range(rounds):
         for name, call in calls.items():
+            time.sleep(PAUSE)
             start = time.perf_counter()
             for _ in range(counts[name]):
                 call()

@@ -27,9 +27,10 @@ ins and writing its outs:
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
   accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
   loop;
-- dot_general: `[batch.., M, K] x [batch.., K, N]` with N a multiple of 8 (f32, f16,
-  bf16) as register tiles of `vector<8xf32>` accumulators (`_dot_tiles`; f16/bf16
-  extended as loaded, rounded once); other f32 and integer products: output zeroed, then
+- dot_general: f32, f16 and bf16 products with one contracting dim and the rhs
+  contiguous along N, or both operands contiguous along K, as register tiles of
+  `vector<16xf32>` (or 8) accumulators (`dot_tiling`, `_dot_tiles`; batch and free dims
+  anywhere; f16/bf16 extended as loaded, rounded once); other f32 and integer products: output zeroed, then
   loops batch, lhs free (i), contracting (k), rhs free (j) accumulating into the output,
   so the innermost loop is contiguous; other f16/bf16 ones accumulate in f32 in loops
   batch, i, j, k and round once;
@@ -155,9 +156,11 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     VectorType,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -194,6 +197,9 @@ register; 512x256x1024 in f32 ran in 1.37 ms against 3.0 ms with 8 lanes, 2026-1
 
 WIDE_TILE_ROWS = 8
 """Output rows per tile with `WIDE_VECTOR_WIDTH` lanes (8 x 2 accumulators of 32 zmm)."""
+
+ROW_TILE = 4
+"""Rows-form dot tiles (`A . B^T`): output rows and columns per tile (4 x 4 accumulators)."""
 
 REDUCE_LEAF = 256
 """Reductions: consecutive positions of the innermost reduced dim one accumulator folds
@@ -252,22 +258,84 @@ def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
     return work
 
 
-def _register_tiles(root: ops.DotGeneralOp, element_type: Attribute) -> bool:
-    """Whether `_dot_tiles` lowers `root`: f32, f16 or bf16, static shapes, batch dims
-    leading on both sides, then `[M, K] x [K, N]` with N (contiguous in the rhs and the
-    output) a multiple of `VECTOR_WIDTH`."""
+@dataclass(frozen=True)
+class DotTiling:
+    """How `FunctionLowering._dot_tiles` computes a `dot_general` (see `dot_tiling`).
+
+    `form` is `columns` where the rhs is contiguous along N (its last dim is the last rhs
+    free dim): each k step broadcasts one lhs scalar per output row against `vectors`
+    rhs vectors of `lanes` columns; or `rows` where both operands are contiguous along the
+    one contracting dim (`A . B^T`): each accumulator is a vector of `lanes` k positions
+    of one output element, summed across its lanes at the end. `lhs_dims` / `rhs_dims`
+    give, for each operand dim, the output dim it walks with (None: the contracting dim).
+    `m` and `n` are the output dims of the tile's rows and columns (`m` None without lhs
+    free dims)."""
+
+    form: str
+    lanes: int
+    rows: int
+    columns: int
+    lhs_dims: tuple[int | None, ...]
+    rhs_dims: tuple[int | None, ...]
+    m: int | None
+    n: int
+
+
+def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
+    """The register tiling of an f32, f16 or bf16 `dot_general` with static shapes and one
+    contracting dim (None for others: those run the scalar loops of `dot_loops`)."""
+    element = root.result.type.get_element_type()  # type: ignore[attr-defined]
+    if not (isinstance(element, Float32Type) or is_low_precision(element)):
+        return None
     (lb, rb), (lc, rc) = root.batching, root.contracting
     lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
-    nb = len(lb)
-    return (
-        (isinstance(element_type, Float32Type) or is_low_precision(element_type))
-        and DYNAMIC_INDEX not in (*lhs_shape, *rhs_shape)
-        and list(lb) == list(range(nb)) == list(rb)
-        and len(lhs_shape) == len(rhs_shape) == nb + 2
-        and list(lc) == [nb + 1]
-        and list(rc) == [nb]
-        and rhs_shape[nb + 1] % VECTOR_WIDTH == 0
+    if DYNAMIC_INDEX in (*lhs_shape, *rhs_shape) or len(lc) != 1:
+        return None
+    l_free = [d for d in range(len(lhs_shape)) if d not in lb and d not in lc]
+    r_free = [d for d in range(len(rhs_shape)) if d not in rb and d not in rc]
+    if not r_free:
+        return None
+    nb, nl = len(lb), len(l_free)
+    lhs_dims: list[int | None] = [None] * len(lhs_shape)
+    rhs_dims: list[int | None] = [None] * len(rhs_shape)
+    for t, (l_dim, r_dim) in enumerate(zip(lb, rb)):
+        lhs_dims[l_dim], rhs_dims[r_dim] = t, t
+    for s, d in enumerate(l_free):
+        lhs_dims[d] = nb + s
+    for s, d in enumerate(r_free):
+        rhs_dims[d] = nb + nl + s
+    m = nb + nl - 1 if l_free else None
+    n = nb + nl + len(r_free) - 1
+    m_size = lhs_shape[l_free[-1]] if l_free else 1
+    k = lhs_shape[lc[0]]
+    if r_free[-1] == len(rhs_shape) - 1:
+        n_size = rhs_shape[r_free[-1]]
+        lanes = WIDE_VECTOR_WIDTH if n_size >= WIDE_VECTOR_WIDTH else VECTOR_WIDTH
+        main = n_size - n_size % lanes
+        columns = DOT_TILE_VECTORS if main and main % (DOT_TILE_VECTORS * lanes) == 0 else 1
+        rows = _block(m_size, WIDE_TILE_ROWS if lanes == WIDE_VECTOR_WIDTH else DOT_TILE_ROWS)
+        form = "columns"
+    elif rc[0] == len(rhs_shape) - 1 and lc[0] == len(lhs_shape) - 1:
+        lanes = WIDE_VECTOR_WIDTH if k > VECTOR_WIDTH else VECTOR_WIDTH
+        rows = _block(m_size, ROW_TILE)
+        columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
+        form = "rows"
+    else:
+        return None
+    return DotTiling(form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n)
+
+
+def _sum_of_lanes(value: SSAValue, kind: vector.CombiningKindAttr, fastmath) -> Operation:
+    """`vector.reduction` of `value` to its element type (xDSL's constructor gives the
+    result the vector's type)."""
+    op = vector.ReductionOp.__new__(vector.ReductionOp)
+    IRDLOperation.__init__(
+        op,
+        operands=[value, None],
+        result_types=[value.type.get_element_type()],  # type: ignore[attr-defined]
+        properties={"kind": kind, "fastmath": fastmath},
     )
+    return op
 
 
 def _has_register_tiles(root: Operation) -> bool:
@@ -948,8 +1016,9 @@ class FunctionLowering(HostLowering):
         contract_sizes = [lhs_sizes[d] for d in lc]
         nb, nl = len(batch_sizes), len(lfree_sizes)
 
-        if _register_tiles(root, element_type):
-            self._dot_tiles(b, root, batch_sizes, target)
+        tiling = dot_tiling(root)
+        if tiling is not None:
+            self._dot_tiles(b, root, tiling)
             return
 
         if is_low_precision(element_type):
@@ -1043,65 +1112,160 @@ class FunctionLowering(HostLowering):
                 acc = combine(inner, zero_kind, acc, combine(inner, ops.CombinerKind.MUL, x, y))
             self.store(inner, acc, target, out_idx)
 
-    def _dot_tiles(
-        self, b: Builder, root: ops.DotGeneralOp, batch_sizes: list[SSAValue], target: SSAValue
+    def _dot_tiles(self, b: Builder, root: ops.DotGeneralOp, tiling: DotTiling) -> None:
+        """A `dot_general` as register tiles (see `DotTiling`), all tiles in parallel:
+        `rows` output rows x `columns` column units, each accumulator a
+        `vector<lanes x f32>` carried through the whole k loop and stored once (the
+        output is written, never read). Columns form: the units are rhs vectors, N's
+        remainder past a multiple of `lanes` one masked vector; rows form: the units are
+        output columns, K's remainder one masked step. f16/bf16 operands are extended to
+        f32 as they are loaded and the sums rounded once, as they are stored."""
+        out_shape = shape_of(root.result)
+        n_size = out_shape[tiling.n]
+        loops = [d for d in range(len(out_shape)) if d not in (tiling.m, tiling.n)]
+        if tiling.form == "rows":
+            self._tile_nest(b, root, tiling, loops, 0, n_size, tiling.columns, None)
+            return
+        main = n_size - n_size % tiling.lanes
+        if main:
+            self._tile_nest(b, root, tiling, loops, 0, main, tiling.columns, None)
+        if main != n_size:
+            self._tile_nest(b, root, tiling, loops, main, tiling.lanes, 1, n_size - main)
+
+    def _tile_nest(
+        self,
+        b: Builder,
+        root: ops.DotGeneralOp,
+        tiling: DotTiling,
+        loops: list[int],
+        start: int,
+        extent: int,
+        columns: int,
+        mask: int | None,
     ) -> None:
-        """`[batch.., M, K] x [batch.., K, N]` (see `_register_tiles`) as register tiles of
-        `rows` output rows x `vectors` * `lanes` columns (16 lanes and up to 8 rows where N
-        is a multiple of 16, else 8 and 4), all in parallel, column tiles outermost
-        (so consecutive tiles of one task share the rhs columns they stream, which then
-        come from the L1 cache). A tile's `rows * vectors` accumulators (`vector<lanes x f32>`,
-        starting at zero) are carried through the whole k loop, each step loading
-        `vectors` rhs vectors once and one lhs scalar per row (broadcast) for
-        `rows * vectors` FMAs, and stored once at the end: the output is written, never
-        read. f16/bf16 operands are extended to f32 as they are loaded and the sums
-        rounded once, as they are stored."""
-        nb = len(batch_sizes)
-        lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
-        m, k, n = lhs_shape[nb], lhs_shape[nb + 1], rhs_shape[nb + 1]
-        wide = n % WIDE_VECTOR_WIDTH == 0
-        lanes = WIDE_VECTOR_WIDTH if wide else VECTOR_WIDTH
-        rows = _block(m, WIDE_TILE_ROWS if wide else DOT_TILE_ROWS)
-        vectors = DOT_TILE_VECTORS if n % (DOT_TILE_VECTORS * lanes) == 0 else 1
-        vector_type = VectorType(Float32Type(), [lanes])
-        tile, ivs = self.parallel_nest(
-            b,
-            [*batch_sizes, self.index(n), self.index(m)],
-            steps=[1] * nb + [vectors * lanes, rows],
-            parallel=nb + 2,
-            per_iteration=k,
-        )
-        batch, j, i = ivs[:nb], ivs[nb], ivs[nb + 1]
-        row_ivs = [i] + [emit(tile, arith.AddiOp(i, self.index(r))) for r in range(1, rows)]
-        column_ivs = [j] + [
-            emit(tile, arith.AddiOp(j, self.index(v * lanes))) for v in range(1, vectors)
-        ]
+        """The parallel nest of tiles over output columns `start` to `start + extent`
+        (`mask` lanes of one vector in a columns-form remainder) and every row."""
+        out_shape = shape_of(root.result)
+        lanes, rows = tiling.lanes, tiling.rows
+        k_dim = root.contracting[0][0]
+        k = shape_of(root.lhs)[k_dim]
+        width = columns * lanes if tiling.form == "columns" else columns
+        remainder = mask is not None
+        sizes = [self.index(out_shape[d]) for d in loops]
+        steps = [1] * len(loops)
+        if not remainder:
+            sizes.append(self.index(extent))
+            steps.append(width)
+        if tiling.m is not None:
+            sizes.append(self.index(out_shape[tiling.m]))
+            steps.append(rows)
+        tile, ivs = self.parallel_nest(b, sizes, steps=steps, parallel=len(sizes), per_iteration=k)
+        at: dict[int, SSAValue] = dict(zip(loops, ivs))
+        j = self.index(start) if remainder else ivs[len(loops)]
+        i = ivs[-1] if tiling.m is not None else None
+
+        def moved(iv: SSAValue | None, by: int) -> SSAValue | None:
+            if iv is None or by == 0:
+                return iv
+            return emit(tile, arith.AddiOp(iv, self.index(by)))
+
+        row_ivs = [moved(i, r) for r in range(rows)]
+        unit = lanes if tiling.form == "columns" else 1
+        column_ivs = [moved(j, c * unit) for c in range(columns)]
+
+        def index(dims, row, column, kv) -> list[SSAValue]:
+            place = dict(at)
+            place[tiling.n] = column
+            if tiling.m is not None:
+                place[tiling.m] = row
+            return [kv if d is None else place[d] for d in dims]
+
         element = root.result.type.get_element_type()  # type: ignore[attr-defined]
-        stored_type = VectorType(element, [lanes])
-        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
-        loop, body, kv, accumulators = self.loop(tile, self.index(k), [zero] * (rows * vectors))
+        vector_type = VectorType(Float32Type(), [lanes])
         lhs, rhs = self.memref_of(root.lhs), self.memref_of(root.rhs)
-        columns = []
-        for c in column_ivs:
-            column = emit(body, vector.LoadOp(rhs, [*batch, kv, c], stored_type))
-            if stored_type != vector_type:
-                column = emit(body, arith.ExtFOp(column, vector_type))
-            columns.append(column)
-        updated = []
-        for r, row in enumerate(row_ivs):
-            scalar = widen(body, emit(body, memref.LoadOp.get(lhs, [*batch, row, kv])))
-            broadcast = emit(body, vector.BroadcastOp(scalar, vector_type))
-            for v, column in enumerate(columns):
-                updated.append(
-                    emit(body, vector.FMAOp(broadcast, column, accumulators[r * vectors + v]))
+        target = self.memref_of(root.result)
+        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+
+        def load_vector(builder, source, indices, lanes_mask):
+            stored = VectorType(source.type.get_element_type(), [lanes])
+            if lanes_mask is None:
+                value = emit(builder, vector.LoadOp(source, indices, stored))
+            else:
+                passthru = emit(
+                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(stored, [0.0]))
                 )
-        body.insert(scf.YieldOp(*updated))
+                value = emit(builder, vector.MaskedLoadOp(source, indices, lanes_mask, passthru))
+            return (
+                value if stored == vector_type else emit(builder, arith.ExtFOp(value, vector_type))
+            )
+
+        def mask_of(builder, count):
+            mask_type = VectorType(i1, [lanes])
+            return emit(builder, vector.CreateMaskOp([self.index(count)], mask_type))
+
+        count = rows * columns
+        if tiling.form == "columns":
+            lane_mask = None if mask is None else mask_of(tile, mask)
+            loop, body, kv, acc = self.loop(tile, self.index(k), [zero] * count)
+            vectors = [
+                load_vector(body, rhs, index(tiling.rhs_dims, None, c, kv), lane_mask)
+                for c in column_ivs
+            ]
+            updated = []
+            for row in row_ivs:
+                scalar = widen(
+                    body, emit(body, memref.LoadOp.get(lhs, index(tiling.lhs_dims, row, None, kv)))
+                )
+                broadcast = emit(body, vector.BroadcastOp(scalar, vector_type))
+                for v in vectors:
+                    updated.append(emit(body, vector.FMAOp(broadcast, v, acc[len(updated)])))
+            body.insert(scf.YieldOp(*updated))
+            stored_type = VectorType(element, [lanes])
+            for r, row in enumerate(row_ivs):
+                for c, column in enumerate(column_ivs):
+                    total = loop.results[r * columns + c]
+                    if stored_type != vector_type:
+                        total = emit(tile, arith.TruncFOp(total, stored_type))
+                    out = index(range(len(out_shape)), row, column, None)
+                    if lane_mask is None:
+                        tile.insert(vector.StoreOp(total, target, out))
+                    else:
+                        tile.insert(vector.MaskedStoreOp(target, out, lane_mask, total))
+            return
+
+        # rows form: k in steps of `lanes`, then one masked step for K's remainder.
+        steps_k, tail = divmod(k, lanes)
+
+        def accumulate(builder, kv, acc, lanes_mask):
+            lhs_vectors = [
+                load_vector(builder, lhs, index(tiling.lhs_dims, row, None, kv), lanes_mask)
+                for row in row_ivs
+            ]
+            rhs_vectors = [
+                load_vector(builder, rhs, index(tiling.rhs_dims, None, c, kv), lanes_mask)
+                for c in column_ivs
+            ]
+            return [
+                emit(builder, vector.FMAOp(x, y, acc[r * columns + c]))
+                for r, x in enumerate(lhs_vectors)
+                for c, y in enumerate(rhs_vectors)
+            ]
+
+        totals = [zero] * count
+        if steps_k:
+            loop, body, step, acc = self.loop(tile, self.index(steps_k), totals)
+            kv = emit(body, arith.MuliOp(step, self.index(lanes)))
+            body.insert(scf.YieldOp(*accumulate(body, kv, acc, None)))
+            totals = list(loop.results)
+        if tail:
+            totals = accumulate(tile, self.index(steps_k * lanes), totals, mask_of(tile, tail))
+        reassoc = arith.FastMathFlagsAttr(["reassoc"])
+        add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
         for r, row in enumerate(row_ivs):
-            for v, column in enumerate(column_ivs):
-                total = loop.results[r * vectors + v]
-                if stored_type != vector_type:
-                    total = emit(tile, arith.TruncFOp(total, stored_type))
-                tile.insert(vector.StoreOp(total, target, [*batch, row, column]))
+            for c, column in enumerate(column_ivs):
+                total = emit(tile, _sum_of_lanes(totals[r * columns + c], add, reassoc))
+                out = index(range(len(out_shape)), row, column, None)
+                self.store(tile, narrow(tile, total, element), target, out)
 
     def _convolution_tiles(
         self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel

@@ -305,6 +305,40 @@ func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
     assert "vector.fma" in exe.lowered_text
 
 
+@pytest.mark.parametrize(
+    "lhs, rhs, batching, contracting",
+    [
+        ((16, 64), (64, 100), ((), ()), ((1,), (0,))),  # N = 6 x 16 + a masked 4
+        ((3, 9), (9, 5), ((), ()), ((1,), (0,))),  # N below 8: one masked vector
+        ((32, 10), (32, 24), ((), ()), ((0,), (0,))),  # lhs transposed (scalar loads)
+        ((6,), (6, 40), ((), ()), ((0,), (0,))),  # no lhs free dim
+        ((32, 4, 16), (32, 4, 24), ((1,), (1,)), ((0,), (0,))),  # batch dim in the middle
+        ((32, 10), (24, 10), ((), ()), ((1,), (1,))),  # rows form, K = 10: one masked step
+        ((4, 32, 40), (4, 12, 40), ((0,), (0,)), ((2,), (2,))),  # rows form, K = 16 + 16 + 8
+        ((5, 3, 33), (7, 33), ((), ()), ((2,), (1,))),  # rows form, two lhs free dims
+    ],
+)
+@pytest.mark.parametrize("t", ["f32", "bf16"])
+def test_dot_general_register_tile_forms(lhs, rhs, batching, contracting, t) -> None:
+    # Any batch/free dims, the rhs contiguous along N (columns form: N's remainder a masked
+    # vector) or both operands contiguous along K (rows form: K's remainder a masked step).
+    (lb, rb), (lc, rc) = batching, contracting
+    free_l = [d for d in range(len(lhs)) if d not in lb and d not in lc]
+    free_r = [d for d in range(len(rhs)) if d not in rb and d not in rc]
+    out = [lhs[d] for d in lb] + [lhs[d] for d in free_l] + [rhs[d] for d in free_r]
+
+    def ty(shape):
+        return f"tensor<{''.join(f'{d}x' for d in shape)}{t}>"
+
+    text = f"""
+func.func @f(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+  %r = accy.dot_general %a, %b, batching_dims = {list(lb)} x {list(rb)}, contracting_dims = {list(lc)} x {list(rc)} : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  return %r : {ty(out)}
+}}"""
+    exe, _ = check(text, data(lhs, TYPES[t], 0.5, 1.5), data(rhs, TYPES[t], 0.5, 1.5))
+    assert "vector.fma" in exe.lowered_text
+
+
 @pytest.mark.parametrize("dim", [0, 1, 2])
 @pytest.mark.parametrize("kind", ["add", "mul", "max", "min"])
 def test_scan(dim: int, kind: str) -> None:
