@@ -68,7 +68,7 @@ class FoldSingleElementConstant(RewritePattern):
 
         arrays = [reference.evaluate(p) for p in producers]  # type: ignore[arg-type]
         value = reference.evaluate(op, *arrays)
-        rewriter.replace_op(op, ops.ConstantOp(dtypes.dense_attr(result_type, value)))
+        rewriter.replace(op, ops.ConstantOp(dtypes.dense_attr(result_type, value)))
 
 
 def fold_constants(module: ModuleOp) -> None:

@@ -18,6 +18,11 @@ and either
   element, at the index its pointwise consumers share, instead of storing it and
   loading it back (GELU's `x + b` feeds five ops of one chain).
 
+A `convert` of an f16 or bf16 value to f32 whose one consumer op is a `dot_general` joins
+the dot's group as its *operand prologue* (`dot_operand_source`): the product reads the
+narrow value and extends each element as it loads it (exact), as mixed-precision layers
+are written (`preferred_element_type`), without an f32 copy of the operand.
+
 A convolution joins its consumer's group as its *epilogue* (bias, batch norm, activation
 computed on each element as the convolution produces it) when it has one consumer op and
 every op of that group from there on is elementwise on the convolution's shape, the root's
@@ -54,6 +59,7 @@ from accy.passes.analysis import (
 )
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 from xdsl.ir import Block, Operation, SSAValue
 
 POINTWISE = (
@@ -136,6 +142,29 @@ def epilogue_root(
     return root
 
 
+def dot_operand_source(value: SSAValue) -> SSAValue:
+    """What a `dot_general` loads for its operand `value`: the f16/bf16 operand of the
+    `convert` to f32 that produced `value` when that convert's one consumer op is a
+    `dot_general` of its block (its operand prologue, see the module docstring), else
+    `value` itself."""
+    op = value.owner
+    if not isinstance(op, ops.ConvertOp):
+        return value
+    source, result = op.operand.type, op.result.type
+    if not (
+        isinstance(source.get_element_type(), (BFloat16Type, Float16Type))  # type: ignore[attr-defined]
+        and isinstance(result.get_element_type(), Float32Type)  # type: ignore[attr-defined]
+    ):
+        return value
+    consumers = {use.operation for use in op.result.uses}
+    if len(consumers) != 1:
+        return value
+    (consumer,) = consumers
+    if not isinstance(consumer, ops.DotGeneralOp) or consumer.parent is not op.parent:
+        return value
+    return op.operand
+
+
 def takes_producers(op: Operation) -> bool:
     """Whether `op` computes fusible producers into its kernel (see the module docstring)."""
     if isinstance(op, ops.ReduceWindowOp):
@@ -213,6 +242,8 @@ def fusing_root(
     consumer, which computes `%x` once."""
     if isinstance(op, ops.ConvolutionOp):
         return epilogue_root(op, root_of, dead)
+    if isinstance(op, ops.ConvertOp) and dot_operand_source(op.result) is not op.result:
+        return root_of[next(iter(op.result.uses)).operation]
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None
     consumers = {use.operation for use in op.results[0].uses} - set(dead)

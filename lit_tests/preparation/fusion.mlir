@@ -136,3 +136,25 @@ func.func @argmax(%x: tensor<4x9xf32>) -> tensor<4xi32> {
   }
   func.return %i : tensor<4xi32>
 }
+
+// A convert of bf16/f16 to f32 read only by a dot_general is the dot's operand prologue
+// (the product extends each element as it loads it); a convert the dot shares with
+// another consumer, or a narrowing one, roots its own group.
+// CHECK-LABEL: func.func @mixed_precision(
+// CHECK-NEXT:    %xf = accy.convert %x {accy.fusion = "group [[G:[0-9]+]] elided"}
+// CHECK-NEXT:    %wf = accy.convert %w {accy.fusion = "group [[G]] elided"}
+// CHECK-NEXT:    %y = accy.dot_general %xf, %wf
+// CHECK-SAME:      {accy.fusion = "group [[G]] root"}
+// CHECK-NEXT:    %vf = accy.convert %v {accy.fusion = "group [[H:[0-9]+]] root"}
+// CHECK-NEXT:    %z = accy.dot_general %y, %vf
+// CHECK-SAME:      {accy.fusion = "group [[Z:[0-9]+]] root"}
+// CHECK-NEXT:    %s = accy.add %z, %vf {accy.fusion = "group {{[0-9]+}} root"}
+func.func @mixed_precision(%x: tensor<4x8xbf16>, %w: tensor<8x4xbf16>, %v: tensor<4x4xf16>) -> tensor<4x4xf32> {
+  %xf = accy.convert %x : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+  %wf = accy.convert %w : (tensor<8x4xbf16>) -> tensor<8x4xf32>
+  %y = accy.dot_general %xf, %wf, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  %vf = accy.convert %v : (tensor<4x4xf16>) -> tensor<4x4xf32>
+  %z = accy.dot_general %y, %vf, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = accy.add %z, %vf : tensor<4x4xf32>
+  func.return %s : tensor<4x4xf32>
+}

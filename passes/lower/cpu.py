@@ -92,6 +92,7 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.passes.buffers import splat_of, splat_scalar
+from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -990,6 +991,7 @@ class FunctionLowering(HostLowering):
         acc_type = compute_type(element_type)
         target = self.memref_of(root.result)
         zero_kind = ops.CombinerKind.ADD
+        lhs_source, rhs_source = dot_operand_source(root.lhs), dot_operand_source(root.rhs)
 
         def product(builder: Builder, batch, free_l, contract, free_r) -> SSAValue:
             lhs_idx: list[SSAValue | None] = [None] * len(lhs_sizes)
@@ -1006,8 +1008,8 @@ class FunctionLowering(HostLowering):
                 lhs_idx[d] = iv
             for d, iv in zip(rc, contract):
                 rhs_idx[d] = iv
-            x = widen(builder, self.load(builder, root.lhs, lhs_idx))  # type: ignore[arg-type]
-            y = widen(builder, self.load(builder, root.rhs, rhs_idx))  # type: ignore[arg-type]
+            x = widen(builder, self.load(builder, lhs_source, lhs_idx))  # type: ignore[arg-type]
+            y = widen(builder, self.load(builder, rhs_source, rhs_idx))  # type: ignore[arg-type]
             return combine(builder, ops.CombinerKind.MUL, x, y)
 
         batch_sizes = [lhs_sizes[d] for d in lb]
@@ -1091,7 +1093,9 @@ class FunctionLowering(HostLowering):
             [
                 widen(
                     outer,
-                    self.load(outer, root.lhs, operand_indices(lhs_sizes, lb, l_free, lc, rows, k)),
+                    self.load(
+                        outer, lhs_source, operand_indices(lhs_sizes, lb, l_free, lc, rows, k)
+                    ),
                 )  # type: ignore[arg-type]
                 for k in depth_ivs
             ]
@@ -1101,7 +1105,7 @@ class FunctionLowering(HostLowering):
         rhs_values = [
             widen(
                 inner,
-                self.load(inner, root.rhs, operand_indices(rhs_sizes, rb, r_free, rc, free_r, k)),
+                self.load(inner, rhs_source, operand_indices(rhs_sizes, rb, r_free, rc, free_r, k)),
             )  # type: ignore[arg-type]
             for k in depth_ivs
         ]
@@ -1182,7 +1186,8 @@ class FunctionLowering(HostLowering):
 
         element = root.result.type.get_element_type()  # type: ignore[attr-defined]
         vector_type = VectorType(Float32Type(), [lanes])
-        lhs, rhs = self.memref_of(root.lhs), self.memref_of(root.rhs)
+        lhs = self.memref_of(dot_operand_source(root.lhs))
+        rhs = self.memref_of(dot_operand_source(root.rhs))
         target = self.memref_of(root.result)
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.passes.fusion import dot_operand_source
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
 from accy.passes.lower.cuda_kernels import (
@@ -82,6 +83,8 @@ class Contraction:
         self.lhs_groups = (list(lb), l_free, list(lc))  # batch, m, k
         self.rhs_groups = (list(rb), list(rc), r_free)  # batch, k, n
         self.lhs_shape, self.rhs_shape = lhs, rhs
+        self.lhs, self.rhs = dot_operand_source(op.lhs), dot_operand_source(op.rhs)
+        """The values loaded: an operand's f16/bf16 source when its convert is fused."""
         self.batch = _product([lhs[d] for d in lb])
         self.m = _product([lhs[d] for d in l_free])
         self.k = _product([lhs[d] for d in lc])
@@ -100,11 +103,11 @@ class Contraction:
 
     def lhs_element(self, b: Builder, kernel: Kernel, batch, m, k) -> SSAValue:
         indices = self._indices(b, self.lhs_shape, self.lhs_groups, (batch, m, k))
-        return widen(b, kernel.load(b, self.op.lhs, indices))
+        return widen(b, kernel.load(b, self.lhs, indices))
 
     def rhs_element(self, b: Builder, kernel: Kernel, batch, k, n) -> SSAValue:
         indices = self._indices(b, self.rhs_shape, self.rhs_groups, (batch, k, n))
-        return widen(b, kernel.load(b, self.op.rhs, indices))
+        return widen(b, kernel.load(b, self.rhs, indices))
 
     def store(self, b: Builder, kernel: Kernel, value: SSAValue, batch, m, n) -> None:
         linear = ir.add(b, ir.mul(b, ir.add(b, ir.mul(b, batch, self.m), m), self.n), n)
@@ -184,7 +187,9 @@ def tiled_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgr
     op = item.root
     assert isinstance(op, ops.DotGeneralOp)
     contraction = Contraction(op)
-    kernel = context.kernel(item, "dot_tiled", reads=[op.lhs, op.rhs], writes=[op.result])
+    kernel = context.kernel(
+        item, "dot_tiled", reads=[contraction.lhs, contraction.rhs], writes=[op.result]
+    )
     b = kernel.builder
     tiles = _tile_memory(kernel, contraction)
     tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
@@ -231,7 +236,11 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
 
     # Phase 1: slice g of the contraction for every 16 x 16 sub-tile of the tile.
     first = context.kernel(
-        item, "dot_splitk_partials", reads=[op.lhs, op.rhs], workspaces=[term], loop_index=True
+        item,
+        "dot_splitk_partials",
+        reads=[contraction.lhs, contraction.rhs],
+        workspaces=[term],
+        loop_index=True,
     )
     b = first.builder
     tiles = _tile_memory(first, contraction)

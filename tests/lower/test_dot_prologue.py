@@ -1,0 +1,48 @@
+"""A bf16/f16 -> f32 `convert` read only by a `dot_general` is the dot's operand prologue:
+the product loads the narrow operand and extends it (no f32 copy is planned), on the CPU
+(register tiles and scalar loops) and in the CUDA export (values: on a GPU)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import accy
+from accy.reference import run
+from accy.runtime.plan_check import plan_problems, ptxas_problems, run_with_fake_driver
+
+MIXED = """func.func @mixed(%x: tensor<{m}x{k}x{t}>, %w: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}xf32> {{
+  %xf = accy.convert %x : (tensor<{m}x{k}x{t}>) -> tensor<{m}x{k}xf32>
+  %wf = accy.convert %w : (tensor<{k}x{n}x{t}>) -> tensor<{k}x{n}xf32>
+  %y = accy.dot_general %xf, %wf, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  func.return %y : tensor<{m}x{n}xf32>
+}}"""
+
+TYPES = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}
+
+
+@pytest.mark.parametrize("t", ["bf16", "f16"])
+@pytest.mark.parametrize("m, k, n", [(16, 32, 48), (3, 5, 7)])  # tiles; scalar loops
+def test_converted_operands_are_read_narrow(t, m, k, n):
+    module = accy.parse(MIXED.format(m=m, k=k, n=n, t=t))
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (m, k)).astype(TYPES[t])
+    w = rng.uniform(-1, 1, (k, n)).astype(TYPES[t])
+    function = accy.compile(module, target="cpu")
+    assert function.preparation.arena.temporaries_size == 0
+    got = function(x, w)[0]
+    np.testing.assert_allclose(got, run(module, "mixed", x, w)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_the_cuda_export_reads_the_narrow_operands(tmp_path):
+    module = accy.parse(MIXED.format(m=16, k=32, n=48, t="bf16"))
+    directory = accy.export(module, tmp_path / "mixed", target="cuda")
+    assert not ptxas_problems(directory)
+    x = np.ones((16, 32), ml_dtypes.bfloat16)
+    w = np.ones((32, 48), ml_dtypes.bfloat16)
+    result = run_with_fake_driver(directory, [x, w], function="mixed")
+    assert not plan_problems(directory, "mixed", result)
+    assert accy.prepare(module).arena.temporaries_size == 0  # no f32 copies on the device
+    launches = [c for c in result["calls"] if c.startswith("launch")]
+    assert len(launches) == 1  # the product alone: no convert kernels
