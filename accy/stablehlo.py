@@ -72,6 +72,7 @@ from accy.mlir_bridge import (
     parse_stablehlo,
 )
 from accy.passes.constant_fold import fold_constants
+from accy.passes.loop_invariants import drop_loop_invariants
 from accy.shape_values import DYNAMIC, ShapeValues
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
@@ -250,6 +251,7 @@ class _Importer:
             if function.attributes.get("sym_visibility", "public") != "private":
                 self.function(name, function)
         module = self.builder.finish()
+        drop_loop_invariants(module)
         fold_constants(module)
         return module
 

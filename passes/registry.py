@@ -24,6 +24,11 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes["accy-fold-constants"] = lambda: (
         __import__("accy.passes.constant_fold", fromlist=["FoldConstantsPass"]).FoldConstantsPass
     )
+    passes["accy-drop-loop-invariants"] = lambda: (
+        __import__(
+            "accy.passes.loop_invariants", fromlist=["DropLoopInvariantsPass"]
+        ).DropLoopInvariantsPass
+    )
     passes["accy-plan"] = lambda: (
         __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
     )
