@@ -13,8 +13,9 @@ element i: no broadcast, slice or concatenate on that path; a broadcast bias els
 the group is fine; a `dynamic_update_slice` or `scatter` of that input, whose other
 operands do not read it, is: so a KV cache's update takes the cache's buffer and a
 scatter-add combines into its operand's), the input is a temporary or a donated parameter
-(`accy.donated`: never another function input, a constant or an output) and neither lives
-in a loop. The two slots
+(`accy.donated`: never another function input, a constant or an output), and, in a loop
+body, the input is written in that body (a value from before the loop is read again by
+the next iteration). The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
 arena's copy of it on the CUDA target (the host's array is copied in and never written); the
 CPU target does not reuse parameters (see below). The caller's arrays are not written on
@@ -201,7 +202,7 @@ def _in_place_pairs(
     reuses: dict[int, int] = {}
     taken: set[int] = set()
     for item in schedule.work_items:
-        if item.kind not in IN_PLACE_KINDS or item.parent is not None:
+        if item.kind not in IN_PLACE_KINDS:
             continue
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:
@@ -215,6 +216,7 @@ def _in_place_pairs(
                 or not (source.is_temporary or _donated_parameter(source))
                 or isinstance(source.producer, ops.LOOP_OPS)
                 or liveness.intervals[source.id].end != item.id
+                or (item.parent is not None and liveness.intervals[source.id].start <= item.parent)
                 or sizes[source.id] != sizes[out.id]  # same count, so same element width
                 or not _reads_pointwise(item, value)
             ):

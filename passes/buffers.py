@@ -6,7 +6,12 @@ A slot is created, in pre-order through each function, for every function argume
 returned by `func.return` also has role `output`. Some values share a slot instead of
 getting one: the result of `accy.scan` is written into the slot of its scratch operand
 (#1), and the block arguments of an `accy.iterate` body (of an `accy.while`'s cond and
-body) are the loop's carried buffers, i.e. the slots of the loop's results. Values fused away are *elided* and get no slot.
+body) are the loop's carried buffers, i.e. the slots of the loop's results. A loop's
+result takes the slot of its init when that init is a temporary computed for the loop
+alone (#2: the zeros a scan's outputs start from are computed in the loop's buffer), and
+a body's `dynamic_update_slice` of a carried value nothing else reads, yielded as that
+same carried value, writes into the carried buffer (#3: a scan stacking its outputs
+updates one row in place each iteration). Values fused away are *elided* and get no slot.
 
 Two kinds of value get no slot either:
 - the results of dead ops (`FusionPlan.dead`: no live op uses them);
@@ -44,7 +49,7 @@ from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.printer import Printer
 
 from accy.dtypes import dense_values
@@ -221,16 +226,60 @@ def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, func
         builder.share(op.result, plan.slot_of_value[op.scratch])
     elif isinstance(op, ops.LOOP_OPS):
         for index, result in enumerate(op.results):
-            builder.new(result, op, BufferRole(), function)
+            init = _init_taken_over(op.inits[index], plan)
+            if init is not None:
+                builder.share(result, init)
+            else:
+                builder.new(result, op, BufferRole(), function)
             for region in op.regions:  # a while's cond and body read the carried values
                 builder.share(region.block.args[index], plan.slot_of_value[result])
     elif isinstance(op, DATA_OPS):
         return
     elif fusion.is_elided(op.results[0]):
         plan.elided.extend(op.results)
+    elif (carried := _carried_update(op, plan)) is not None:
+        builder.share(op.results[0], carried)
     else:
         for result in op.results:
             builder.new(result, op, BufferRole(), function)
+
+
+def _init_taken_over(init: SSAValue, plan: BufferPlan) -> BufferSlot | None:
+    """The slot of a loop's init that the loop's carried buffer takes over (#2 of the
+    module docstring), or None: the init is a temporary a work item computes, read only as
+    this init."""
+    slot = plan.slot_of_value.get(init)
+    if (
+        slot is None
+        or slot.value is not init
+        or not isinstance(init.owner, Operation)
+        or isinstance(init.owner, ops.LOOP_OPS)
+        or slot.role.input
+        or slot.role.constant
+        or not init.has_one_use()
+    ):
+        return None
+    return slot
+
+
+def _carried_update(op: Operation, plan: BufferPlan) -> BufferSlot | None:
+    """The carried buffer a loop body's `dynamic_update_slice` writes in place (#3 of the
+    module docstring), or None: its operand is the body's carried value `p`, read by
+    nothing else, and its result is only yielded, as the next value `p`."""
+    if not isinstance(op, ops.DynamicUpdateSliceOp):
+        return None
+    operand, result = op.operand, op.result
+    block = operand.owner
+    if not isinstance(block, Block) or not operand.has_one_use() or not result.has_one_use():
+        return None
+    loop = block.parent_op()
+    if not isinstance(loop, ops.LOOP_OPS) or block is not loop.body.block:
+        return None
+    use = result.get_unique_use()
+    assert use is not None
+    if use.operation is not block.last_op or use.index != operand.index:  # type: ignore[attr-defined]
+        return None
+    return plan.slot_of_value.get(operand)
 
 
 def estimate_buffers(census: Census, _options: PlanOptions) -> WorkBounds:

@@ -120,20 +120,21 @@ func.func @over_input(%a: tensor<3xf32>) -> tensor<3xf32> {
   func.return %o : tensor<3xf32>
 }
 
-// Not in place inside a loop: item 16 (%q, with the negate fused in) reads %t, which
-// dies there, but the item is in the body of loop 14. Nor over a loop's result: item 17
-// reads %r, the carried buffer the body's %p shares, live over the loop [14, 16] and
-// until its last reader, 17. %a is read in the body: live until the loop ends, 16.
+// In place inside a loop body: item 16 (%q, with the negate fused in) reads %t, written
+// in the body and dying there, so %q takes its buffer (it is copied into the carried
+// buffer after each iteration). Not over a loop's result: item 17 reads %r, the carried
+// buffer the body's %p shares, live over the loop [14, 16] and until its last reader,
+// 17. %a is read in the body: live until the loop ends, 16.
 //   %r [14, 17] → [0, 256); %a [14, 16] → [256, 512); %x [14, 14] → [512, 768);
-//   %t [15, 16] → [512, 768) after %x is copied in at item 14; %q [16, 16] → [768, 1024);
+//   %t and %q [15, 16] → [512, 768) after %x is copied in at item 14;
 //   %e [17, 17] → [256, 512) after %a dies at item 16.
 
 // CHECK-LABEL: func.func @loops(
 // CHECK-SAME:      %a: tensor<4x3xf32> {accy.arena = "offset 256 live [14, 16]"}
 // CHECK-SAME:      %x: tensor<3xf32> {accy.arena = "offset 512 live [14, 14]"}
-// CHECK-SAME:      attributes {accy.arena_size = 1024 : i64}
+// CHECK-SAME:      attributes {accy.arena_size = 768 : i64}
 // CHECK:         %t = accy.reduce add %a, dims = [0] {accy.arena = "offset 512 live [15, 16]"}
-// CHECK:         %q = accy.add %n, %p {accy.arena = "offset 768 live [16, 16]"}
+// CHECK:         %q = accy.add %n, %p {accy.arena = "offset 512 live [16, 16] reuses slot [[T:[0-9]+]]"}
 // CHECK:         } {accy.arena = "offset 0 live [14, 17]"}
 // CHECK-NEXT:    %e = accy.exponential %r {accy.arena = "offset 256 live [17, 17]"}
 // CHECK-NOT:     reuses

@@ -3,7 +3,8 @@
 // RUN: accy-opt %s --accy-report=buffers 2>&1 >/dev/null | filecheck %s --check-prefix=BUFFERS
 
 // The shape, fusion and buffer reports of one program: %0 (the add) fuses into the
-// multiply and gets no slot; the iterate's results are the loop's carried buffers.
+// multiply and gets no slot; the iterate's results are the loop's carried buffers, the
+// first in the slot of %1, its init computed for it alone.
 
 // SHAPES:      shapes: 11 value(s)
 // SHAPES-NEXT: function               value  element  shape  bytes  strides
@@ -27,16 +28,15 @@
 // FUSION-NEXT: 2      accy.add       1    0              add
 // FUSION-NOT:  {{.}}
 
-// BUFFERS:      buffers: 8 slot(s), 128 static bytes, 1 elided value(s)
+// BUFFERS:      buffers: 7 slot(s), 112 static bytes, 1 elided value(s)
 // BUFFERS-NEXT: slot  function               value  producer       role          bytes
 // BUFFERS-NEXT: 0     @memory_fused_add_mul  %a     argument       input+output  16
 // BUFFERS-NEXT: 1     @memory_fused_add_mul  %b     argument       input         16
 // BUFFERS-NEXT: 2     @memory_fused_add_mul  %c     argument       input         16
 // BUFFERS-NEXT: 3     @memory_fused_add_mul  %k     accy.constant  constant      16
-// BUFFERS-NEXT: 4     @memory_fused_add_mul  %1     accy.multiply  temporary     16
-// BUFFERS-NEXT: 5     @memory_fused_add_mul  %r     accy.iterate   output        16
-// BUFFERS-NEXT: 6     @memory_fused_add_mul  %r_1   accy.iterate   temporary     16
-// BUFFERS-NEXT: 7     @memory_fused_add_mul  %p2    accy.add       temporary     16
+// BUFFERS-NEXT: 4     @memory_fused_add_mul  %1     accy.multiply  output        16
+// BUFFERS-NEXT: 5     @memory_fused_add_mul  %r_1   accy.iterate   temporary     16
+// BUFFERS-NEXT: 6     @memory_fused_add_mul  %p2    accy.add       temporary     16
 // BUFFERS-NOT:  {{.}}
 
 func.func @memory_fused_add_mul(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {

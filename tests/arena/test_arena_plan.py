@@ -464,25 +464,34 @@ def test_no_in_place_when_the_input_lives_on():
     assert reuse_pairs(build([("f32", [4, 3])], [("f32", [3]), ("f32", [])], body))[0] == {}
 
 
-def test_no_in_place_inside_or_out_of_loops():
-    # Inside the body: %t dies at the negate, same size, but the item is in a loop.
+def test_in_place_inside_a_loop_body_only_for_values_written_there():
+    # Inside the body: %t is written and dies at the negate + add item, so the yielded sum
+    # takes its buffer (copied into the carried buffer after each iteration). %u, written
+    # before the loop, dies at the body's last item but is read again next iteration; the
+    # loop's result after the loop is a carried buffer: neither is taken over.
     def body(fb, a, x):
+        u = fb.reduce("max", a, [0])
+
         def loop(lb, p):
             t = lb.reduce("add", a, [0])
-            return [lb.add(lb.negate(t), p)]
+            s = lb.add(lb.negate(t), p)
+            return [lb.multiply(s, u)]
 
         (r,) = fb.iterate(3, [x], loop)
-        # After the loop: %r (the loop's result) dies at this pointwise item.
         return [fb.exponential(r)]
 
     reuses, prep = reuse_pairs(build([("f32", [4, 3]), ("f32", [3])], [("f32", [3])], body))
     assert [w.kind.value for w in prep.schedule.work_items] == [
+        "reduce",
         "iterate",
         "reduce",
         "elementwise",
         "elementwise",
     ]
-    assert reuses == {}
+    slots = prep.buffers.slots
+    ((out, source),) = reuses.items()
+    assert slots[out].producer.name == "accy.multiply"  # the body's yielded value ...
+    assert prep.arena.describe_slot(source).endswith("live [2, 3]")  # ... takes %t's buffer
 
 
 # Dynamic slots ------------------------------------------------------------------------------
