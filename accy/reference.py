@@ -532,7 +532,8 @@ def _scatter(op: accy.ScatterOp, *arrays: np.ndarray) -> list[np.ndarray]:
 
 
 def _sort(op: accy.SortOp, *inputs: np.ndarray) -> list[np.ndarray]:
-    """Each slice along `dim` in the comparator's order, stably (Python's sort)."""
+    """Each slice along `dim` in the comparator's order, stably (Python's sort), of which
+    the results keep the first `kept`."""
     block = op.comparator.block
     env: Env = {}
 
@@ -555,7 +556,7 @@ def _sort(op: accy.SortOp, *inputs: np.ndarray) -> list[np.ndarray]:
         permutation = sorted(range(slices[0].shape[0]), key=key)
         for result, values in zip(results, slices):
             result[at] = values[permutation]
-    return [np.moveaxis(r, -1, op.dim) for r in results]
+    return [np.moveaxis(r[..., : op.kept], -1, op.dim) for r in results]
 
 
 def _fold(op: accy.FoldOp, *arrays: np.ndarray) -> list[np.ndarray]:

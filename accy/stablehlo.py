@@ -73,6 +73,7 @@ from accy.mlir_bridge import (
 )
 from accy.passes.constant_fold import fold_constants
 from accy.passes.loop_invariants import drop_loop_invariants
+from accy.passes.sort_prefixes import sort_prefixes
 from accy.shape_values import DYNAMIC, ShapeValues
 
 __all__ = ["CONVERTERS", "import_stablehlo"]
@@ -252,6 +253,7 @@ class _Importer:
                 self.function(name, function)
         module = self.builder.finish()
         drop_loop_invariants(module)
+        sort_prefixes(module)
         fold_constants(module)
         return module
 
@@ -595,15 +597,31 @@ def _is_identity(kind: str, value: np.ndarray) -> bool:
     return int(v) == (info.min if maximum else info.max)
 
 
+def _reduces_single_elements(x: SSAValue, dims: Sequence[int], kind_name: str) -> bool:
+    """Whether a reduce of `x` from its identity over `dims` folds one element each (the
+    reduced dims' extents multiply to 1): the result is `x` reshaped, exactly, but for a
+    float sum (+0.0 + -0.0 is +0.0). JAX's gathers check their indices' bounds this way."""
+    shape = x.type.get_shape()  # type: ignore[attr-defined]
+    if DYNAMIC_INDEX in shape or any(shape[d] != 1 for d in dims):
+        return False
+    return not (kind_name == "stablehlo.add" and ops.is_float(x.type.get_element_type()))  # type: ignore[attr-defined]
+
+
 def _reduce(imp, op, operands, bb, env):
     if len(op.operands) != 2 or _reduce_kind(imp, op) is None:
         return _fold(imp, op, operands, bb, env)
     kind_name = _reduce_kind(imp, op)
     kind, method = _COMBINERS[kind_name]
     x, init = operands
-    reduced = bb.reduce(kind, x, op.attributes["dimensions"])
+    dims = [int(d) for d in op.attributes["dimensions"]]
     init_value = imp.constants.get(op.operands[1].id)
-    if init_value is not None and _is_identity(kind_name, init_value):
+    identity = init_value is not None and _is_identity(kind_name, init_value)
+    shape = x.type.get_shape()
+    if identity and _reduces_single_elements(x, dims, kind_name):
+        kept = [n for d, n in enumerate(shape) if d not in dims]
+        return [bb.reshape(x, TensorType(x.type.get_element_type(), kept))]
+    reduced = bb.reduce(kind, x, dims)
+    if identity:
         return [reduced]
     if reduced.type.get_num_dims() > 0:
         init = bb.broadcast_in_dim(init, reduced.type, [])

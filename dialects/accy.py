@@ -2034,6 +2034,13 @@ class FoldOp(AccyOperation):
         _verify_scalar_body(self, self.body, elements * 2, elements, "body")
 
 
+def _with_extent(t: TensorType, dim: int, extent: int) -> TensorType:
+    """`t` with `extent` along `dim`."""
+    shape = list(t.get_shape())
+    shape[dim] = extent
+    return TensorType(t.get_element_type(), shape)
+
+
 @irdl_op_definition
 class SortOp(AccyOperation):
     """`%k, %v = accy.sort(%keys, %values : tensor<5x7xf32>, tensor<5x7xi32>), dim = 1
@@ -2045,6 +2052,10 @@ class SortOp(AccyOperation):
     elements (lhs, rhs, in operand order) and yields whether lhs goes before rhs (a
     strict weak order). accy's sorts are always stable (equal elements keep their
     order), so `stable` records only what the program asked for.
+
+    The results may be shorter than the operands along `dim` (a top-k): they hold the
+    first elements of each sorted slice (`accy-sort-prefixes` folds the leading slices
+    of a sort into it).
     """
 
     name = "accy.sort"
@@ -2063,14 +2074,23 @@ class SortOp(AccyOperation):
     )
 
     def __init__(
-        self, inputs: Sequence[SSAValue], dim: int, comparator: Region, *, stable: bool = False
+        self,
+        inputs: Sequence[SSAValue],
+        dim: int,
+        comparator: Region,
+        *,
+        stable: bool = False,
+        extent: int | None = None,
     ):
         properties: dict[str, Attribute] = {"dimension": IntegerAttr(dim, i64)}
         if stable:
             properties["is_stable"] = UnitAttr()
+        types = [v.type for v in inputs]
+        if extent is not None:
+            types = [_with_extent(t, dim, extent) for t in types]  # type: ignore[arg-type]
         super().__init__(
             operands=[inputs],
-            result_types=[[v.type for v in inputs]],
+            result_types=[types],
             properties=properties,
             regions=[comparator],
         )
@@ -2078,6 +2098,12 @@ class SortOp(AccyOperation):
     @property
     def dim(self) -> int:
         return self.dimension.value.data
+
+    @property
+    def kept(self) -> int:
+        """How many elements of each sorted slice the results hold (along `dim`)."""
+        shape = self.res[0].type.get_shape()  # type: ignore[attr-defined]
+        return shape[self.dim] if shape else 1
 
     def verify_(self) -> None:
         if not self.inputs:
@@ -2091,10 +2117,20 @@ class SortOp(AccyOperation):
                     f"operand #{index} has shape {format_shape(value.type.get_shape())}, "
                     f"operand #0 {format_shape(shape)}"
                 )
-        if [r.type for r in self.res] != [v.type for v in self.inputs]:
-            raise self.error("result types differ from the operand types")
         if not 0 <= self.dim < max(1, len(shape)):
             raise self.error(f"dim {self.dim} is not within the operands' {len(shape)} dims")
+        if len(self.res) != len(self.inputs):
+            raise self.error("result types differ from the operand types")
+        kept = self.res[0].type.get_shape()[self.dim] if shape else 1  # type: ignore[attr-defined]
+        if shape and not 0 <= kept <= shape[self.dim]:
+            raise self.error(
+                f"results keep {kept} elements along dim {self.dim}, of {shape[self.dim]}"
+            )
+        expected = [v.type for v in self.inputs]
+        if shape:
+            expected = [_with_extent(t, self.dim, kept) for t in expected]  # type: ignore[arg-type]
+        if [r.type for r in self.res] != expected:
+            raise self.error("result types differ from the operand types")
         pairs = [v.type.get_element_type() for v in self.inputs for _ in range(2)]
         _verify_scalar_body(self, self.comparator, pairs, [IntegerType(1)], "comparator")
 

@@ -9,7 +9,9 @@ and either
 - it has one consumer op (`multiply %x, %x` is one), a fusible op, an `accy.reduce` (a
   reduction takes a fused elementwise prologue) or an `accy.fold` (an argmax computes its
   iota of positions as it folds) or an `accy.scatter` (which computes its inputs as it
-  copies them and its indices and updates as it combines) or an `accy.reduce_window`
+  copies them and its indices and updates as it combines) or an `accy.sort` (which
+  computes its operands as it first reads them: the positions an argsort carries) or an
+  `accy.reduce_window`
   whose windows do not overlap (a pool computes each element of its operand once: the
   batch norm and activation before it) in the same block: it joins that consumer's
   group; or
@@ -88,7 +90,7 @@ FUSIBLE = (
 """Ops that fuse into a consumer's group (see the module docstring): each output element
 is computed from operand elements found by index arithmetic."""
 
-FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp, ops.FoldOp, ops.ScatterOp)
+FUSING_CONSUMERS = (*FUSIBLE, ops.ReduceOp, ops.FoldOp, ops.ScatterOp, ops.SortOp)
 """Ops that take a fusible producer into their kernel."""
 
 

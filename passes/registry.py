@@ -29,6 +29,9 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
             "accy.passes.loop_invariants", fromlist=["DropLoopInvariantsPass"]
         ).DropLoopInvariantsPass
     )
+    passes["accy-sort-prefixes"] = lambda: (
+        __import__("accy.passes.sort_prefixes", fromlist=["SortPrefixesPass"]).SortPrefixesPass
+    )
     passes["accy-plan"] = lambda: (
         __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
     )

@@ -19,9 +19,11 @@ ins and writing its outs:
 - scatter: the operand copied into the result (unless the plan gave the result its
   buffer), then a sequential loop nest over the updates combining each in-bounds one
   into its element with the update computation;
-- sort: merge passes (a parallel loop nest over each pass's pairs of runs, each pair
-  merged by one sequential loop), ping-ponging between the `sort.merge` family's `scratch`
-  workspace and the results;
+- sort: a parallel loop nest over the slices, each sorted by binary insertion straight
+  into the results when they keep at most `INSERTION_SORT_KEPT` elements of it (a top-k
+  keeps k), else merge passes (a parallel loop nest over each pass's pairs of runs, each
+  pair merged by one sequential loop) ping-ponging through the `sort.merge` family's
+  `scratch` workspace; the operands through the fused producers;
 - fold: one loop nest over the results, each element a sequential `scf.for` over its
   reduced positions carrying the accumulated values through the body;
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
@@ -101,17 +103,22 @@ from accy.passes.lower.host import (
     planned_functions,
 )
 from accy.passes.lower.indexing import (
+    RESULTS,
     WINDOW_ELEMENTS,
     FusedGroup,
     convolution_input,
     convolution_kernel,
     delinearize,
     fold_element,
+    insert_sorted,
     iota_element,
+    memref_elements,
     merge_runs,
+    merge_targets,
     scatter_result_indices,
     shape_of,
     sort_run_widths,
+    sorts_by_insertion,
     transpose_operand_indices,
     update_starts,
     updated_in_place,
@@ -758,21 +765,33 @@ class FunctionLowering(HostLowering):
             self.store(inner, value, self.memref_of(result), ivs)
 
     def sort_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """A merge sort: pass p merges each pair of sorted runs of `sort_run_widths()[p]`
-        (a parallel loop nest over the pairs of every slice, each merged in order:
-        `merge_runs`), from the operands, ping-ponging between the kernel's `scratch`
-        workspace and the results so that the last pass writes the results."""
+        """Each slice by insertion into the results (`insert_sorted`) when the sort keeps
+        few elements of each (`sorts_by_insertion`), else a merge sort: pass p merges
+        each pair of sorted runs of `sort_run_widths()[p]` (a parallel loop nest over the
+        pairs of every slice, each merged in order: `merge_runs`) from the previous
+        pass's target into its own (`merge_targets`: the `scratch` workspace's copies or
+        the results, the last pass the results). The first pass, or the insertion, reads
+        the operands through the fused producers."""
         root = kernel.root
         assert isinstance(root, ops.SortOp)
+        group = self._group(kernel)
+
+        def operands(inner: Builder, at: Sequence[SSAValue]) -> list[SSAValue]:
+            return [group.evaluate(inner, value, at) for value in root.inputs]
+
         results = [self.memref_of(r) for r in root.res]
-        sources = [self.memref_of(v) for v in root.inputs]
-        widths = sort_run_widths(root)
         sizes = self.sizes(root.inputs[0])
-        if not widths:
-            inner, ivs = self.parallel_nest(b, sizes)
-            for source, result in zip(sources, results):
-                self.store(inner, emit(inner, memref.LoadOp.get(source, ivs)), result, ivs)
+        if not root.kept:
             return
+        if sorts_by_insertion(root):
+            slices = list(sizes)
+            slices[root.dim] = self.index(1)
+            inner, ivs = self.parallel_nest(
+                b, slices, parallel=len(slices), per_iteration=shape_of(root.inputs[0])[root.dim]
+            )
+            insert_sorted(inner, root, ivs, operands, results)
+            return
+        widths = sort_run_widths(root)
         offsets, needed = sort_scratch_offsets(root)
         workspace = kernel.workspaces.get(SORT_WORKSPACE)
         planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
@@ -783,20 +802,31 @@ class FunctionLowering(HostLowering):
                 root.location,
             )
         assert workspace is not None
-        scratch = [
-            emit(b, memref.ViewOp(workspace, self.index(offset), [], result.type))
-            for offset, result in zip(offsets, results)
-        ]
         extent = shape_of(root.inputs[0])[root.dim]
-        for p, width in enumerate(widths):
-            targets = results if (len(widths) - 1 - p) % 2 == 0 else scratch
+        whole = [
+            MemRefType(
+                r.type.element_type, shape_of(root.inputs[0]), memory_space=r.type.memory_space
+            )  # type: ignore[attr-defined]
+            for r in results
+        ]
+        copies = [
+            [
+                emit(b, memref.ViewOp(workspace, self.index(offset), [], t))
+                for offset, t in zip(copy, whole)
+            ]
+            for copy in offsets
+        ]
+        load = operands
+        for width, target in zip(widths, merge_targets(root)):
+            targets = results if target == RESULTS else copies[target]
             pairs = list(sizes)
             pairs[root.dim] = self.index(-(-extent // (2 * width)))
             inner, ivs = self.parallel_nest(b, pairs)
             first = emit(inner, arith.MuliOp(ivs[root.dim], self.index(2 * width)))
             at = [first if d == root.dim else v for d, v in enumerate(ivs)]
-            merge_runs(inner, root, at, width, sources, targets)
-            sources = targets
+            kept = root.kept if target == RESULTS else extent
+            merge_runs(inner, root, at, width, load, targets, kept)
+            load = memref_elements(targets)
 
     def transpose_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root

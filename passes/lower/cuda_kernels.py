@@ -686,62 +686,88 @@ def window_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     return KernelProgram((kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]),))
 
 
+def _with_shape(t: MemRefType, shape: Sequence[int]) -> MemRefType:
+    return MemRefType(t.element_type, list(shape), memory_space=t.memory_space)
+
+
 def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`sort.merge`: one launch per merge pass (`sort_run_widths`), one thread per element
-    placing it in the merged run (`merge_destination`), reading the operands first and
-    ping-ponging between the `scratch` workspace and the results so that the last pass
-    writes the results (a sort of one element per slice copies)."""
+    placing it in the merged run (`merge_destination`), the first pass reading the
+    operands through the fused producers, each pass writing its `merge_targets` (copies
+    in the `scratch` workspace or the results, the last pass the results, of which a
+    top-k keeps the first places only); a sort of one element per slice copies."""
     root = item.root
     assert isinstance(root, ops.SortOp)
     shape = static_shape(root.inputs[0])
     count = int(np.prod(shape, dtype=np.int64))
+    if not count or not root.kept:
+        return KernelProgram(())
     widths = indexing.sort_run_widths(root)
     offsets, needed = sort_scratch_offsets(root)
     term = context.workspace_of(item, "scratch", needed) if widths else None
+    passes = list(zip(widths, indexing.merge_targets(root))) or [(0, indexing.RESULTS)]
     launches = []
-    for p, width in enumerate(widths or [0]):
+    for p, (width, target) in enumerate(passes):
         kernel = context.kernel(
             item,
             f"sort_pass{p}",
-            reads=list(root.inputs) if p == 0 else [],
+            reads=list(item.inputs) if p == 0 else [],
             writes=list(root.res),
             workspaces=[term] if term is not None else [],
         )
         b = kernel.builder
         results = [kernel.buffer(r) for r in root.res]
-        scratch = (
-            [ir.view(b, kernel.workspace(term), o, r.type) for o, r in zip(offsets, results)]
-            if term is not None
-            else []
-        )
-        to_results = (len(widths) - 1 - p) % 2 == 0
-        targets = results if to_results or not widths else scratch
+        copies = [
+            [
+                ir.view(b, kernel.workspace(term), o, _with_shape(r.type, shape))  # type: ignore[arg-type]
+                for o, r in zip(copy, results)
+            ]
+            for copy in offsets
+        ]
+        targets = results if target == indexing.RESULTS else copies[target]
         if p == 0:
-            sources = [kernel.buffer(v) for v in root.inputs]
+            group = kernel.fused(item)
+
+            def load(
+                inner: Builder, at: Sequence[SSAValue], group: FusedGroup = group, kernel=kernel
+            ) -> list[SSAValue]:
+                return [kernel.evaluate(inner, group, v, at) for v in root.inputs]
+
         else:
-            sources = scratch if to_results else results
+            previous = passes[p - 1][1]
+            load = indexing.memref_elements(
+                results if previous == indexing.RESULTS else copies[previous]
+            )
+        kept = root.kept if target == indexing.RESULTS else shape[root.dim]
         linear = linear_thread(b, ELEMENT_BLOCK)
 
         def place(
             inner: Builder,
             linear: SSAValue = linear,
-            sources: Sequence[SSAValue] = sources,
+            load: indexing.SortLoad = load,
             targets: Sequence[SSAValue] = targets,
             width: int = width,
+            kept: int = kept,
         ) -> None:
             at = static_indices(inner, linear, shape)
             if not widths:
-                for source, target in zip(sources, targets):
-                    ir.store(inner, ir.load(inner, source, at), target, at)
+                for element, target in zip(load(inner, at), targets):
+                    ir.store(inner, element, target, at)
                 return
-            elements, destination = indexing.merge_destination(inner, root, at, width, sources)
+            elements, destination = indexing.merge_destination(inner, root, at, width, load)
             to = [destination if d == root.dim else v for d, v in enumerate(at)]
-            for element, target in zip(elements, targets):
-                ir.store(inner, element, target, to)
+
+            def store(then: Builder) -> None:
+                for element, target in zip(elements, targets):
+                    ir.store(then, element, target, to)
+
+            if kept < shape[root.dim]:
+                ir.if_then(inner, ir.less(inner, destination, kept), store)
+            else:
+                store(inner)
 
         ir.if_then(b, ir.less(b, linear, count), place)
-        if count:
-            launches.append(kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]))
+        launches.append(kernel.launch([ir.ceil_div(count, ELEMENT_BLOCK)], [ELEMENT_BLOCK]))
     return KernelProgram(tuple(launches))
 
 

@@ -541,26 +541,66 @@ def sort_run_widths(op: ops.SortOp) -> list[int]:
     return widths
 
 
+RESULTS = -1
+"""`merge_targets`' name for the sort's results (scratch copies are numbered from 0)."""
+
+
+def merge_targets(op: ops.SortOp) -> list[int]:
+    """What each merge pass writes: the last pass the results; with whole slices kept the
+    passes before alternate between scratch copy 0 and the results, with a prefix kept
+    (a top-k: the results cannot hold a whole run) between scratch copies 0 and 1."""
+    passes = len(sort_run_widths(op))
+    whole = not shape_of(op.inputs[0]) or op.kept == shape_of(op.inputs[0])[op.dim]
+    targets = []
+    for p in range(passes):
+        back = passes - 1 - p
+        if back == 0:
+            targets.append(RESULTS)
+        elif whole:
+            targets.append(RESULTS if back % 2 == 0 else 0)
+        else:
+            targets.append(0 if back % 2 == 1 else 1)
+    return targets
+
+
+def sort_scratch_copies(op: ops.SortOp) -> int:
+    """How many copies of its operands a merge sort's `scratch` holds (`merge_targets`;
+    one whenever there is a pass, as a sort of whole slices ping-pongs)."""
+    targets = merge_targets(op)
+    return max(1, *(t + 1 for t in targets)) if targets else 0
+
+
+SortLoad = Callable[[Builder, Sequence[SSAValue]], list[SSAValue]]
+"""Every operand's element of a sort at the given indices (from memrefs, or computed by
+the fused producers)."""
+
+
+def memref_elements(sources: Sequence[SSAValue]) -> SortLoad:
+    """A `SortLoad` reading one memref per operand."""
+    return lambda b, at: [emit(b, memref.LoadOp.get(source, list(at))) for source in sources]
+
+
+def _less(b: Builder, op: ops.SortOp, lhs: Sequence[SSAValue], rhs: Sequence[SSAValue]):
+    pairs = [v for pair in zip(lhs, rhs) for v in pair]
+    return lower_scalar_body(b, op.comparator, pairs)[0]
+
+
 def merge_destination(
     b: Builder,
     op: ops.SortOp,
     at: Sequence[SSAValue],
     width: int,
-    sources: Sequence[SSAValue],
+    load: SortLoad,
 ) -> tuple[list[SSAValue], SSAValue]:
-    """The elements at `at` in the sort's `sources` (one memref per operand, sorted in runs
-    of `width` along `dim`) and where along `dim` they go once each pair of runs is merged:
-    their place in their run plus how many elements of the other run go before them, found
-    by binary search (a right-run element goes after the equal left-run ones: stable)."""
+    """The elements at `at` of the sort's sources (`load`, sorted in runs of `width` along
+    `dim`) and where along `dim` they go once each pair of runs is merged: their place in
+    their run plus how many elements of the other run go before them, found by binary
+    search (a right-run element goes after the equal left-run ones: stable)."""
     dim = op.dim
     extent = shape_of(op.inputs[0])[dim]
 
     def number(n: int) -> SSAValue:
         return constant(b, n, INDEX)
-
-    def less(bb: Builder, lhs: Sequence[SSAValue], rhs: Sequence[SSAValue]) -> SSAValue:
-        pairs = [v for pair in zip(lhs, rhs) for v in pair]
-        return lower_scalar_body(bb, op.comparator, pairs)[0]
 
     position = at[dim]
     start = emit(
@@ -569,7 +609,7 @@ def merge_destination(
     mid = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(width))), number(extent)))
     end = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(2 * width))), number(extent)))
     in_left = emit(b, arith.CmpiOp(position, mid, "ult"))
-    mine = [emit(b, memref.LoadOp.get(source, list(at))) for source in sources]
+    mine = load(b, at)
     lo = emit(b, arith.SelectOp(in_left, mid, start))
     hi = emit(b, arith.SelectOp(in_left, end, mid))
 
@@ -580,9 +620,9 @@ def merge_destination(
     middle = emit(inner, arith.DivUIOp(emit(inner, arith.AddiOp(low, high)), number(2)))
     probe = emit(inner, arith.MinUIOp(middle, number(extent - 1)))
     probe_at = [probe if d == dim else v for d, v in enumerate(at)]
-    other = [emit(inner, memref.LoadOp.get(source, probe_at)) for source in sources]
-    before = less(inner, other, mine)  # a left element: right-run elements before it
-    after = less(inner, mine, other)  # a right element: left-run elements not after it
+    other = load(inner, probe_at)
+    before = _less(inner, op, other, mine)  # a left element: right-run elements before it
+    after = _less(inner, op, mine, other)  # a right element: left-run elements not after it
     true = constant(inner, True, IntegerType(1))
     not_after = emit(inner, arith.XOrIOp(after, true))
     goes_before = emit(inner, arith.SelectOp(in_left, before, not_after))
@@ -605,13 +645,15 @@ def merge_runs(
     op: ops.SortOp,
     at: Sequence[SSAValue],
     width: int,
-    sources: Sequence[SSAValue],
+    load: SortLoad,
     targets: Sequence[SSAValue],
+    kept: int,
 ) -> None:
     """Merge the pair of sorted runs of `width` that starts at `at[dim]` (the pair's first
-    position; the other indices pick the slice) from `sources` into `targets`, one
-    element per step of an `scf.for`: the right run's next element goes first only when
-    the comparator puts it strictly before the left run's (stable)."""
+    position; the other indices pick the slice) from the sources (`load`) into the first
+    `kept` places of the merged run in `targets`, one element per step of an `scf.for`:
+    the right run's next element goes first only when the comparator puts it strictly
+    before the left run's (stable)."""
     dim = op.dim
     extent = shape_of(op.inputs[0])[dim]
 
@@ -621,20 +663,19 @@ def merge_runs(
     start = at[dim]
     mid = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(width))), number(extent)))
     end = emit(b, arith.MinUIOp(emit(b, arith.AddiOp(start, number(2 * width))), number(extent)))
+    stop = emit(b, arith.MinUIOp(end, emit(b, arith.AddiOp(start, number(kept)))))
     body = Block(arg_types=[INDEX, INDEX, INDEX])
     inner = Builder(InsertPoint.at_end(body))
     k, i, j = body.args
 
     def element_at(position: SSAValue, last: SSAValue) -> list[SSAValue]:
         clamped = emit(inner, arith.MinUIOp(position, last))
-        where = [clamped if d == dim else v for d, v in enumerate(at)]
-        return [emit(inner, memref.LoadOp.get(source, where)) for source in sources]
+        return load(inner, [clamped if d == dim else v for d, v in enumerate(at)])
 
     one = constant(inner, 1, INDEX)
     left = element_at(i, emit(inner, arith.SubiOp(mid, one)))
     right = element_at(j, number(extent - 1))
-    pairs = [v for pair in zip(right, left) for v in pair]
-    right_less = lower_scalar_body(inner, op.comparator, pairs)[0]
+    right_less = _less(inner, op, right, left)
     left_done = emit(inner, arith.CmpiOp(i, mid, "uge"))
     right_left = emit(inner, arith.CmpiOp(j, end, "ult"))
     takes_right = emit(
@@ -649,7 +690,92 @@ def merge_runs(
     next_i = emit(inner, arith.SubiOp(emit(inner, arith.AddiOp(i, one)), step))
     next_j = emit(inner, arith.AddiOp(j, step))
     inner.insert(scf.YieldOp(next_i, next_j))
-    b.insert(scf.ForOp(start, end, number(1), [start, mid], body))
+    b.insert(scf.ForOp(start, stop, number(1), [start, mid], body))
+
+
+INSERTION_SORT_KEPT = 256
+"""The CPU sorts by insertion (`insert_sorted`, no scratch) when the results keep at most
+this many elements of each slice; longer results merge (`merge_runs`)."""
+
+
+def sorts_by_insertion(op: ops.SortOp) -> bool:
+    """Whether the CPU target sorts `op` by insertion (`INSERTION_SORT_KEPT`)."""
+    return op.kept <= INSERTION_SORT_KEPT
+
+
+def insert_sorted(
+    b: Builder,
+    op: ops.SortOp,
+    at: Sequence[SSAValue],
+    load: SortLoad,
+    targets: Sequence[SSAValue],
+) -> None:
+    """Sort the slice at `at` (its `dim` index unused) into the `kept` places of `targets`
+    by binary insertion, in one sequential `scf.for` over the slice: element i (`load`)
+    goes to the first place p among the min(i, kept) placed so far whose element the
+    comparator puts after it (after equal ones: stable); when p < kept, the elements from
+    p on move up one place (the last one falling off once all kept places are full)."""
+    dim = op.dim
+    extent = shape_of(op.inputs[0])[dim]
+    kept = op.kept
+    if not kept:
+        return
+
+    def number(bb: Builder, n: int) -> SSAValue:
+        return constant(bb, n, INDEX)
+
+    def at_position(position: SSAValue) -> list[SSAValue]:
+        return [position if d == dim else v for d, v in enumerate(at)]
+
+    body = Block(arg_types=[INDEX])
+    inner = Builder(InsertPoint.at_end(body))
+    (i,) = body.args
+    element = load(inner, at_position(i))
+    placed = emit(inner, arith.MinUIOp(i, number(inner, kept)))
+
+    search = Block(arg_types=[INDEX, INDEX, INDEX])
+    step = Builder(InsertPoint.at_end(search))
+    _, low, high = search.args
+    active = emit(step, arith.CmpiOp(low, high, "ult"))
+    middle = emit(step, arith.DivUIOp(emit(step, arith.AddiOp(low, high)), number(step, 2)))
+    probe = emit(step, arith.MinUIOp(middle, number(step, kept - 1)))
+    other = memref_elements(targets)(step, at_position(probe))
+    before = _less(step, op, element, other)
+    true = constant(step, True, IntegerType(1))
+    down = emit(step, arith.AndIOp(active, before))
+    up = emit(step, arith.AndIOp(active, emit(step, arith.XOrIOp(before, true))))
+    next_low = emit(
+        step, arith.SelectOp(up, emit(step, arith.AddiOp(middle, number(step, 1))), low)
+    )
+    next_high = emit(step, arith.SelectOp(down, middle, high))
+    step.insert(scf.YieldOp(next_low, next_high))
+    zero = number(inner, 0)
+    bound = scf.ForOp(
+        zero, number(inner, kept.bit_length()), number(inner, 1), [zero, placed], search
+    )
+    inner.insert(bound)
+    place = bound.results[0]
+
+    then = Block()
+    insert = Builder(InsertPoint.at_end(then))
+    last = emit(insert, arith.MinUIOp(placed, number(insert, kept - 1)))
+    shift = Block(arg_types=[INDEX])
+    move = Builder(InsertPoint.at_end(shift))
+    to = emit(move, arith.SubiOp(last, shift.args[0]))
+    below = at_position(emit(move, arith.SubiOp(to, number(move, 1))))
+    for target in targets:
+        value = emit(move, memref.LoadOp.get(target, below))
+        move.insert(memref.StoreOp.get(value, target, at_position(to)))
+    move.insert(scf.YieldOp())
+    moves = emit(insert, arith.SubiOp(last, place))
+    insert.insert(scf.ForOp(number(insert, 0), moves, number(insert, 1), [], shift))
+    for value, target in zip(element, targets):
+        insert.insert(memref.StoreOp.get(value, target, at_position(place)))
+    insert.insert(scf.YieldOp())
+    fits = emit(inner, arith.CmpiOp(place, number(inner, kept), "ult"))
+    inner.insert(scf.IfOp(fits, [], Region(then)))
+    inner.insert(scf.YieldOp())
+    b.insert(scf.ForOp(number(b, 0), number(b, extent), number(b, 1), [], body))
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """The CPU target's kernel families that need scratch: a reduction split into chunks, and
-a sort (`sort.merge`, whose `scratch` holds one copy of every operand).
+a merge sort (`sort.merge`, whose `scratch` holds copies of every operand).
 
 A reduction with fewer than `REDUCE_SPLIT_ROWS` kept rows, all dims static, whose outermost
 reduced dim holds more than one chunk (the fewest positions of it, a power of two, covering
@@ -97,8 +97,10 @@ SORT_WORKSPACE = "scratch"
 
 def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
     """The CPU plan's workspace terms and the family of each work item that runs one: a
-    split reduction's `partials`, a sort's `scratch` (a copy of its operands, which its
-    merge passes ping-pong with the results: `sort_scratch_offsets`)."""
+    split reduction's `partials`, a merge sort's `scratch` (copies of its operands, which
+    its merge passes ping-pong with the results: `sort_scratch_offsets`; a sort that
+    keeps few elements of each slice inserts them in place and needs none)."""
+    from accy.passes.lower.indexing import sorts_by_insertion
     from accy.passes.workspace.sizing import (
         WorkspacePlan,
         WorkspaceTerm,
@@ -112,7 +114,7 @@ def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
         if isinstance(item.root, ops.ReduceOp):
             split = split_partials(item.root)
             key, size = (FAMILY, WORKSPACE), None if split is None else split.bytes
-        elif isinstance(item.root, ops.SortOp):
+        elif isinstance(item.root, ops.SortOp) and not sorts_by_insertion(item.root):
             key, size = (SORT_FAMILY, SORT_WORKSPACE), sort_scratch_offsets(item.root)[1]
         if size is None:
             continue

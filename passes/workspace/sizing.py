@@ -202,14 +202,20 @@ SORT_SCRATCH_ALIGNMENT = 16
 """Byte alignment of each operand's part of a sort's scratch workspace."""
 
 
-def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[int], int]:
-    """Where each operand's copy lies in a sort's `scratch` workspace (byte offsets, in
-    operand order) and the bytes it spans: one aligned buffer of each operand's shape."""
+def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[list[int]], int]:
+    """Where each operand's part of each copy of a merge sort's `scratch` workspace lies
+    (byte offsets, by copy then in operand order: `sort_scratch_copies`) and the bytes
+    the copies span: one aligned buffer of each operand's shape per copy."""
+    from accy.passes.lower.indexing import sort_scratch_copies
+
     offsets, total = [], 0
-    for value in op.inputs:
-        offsets.append(total)
-        size = buffer_bytes(value.type)  # type: ignore[arg-type]
-        total += -(-size // SORT_SCRATCH_ALIGNMENT) * SORT_SCRATCH_ALIGNMENT
+    for _ in range(sort_scratch_copies(op)):
+        copy = []
+        for value in op.inputs:
+            copy.append(total)
+            size = buffer_bytes(value.type)  # type: ignore[arg-type]
+            total += -(-size // SORT_SCRATCH_ALIGNMENT) * SORT_SCRATCH_ALIGNMENT
+        offsets.append(copy)
     return offsets, total
 
 

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from accy.passes.sort_prefixes import sort_prefixes
 
 import accy
 from accy import reference
@@ -160,9 +161,10 @@ func.func @f(%k: tensor<3xNxf32>, %v: tensor<3xNxi32>) -> (tensor<3xNxf32>, tens
 }"""
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 16, 33])
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 33, 256, 300])
 def test_sort_is_stable_and_permutes_every_operand(n):
-    """Keys with many ties and their positions as payload: numpy's stable argsort."""
+    """Keys with many ties and their positions as payload: numpy's stable argsort (by
+    insertion on the CPU up to 256 elements a slice, merge passes above)."""
     text = SORT.replace("xN", f"x{n}")
     rng = np.random.default_rng(n)
     keys = rng.integers(0, 4, (3, n)).astype(np.float32)
@@ -179,11 +181,77 @@ def test_sort_is_stable_and_permutes_every_operand(n):
 
 def test_sort_plans_its_scratch_workspace_on_both_targets():
     text = SORT.replace("xN", "x33")
+    (term,) = accy.prepare(accy.parse(text), target="cuda").workspaces.terms
+    assert (term.family, term.name) == ("sort.merge", "scratch")
+    assert term.bytes == 2 * 400  # two operands of 396 bytes, each aligned to 16
+    assert accy.prepare(accy.parse(text), target="cpu").workspaces.terms == ()  # insertion
+    text = SORT.replace("xN", "x300")
     for target in ("cpu", "cuda"):
-        prep = accy.prepare(accy.parse(text), target=target)
-        (term,) = prep.workspaces.terms
-        assert (term.family, term.name) == ("sort.merge", "scratch")
-        assert term.bytes == 2 * 400  # two operands of 396 bytes, each aligned to 16
+        (term,) = accy.prepare(accy.parse(text), target=target).workspaces.terms
+        assert (term.family, term.bytes) == ("sort.merge", 2 * 3600)
+
+
+PREFIX = """
+func.func @f(%k: tensor<3xNxf32>) -> (tensor<3xKxf32>, tensor<3xKxi32>) {
+  %p = accy.iota dim = 1 : tensor<3xNxi32>
+  %a, %b = accy.sort(%k, %p : tensor<3xNxf32>, tensor<3xNxi32>), dim = 1 -> (tensor<3xNxf32>, tensor<3xNxi32>) {
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>, %i: tensor<i32>, %j: tensor<i32>):
+    %gt = accy.compare GT, %x, %y : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    accy.yield %gt : tensor<i1>
+  }
+  %ta = accy.slice %a [0:3, 0:K] : (tensor<3xNxf32>) -> tensor<3xKxf32>
+  %tb = accy.slice %b [0:3, 0:K] : (tensor<3xNxi32>) -> tensor<3xKxi32>
+  func.return %ta, %tb : tensor<3xKxf32>, tensor<3xKxi32>
+}"""
+
+
+def prefix_program(n: int, k: int) -> str:
+    return PREFIX.replace("xN", f"x{n}").replace("xK", f"x{k}").replace("0:K", f"0:{k}")
+
+
+@pytest.mark.parametrize(("n", "k"), [(6, 1), (6, 6), (100, 5), (600, 300), (9, 0)])
+def test_a_sort_read_through_leading_slices_keeps_only_them(n, k):
+    """accy-sort-prefixes folds the slices into the sort; the CPU inserts the k greatest
+    (ties by position) straight into the results, or merges into scratch copies when k
+    is over 256; the iota of positions is computed as the sort reads it (fused)."""
+    module = accy.parse(prefix_program(n, k))
+    sort_prefixes(module)
+    text = str(module)
+    assert "accy.slice" not in text
+    assert f"-> (tensor<3x{k}xf32>, tensor<3x{k}xi32>)" in text
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 5, (3, n)).astype(np.float32)
+    order = np.argsort(-keys, axis=1, kind="stable")[:, :k]
+    expected = [np.take_along_axis(keys, order, 1), order.astype(np.int32)]
+    for outputs in (reference.run(module, "f", keys), accy.compile(module, threads=1)(keys)):
+        for out, want in zip(outputs, expected):
+            np.testing.assert_array_equal(out, want)
+    prep = accy.prepare(module, target="cpu")
+    (item,) = prep.schedule.work_items
+    assert len(item.members) == 2  # the iota joins the sort's kernel
+    copies = 2 if k > 256 else 0
+    assert sum(t.bytes for t in prep.workspaces.terms) == copies * (3 * n * 4 + 3 * n * 4)
+
+
+def test_sort_prefixes_keep_slices_that_are_not_leading():
+    text = prefix_program(8, 3).replace(
+        "[0:3, 0:3] : (tensor<3x8xi32>)", "[0:3, 1:4] : (tensor<3x8xi32>)"
+    )
+    module = accy.parse(text)
+    sort_prefixes(module)
+    assert str(module).count("accy.slice") == 2
+
+
+def test_cuda_exports_a_top_k_with_two_scratch_copies(tmp_path):
+    """The last of ceil(log2(600)) = 10 merge passes writes the 300 kept places; the
+    passes before alternate between two copies of the operands."""
+    module = accy.parse(prefix_program(600, 300))
+    sort_prefixes(module)
+    (term,) = accy.prepare(module, target="cuda").workspaces.terms
+    assert term.bytes == 2 * 2 * 7200
+    directory = accy.export(module, tmp_path / "top", target="cuda")
+    manifest = (directory / "accy_kernels.ptx").read_text()
+    assert [f"f_item0_sort_pass{p}" in manifest for p in range(11)] == [True] * 10 + [False]
 
 
 DESCENDING = """
@@ -209,6 +277,22 @@ def test_stablehlo_sort_descending_in_total_order_along_dim_0():
     for (out,) in (reference.run(module, "main", x), accy.compile(module, threads=1)(x)):
         np.testing.assert_array_equal(out, expected)
         assert np.signbit(out[1, 1]) and np.signbit(out[1, 5])
+
+
+def test_sort_results_longer_than_the_operands_are_a_located_error():
+    text = (
+        SORT.replace("xN", "x4")
+        .replace(
+            "-> (tensor<3x4xf32>, tensor<3x4xi32>) {", "-> (tensor<3x5xf32>, tensor<3x5xi32>) {"
+        )
+        .replace("func.return %a, %b : tensor<3x4xf32>, tensor<3x4xi32>", "func.return")
+    )
+    text = text.replace("-> (tensor<3x4xf32>, tensor<3x4xi32>) {\n  %a", "{\n  %a")
+    with pytest.raises(
+        AccyError, match=re.escape("results keep 5 elements along dim 1, of 4")
+    ) as error:
+        accy.parse(text)
+    assert error.value.location is not None
 
 
 def test_sort_verifier_errors_are_located():
