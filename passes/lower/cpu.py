@@ -49,7 +49,8 @@ its result's dims; a reduce's kept dims, or a split reduce's chunks and kept dim
 dot's batch and lhs-free dims; a scan's other dims) takes its outer dims, all but the
 contiguous last one (the only one of a rank-1 nest), as one `scf.parallel`, and the rest
 as `scf.for`s inside it, when it does at least `PARALLEL_MIN_WORK` scalar steps (or has
-a dynamic size). How `scf.parallel` runs is the pipeline's choice: the CPU target splits
+a dynamic size); a dot's register tiles, whose multiply-adds are vector lanes, when they do
+at least `DOT_PARALLEL_MIN_WORK` of them. How `scf.parallel` runs is the pipeline's choice: the CPU target splits
 it into tasks on a thread pool (`async-parallel-for`) or, for one thread, lowers it to
 plain loops (`convert-scf-to-cf`).
 
@@ -224,6 +225,10 @@ PARALLEL_MIN_WORK = 1 << 15
 """Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
 to another thread costs microseconds, more than they take."""
 
+DOT_PARALLEL_MIN_WORK = 1 << 18
+"""`PARALLEL_MIN_WORK` for a dot's register tiles, counted in multiply-adds (16 or 8 a
+vector FMA)."""
+
 
 def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
     """Move the loads and pure ops of an elementwise loop nest whose operands are all
@@ -324,7 +329,7 @@ def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
         rows = _block(m_size, WIDE_TILE_ROWS if lanes == WIDE_VECTOR_WIDTH else DOT_TILE_ROWS)
         form = "columns"
     elif rc[0] == len(rhs_shape) - 1 and lc[0] == len(lhs_shape) - 1:
-        lanes = WIDE_VECTOR_WIDTH if k > VECTOR_WIDTH else VECTOR_WIDTH
+        lanes = WIDE_VECTOR_WIDTH if k >= WIDE_VECTOR_WIDTH else VECTOR_WIDTH
         rows = _block(m_size, ROW_TILE)
         columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
         form = "rows"
@@ -625,17 +630,18 @@ class FunctionLowering(HostLowering):
         steps: Sequence[int] | None = None,
         parallel: int | None = None,
         per_iteration: int = 1,
+        min_work: int = PARALLEL_MIN_WORK,
     ) -> tuple[Builder, list[SSAValue]]:
         """Loops over `sizes` (`steps` default to 1; each size a multiple of its step)
         whose iterations are independent: the first `parallel` dims (default: all but the
         last, or the only one) as one `scf.parallel` when the nest does at least
-        `PARALLEL_MIN_WORK` steps of `per_iteration` work (see *Parallel loops*), the rest
+        `min_work` steps of `per_iteration` work (see *Parallel loops*), the rest
         as `scf.for`s inside it. Returns a builder inside the innermost loop and the ivs."""
         steps = list(steps) if steps is not None else [1] * len(sizes)
         if parallel is None:
             parallel = max(len(sizes) - 1, 1) if sizes else 0
         work = _work(sizes, per_iteration)
-        if parallel == 0 or (work is not None and work < PARALLEL_MIN_WORK):
+        if parallel == 0 or (work is not None and work < min_work):
             return self.stepped_loop_nest(b, sizes, steps)
         body = Block(arg_types=[INDEX] * parallel)
         b.insert(
@@ -1193,7 +1199,14 @@ class FunctionLowering(HostLowering):
         if tiling.m is not None:
             sizes.append(self.index(out_shape[tiling.m]))
             steps.append(rows)
-        tile, ivs = self.parallel_nest(b, sizes, steps=steps, parallel=len(sizes), per_iteration=k)
+        tile, ivs = self.parallel_nest(
+            b,
+            sizes,
+            steps=steps,
+            parallel=len(sizes),
+            per_iteration=k,
+            min_work=DOT_PARALLEL_MIN_WORK,
+        )
         at: dict[int, SSAValue] = dict(zip(loops, ivs))
         j = self.index(start) if remainder else ivs[len(loops)]
         i = ivs[-1] if tiling.m is not None else None
