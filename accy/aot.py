@@ -310,12 +310,13 @@ def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> d
 def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) -> dict:
     from accy import mlir_bridge
     from accy.passes.lower.lower_pass import lower_module
+    from accy.runtime.cpu_features import host_flags, instruction_sets
     from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
     from accy.targets.cpu import check_symbol_names, cpu_pipeline, module_text, resolve_threads
 
     threads = resolve_threads(threads)
     check_symbol_names(module)
-    text = module_text(lower_module(module, preparation.manager, "cpu"))
+    text = module_text(lower_module(module, preparation.manager, "cpu", host_flags()))
     libraries = ["-lm"]
     if threads > 1:
         shutil.copyfile(async_runtime_library_path(), directory / ASYNC_RUNTIME_LIBRARY_NAME)
@@ -331,6 +332,7 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
         kernels={},
         threads=threads,
         async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
+        instruction_sets=instruction_sets(),
     )
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(

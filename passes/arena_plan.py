@@ -6,7 +6,8 @@ the work items that run its family); they are packed with `accy.passes.arena.pac
 their liveness intervals. Constants planned in device_constant are laid out one after
 another in the module's constant arena (they are all live all the time).
 
-In-place reuse: an elementwise or scatter work item's output takes the buffer of an input
+In-place reuse: an elementwise, scatter or dot work item's output (a dot's with an epilogue
+that reads the input) takes the buffer of an input
 of the same byte size (so the same element width) that dies at that work item, when every
 member on the way from that input to the output is pointwise (element i reads only
 element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
@@ -165,8 +166,9 @@ def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
 UPDATES = (ops.DynamicUpdateSliceOp, ops.ScatterOp)
 """Ops whose result is their operand with some elements replaced or combined."""
 
-IN_PLACE_KINDS = (WorkKind.ELEMENTWISE, WorkKind.SCATTER)
-"""Work items whose output may take an input's buffer."""
+IN_PLACE_KINDS = (WorkKind.ELEMENTWISE, WorkKind.SCATTER, WorkKind.DOT)
+"""Work items whose output may take an input's buffer (a dot's: one its epilogue reads
+pointwise; every target computes an element's epilogue before writing it)."""
 
 
 def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:

@@ -25,11 +25,12 @@ the dot's group as its *operand prologue* (`dot_operand_source`): the product re
 narrow value and extends each element as it loads it (exact), as mixed-precision layers
 are written (`preferred_element_type`), without an f32 copy of the operand.
 
-A convolution joins its consumer's group as its *epilogue* (bias, batch norm, activation
-computed on each element as the convolution produces it) when it has one consumer op and
-every op of that group from there on is elementwise on the convolution's shape, the root's
-result of the convolution's type (`epilogue_root`); the group is then a `convolution`
-work item whose root is the epilogue's last op.
+A `dot_general` or a convolution joins its consumers' group as its *epilogue* (bias, scale,
+batch norm, activation, residual add computed on each element as the product is stored)
+when its consumer ops all belong to one group and every op of that group from them on is
+elementwise on the product's shape, the root's result of the product's type
+(`epilogue_root`); the group is then a `dot` or `convolution` work item whose root is the
+epilogue's last op (`contraction_of` finds the product among its members).
 
 Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
 select_and_scatter, reduce_window) roots its own group; constants belong to no group (they are data, not work).
@@ -48,6 +49,7 @@ of the other members are *elided*: they never get storage.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
@@ -109,39 +111,52 @@ def disjoint_windows(op: ops.ReduceWindowOp) -> bool:
 
 
 EPILOGUE_OPS = tuple(t for t in POINTWISE if t is not ops.ReshapeOp)
-"""Ops a convolution's epilogue may hold: element i of the result from element i of each
-operand, on one shape (no reshape)."""
+"""Ops an epilogue may hold: element i of the result from element i of each operand, on
+one shape (no reshape)."""
+
+CONTRACTIONS = (ops.DotGeneralOp, ops.ConvolutionOp)
+"""Ops that take an epilogue (see the module docstring)."""
 
 
 def epilogue_root(
-    conv: ops.ConvolutionOp,
+    op: ops.DotGeneralOp | ops.ConvolutionOp,
     root_of: dict[Operation, Operation],
     dead: frozenset[Operation] | set[Operation],
+    contracted: frozenset[Operation] | set[Operation] = frozenset(),
 ) -> Operation | None:
-    """The root of the group whose epilogue the convolution joins (see the module
-    docstring), or None when it roots its own group."""
-    consumers = {use.operation for use in conv.result.uses} - set(dead)
-    if len(consumers) != 1:
+    """The root of the group whose epilogue the contraction `op` joins (see the module
+    docstring), or None when it roots its own group; never a group in `contracted` (the
+    roots of groups that hold a contraction already: a group computes one product)."""
+    consumers = {use.operation for use in op.results[0].uses} - set(dead)
+    if not consumers or any(c.parent is not op.parent or c not in root_of for c in consumers):
         return None
-    (consumer,) = consumers
-    if consumer.parent is not conv.parent or consumer not in root_of:
+    roots = {root_of[c] for c in consumers}
+    if len(roots) != 1:
         return None
-    root = root_of[consumer]
-    shape = conv.result.type.get_shape()
-    pending, seen = [consumer], set()
+    (root,) = roots
+    if root in contracted:
+        return None
+    shape = op.results[0].type.get_shape()
+    pending, seen = list(consumers), set()
     while pending:
-        op = pending.pop()
-        if op in seen:
+        user = pending.pop()
+        if user in seen:
             continue
-        seen.add(op)
-        if not isinstance(op, EPILOGUE_OPS) or op.results[0].type.get_shape() != shape:
+        seen.add(user)
+        if not isinstance(user, EPILOGUE_OPS) or user.results[0].type.get_shape() != shape:
             return None
-        if op is root:
-            if op.results[0].type != conv.result.type:
+        if user is root:
+            if user.results[0].type != op.results[0].type:
                 return None
             continue
-        pending.extend(use.operation for use in op.results[0].uses if use.operation not in dead)
+        pending.extend(u.operation for u in user.results[0].uses if u.operation not in dead)
     return root
+
+
+def contraction_of(members: Sequence[Operation]) -> ops.DotGeneralOp | ops.ConvolutionOp | None:
+    """The dot_general or convolution among a group's `members` (its root, or the op
+    whose epilogue the root ends), or None."""
+    return next((m for m in members if isinstance(m, CONTRACTIONS)), None)
 
 
 def dot_operand_source(value: SSAValue) -> SSAValue:
@@ -237,13 +252,14 @@ def fusing_root(
     op: Operation,
     root_of: dict[Operation, Operation],
     dead: frozenset[Operation] | set[Operation] = frozenset(),
+    contracted: frozenset[Operation] | set[Operation] = frozenset(),
 ) -> Operation | None:
     """The root of the group `op` joins, or None when `op` roots a group (see the module
     docstring). `root_of` maps every later live op of the block to its group's root; uses
     by `dead` ops do not count. Uses are counted by consumer op: `multiply %x, %x` is one
-    consumer, which computes `%x` once."""
-    if isinstance(op, ops.ConvolutionOp):
-        return epilogue_root(op, root_of, dead)
+    consumer, which computes `%x` once. `contracted`: see `epilogue_root`."""
+    if isinstance(op, CONTRACTIONS):
+        return epilogue_root(op, root_of, dead, contracted)
     if isinstance(op, ops.ConvertOp) and dot_operand_source(op.result) is not op.result:
         return root_of[next(iter(op.result.uses)).operation]
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
@@ -270,6 +286,7 @@ def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[Fu
     producers ask."""
     root_of: dict[Operation, Operation] = {}
     live: set[Operation] = set()
+    contracted: set[Operation] = set()
     for op in reversed(block.ops):
         meter.visit()
         if not is_live(op, live):
@@ -279,7 +296,9 @@ def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[Fu
         live.add(op)
         if isinstance(op, DATA_OPS):
             continue
-        root_of[op] = fusing_root(op, root_of, dead) or op
+        root_of[op] = fusing_root(op, root_of, dead, contracted) or op
+        if isinstance(op, CONTRACTIONS):
+            contracted.add(root_of[op])
     members: dict[Operation, list[Operation]] = {}
     groups: list[FusionGroup] = []
     for op in block.ops:

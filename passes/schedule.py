@@ -1,7 +1,7 @@
 """Schedule plan: the work items (kernels) of each function, in a valid order.
 
 Every fusion group becomes one work item; its kind is named after its root (a group that
-computes a convolution with its epilogue is a `convolution`). An
+computes a dot_general or a convolution with its epilogue is a `dot` or a `convolution`). An
 `accy.iterate` or `accy.while` is a work item of kind `iterate` (the host loop)
 immediately followed by the work items of its regions (a while's cond, then its body),
 whose `parent` is the loop's id.
@@ -26,7 +26,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
-from accy.passes.fusion import FUSION, FusionGroup
+from accy.passes.fusion import FUSION, FusionGroup, contraction_of
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
@@ -84,6 +84,17 @@ class WorkItem:
     parent: int | None = None
 
     @property
+    def contraction(self) -> ops.DotGeneralOp | ops.ConvolutionOp | None:
+        """The dot_general or convolution the item computes (its root, or the product
+        whose epilogue the root ends), else None."""
+        return contraction_of(self.members)
+
+    @property
+    def head(self) -> Operation:
+        """The op the item is named after: its contraction, else its root."""
+        return self.contraction or self.root
+
+    @property
     def inputs(self) -> tuple[SSAValue, ...]:
         """Values read from storage: operands of members produced outside the group."""
         inside = set(self.members)
@@ -131,11 +142,7 @@ def compute_schedule(manager: AnalysisManager, root: Operation, meter: WorkMeter
 def _work_item(id: int, group: FusionGroup, function: str, parent: int | None) -> WorkItem:
     return WorkItem(
         id=id,
-        kind=(
-            WorkKind.CONVOLUTION
-            if any(isinstance(m, ops.ConvolutionOp) for m in group.members)
-            else kind_of(group.root)
-        ),
+        kind=kind_of(contraction_of(group.members) or group.root),
         root=group.root,
         members=group.members,
         outputs=tuple(group.root.results),

@@ -78,7 +78,7 @@ def shared_bytes(item: WorkItem) -> int:
         threads = SCAN_TILE if width == DYNAMIC_INDEX else scan_block_size(width)
         return threads * compute_bytes(_element(root.results[0]))
     if item.kind in (WorkKind.DOT, WorkKind.CONVOLUTION):
-        return 2 * DOT_TILE * DOT_TILE * compute_bytes(_element(root.results[0]))
+        return 2 * DOT_TILE * DOT_TILE * compute_bytes(_element(item.head.results[0]))
     return 0
 
 

@@ -14,10 +14,11 @@ programs run where no compiler package is installed.
 """
 
 from accy.runtime.libraries import fake_driver_library_path, runtime_library_path
-from accy.runtime.loader import CudaRuntimeError, device_sm_count, load
+from accy.runtime.loader import CudaRuntimeError, UnsupportedCpuError, device_sm_count, load
 
 __all__ = [
     "CudaRuntimeError",
+    "UnsupportedCpuError",
     "device_sm_count",
     "fake_driver_library_path",
     "load",

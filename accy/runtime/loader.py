@@ -25,7 +25,10 @@ as regular files inside the directory (no symbolic links); every library must ha
 size and sha256 the manifest records and a sound ELF header before it is opened; and the
 functions the manifest describes (names, symbols, argument and result shapes and dtypes)
 must be those compiled into the program library, which `accy.export` records there as
-the canonical JSON `accy_export_signature` (`export_signature`).
+the canonical JSON `accy_export_signature` (`export_signature`). A CPU export's code is
+compiled for the CPU it was exported on: its manifest lists that CPU's instruction sets
+(`instruction_sets`), and a machine lacking one is refused (`UnsupportedCpuError`) before
+any library is opened.
 
 This module imports only the standard library, numpy and ctypes: it runs where no
 compiler package (xdsl, MLIR bindings) is installed.
@@ -46,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from accy.runtime.cpu_features import missing_instruction_sets
 from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, RUNTIME_LIBRARY_NAME
 
 __all__ = [
@@ -59,6 +63,7 @@ __all__ = [
     "InvalidExportError",
     "MemRefDescriptor",
     "OutOfMemoryError",
+    "UnsupportedCpuError",
     "device_sm_count",
     "export_files",
     "export_signature",
@@ -93,6 +98,11 @@ DTYPES = (
 )
 """The numpy names of accy's element types (`accy.dtypes.NUMPY_DTYPES`)."""
 MANIFEST_MAX_BYTES = 64 << 20
+
+
+class UnsupportedCpuError(RuntimeError):
+    """A CPU export needs instruction sets this machine's CPU lacks (it was compiled for
+    the CPU it was exported on)."""
 
 
 class CudaRuntimeError(RuntimeError):
@@ -233,6 +243,7 @@ def check_arguments(
 
 _KERNEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+_FLAG = re.compile(r"[a-z0-9_]+")
 
 
 def _is_int(value: Any) -> bool:
@@ -313,6 +324,13 @@ def validate_manifest(
         threads = manifest.get("threads", 1)
         if not _is_int(threads) or threads < 1:
             raise InvalidExportError(path, f"'threads' must be an integer >= 1, got {threads!r}")
+        sets = manifest.get("instruction_sets", [])
+        if not isinstance(sets, list) or not all(
+            isinstance(f, str) and _FLAG.fullmatch(f) for f in sets
+        ):
+            raise InvalidExportError(
+                path, f"'instruction_sets' must be a list of CPU flag names, got {sets!r}"
+            )
     kernels = manifest.get("kernels", {})
     if not isinstance(kernels, dict):
         raise InvalidExportError(path, f"'kernels' must be an object, got {_kind(kernels)}")
@@ -605,6 +623,13 @@ class ExportedModule:
         self.target: str = manifest["target"]
         self.lock = threading.Lock()
         self.errors: RuntimeErrors | None = None
+        missing = missing_instruction_sets(manifest.get("instruction_sets", []))
+        if missing:
+            raise UnsupportedCpuError(
+                f"{path}: this CPU lacks {', '.join(missing)}, which the export's code "
+                "may use (it is compiled for the CPU it was exported on); export it again "
+                "on this machine"
+            )
         # Every library is checked (regular file, size, sha256, ELF headers) before any
         # is opened: the program library's dependencies resolve to these copies.
         for name in export_libraries(manifest):

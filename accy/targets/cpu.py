@@ -44,6 +44,7 @@ from accy.passes.lower.host import planned_functions
 from accy.passes.planned_form import max_rows_of, row_binding, signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
+from accy.runtime.cpu_features import host_flags
 from accy.targets import Executable, planned_input
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
@@ -122,13 +123,24 @@ def _static_signature(function: func.FuncOp) -> tuple[Signature, Signature] | No
     return sides[0], sides[1]
 
 
-def _fits(arrays: Sequence[Any], params: Signature) -> bool:
-    """Whether `arrays` are C-contiguous numpy arrays of exactly `params`' dtypes and
-    shapes (anything else takes the checked path, which reports what is wrong)."""
-    return len(arrays) == len(params) and all(
-        type(a) is np.ndarray and a.dtype == dtype and a.shape == shape and a.flags.c_contiguous
-        for a, (dtype, shape) in zip(arrays, params)
-    )
+def _fits(arrays: Sequence[Any], params: Signature, strides: list[tuple[int, ...]]) -> bool:
+    """Whether `arrays` are numpy arrays of exactly `params`' dtypes and shapes with the
+    C-contiguous `strides` (anything else takes the checked path, which reports what is
+    wrong)."""
+    if len(arrays) != len(params):
+        return False
+    for a, (dtype, shape), contiguous in zip(arrays, params, strides):
+        if type(a) is not np.ndarray or a.shape != shape or a.strides != contiguous:
+            return False
+        if a.dtype != dtype:
+            return False
+    return True
+
+
+def _contiguous_strides(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of a C-contiguous array (numpy's: any, here 0, for a dim of size 1
+    or an empty array, so compare against an array numpy made)."""
+    return np.empty(shape, dtype).strides
 
 
 class CpuFunction:
@@ -149,6 +161,9 @@ class CpuFunction:
         """((dtype, shape) per parameter, (dtype, shape) per result) when every shape is
         static: calls with exactly such arrays take the prepared fast path."""
         self._prepared: mlir_bridge.PreparedCall | None = None
+        self._strides = (
+            [] if self.static is None else [_contiguous_strides(*p) for p in self.static[0]]
+        )
 
     def rows(self, arrays: Sequence[np.ndarray]) -> int | None:
         """The row count bound by `arrays` (checked: every `?` dim agrees)."""
@@ -182,7 +197,7 @@ class CpuFunction:
 
     def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
         static = self.static
-        if static is not None and _fits(arrays, static[0]):
+        if static is not None and _fits(arrays, static[0], self._strides):
             outputs = tuple(np.empty(shape, dtype) for dtype, shape in static[1])
             if self._prepared is None:
                 shapes = [shape for _, shape in (*static[0], *static[1])]
@@ -222,7 +237,7 @@ class CpuExecutable(Executable):
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
         check_symbol_names(module)
-        lowered = lower_cpu(self.planned)
+        lowered = lower_cpu(self.planned, host_flags())
         self.lowered_text = module_text(lowered)
         libraries = [async_runtime(self.threads)] if self.threads > 1 else []
         self.jit = mlir_bridge.JitModule(

@@ -147,8 +147,8 @@ func.func @argmax(%x: tensor<4x9xf32>) -> tensor<4xi32> {
 // CHECK-SAME:      {accy.fusion = "group [[G]] root"}
 // CHECK-NEXT:    %vf = accy.convert %v {accy.fusion = "group [[H:[0-9]+]] root"}
 // CHECK-NEXT:    %z = accy.dot_general %y, %vf
-// CHECK-SAME:      {accy.fusion = "group [[Z:[0-9]+]] root"}
-// CHECK-NEXT:    %s = accy.add %z, %vf {accy.fusion = "group {{[0-9]+}} root"}
+// CHECK-SAME:      {accy.fusion = "group [[Z:[0-9]+]] elided"}
+// CHECK-NEXT:    %s = accy.add %z, %vf {accy.fusion = "group [[Z]] root"}
 func.func @mixed_precision(%x: tensor<4x8xbf16>, %w: tensor<8x4xbf16>, %v: tensor<4x4xf16>) -> tensor<4x4xf32> {
   %xf = accy.convert %x : (tensor<4x8xbf16>) -> tensor<4x8xf32>
   %wf = accy.convert %w : (tensor<8x4xbf16>) -> tensor<8x4xf32>
@@ -157,4 +157,40 @@ func.func @mixed_precision(%x: tensor<4x8xbf16>, %w: tensor<8x4xbf16>, %v: tenso
   %z = accy.dot_general %y, %vf, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   %s = accy.add %z, %vf : tensor<4x4xf32>
   func.return %s : tensor<4x4xf32>
+}
+
+// A dot_general joins its consumers' group as its epilogue when that group is elementwise
+// on its shape from there on and ends in its type (bias, activation, residual: GELU's
+// five uses of the product are one group); a group computes one product, so of two
+// products summed the later joins and the earlier is stored; a product also returned,
+// or read by a reduce, is stored.
+// CHECK-LABEL: func.func @epilogues(
+// CHECK-NEXT:    %y = accy.dot_general %x, %w
+// CHECK-SAME:      {accy.fusion = "group [[A:[0-9]+]] elided"}
+// CHECK-NEXT:    %bb = accy.broadcast_in_dim %b, dims = [1] {accy.fusion = "group [[A]] elided"}
+// CHECK-NEXT:    %z = accy.add %y, %bb {accy.fusion = "group [[A]] elided"}
+// CHECK-NEXT:    %cube = accy.multiply %z, %z {accy.fusion = "group [[A]] elided"}
+// CHECK-NEXT:    %t = accy.tanh %cube {accy.fusion = "group [[A]] elided"}
+// CHECK-NEXT:    %g = accy.multiply %z, %t {accy.fusion = "group [[A]] root"}
+// CHECK-NEXT:    %p = accy.dot_general %g, %v
+// CHECK-SAME:      {accy.fusion = "group [[P:[0-9]+]] root"}
+// CHECK-NEXT:    %q = accy.dot_general %g, %v
+// CHECK-SAME:      {accy.fusion = "group [[Q:[0-9]+]] elided"}
+// CHECK-NEXT:    %s = accy.add %p, %q {accy.fusion = "group [[Q]] root"}
+// CHECK-NEXT:    %r = accy.dot_general %s, %v
+// CHECK-SAME:      {accy.fusion = "group [[R:[0-9]+]] root"}
+// CHECK-NEXT:    %n = accy.negate %r {accy.fusion = "group {{[0-9]+}} root"}
+func.func @epilogues(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %v: tensor<16x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<4x16xf32>
+  %z = accy.add %y, %bb : tensor<4x16xf32>
+  %cube = accy.multiply %z, %z : tensor<4x16xf32>
+  %t = accy.tanh %cube : tensor<4x16xf32>
+  %g = accy.multiply %z, %t : tensor<4x16xf32>
+  %p = accy.dot_general %g, %v, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %q = accy.dot_general %g, %v, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %s = accy.add %p, %q : tensor<4x16xf32>
+  %r = accy.dot_general %s, %v, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
+  %n = accy.negate %r : tensor<4x16xf32>
+  func.return %n, %r : tensor<4x16xf32>, tensor<4x16xf32>
 }

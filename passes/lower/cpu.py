@@ -88,13 +88,15 @@ planned (`accy.compile` checks this before running).
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
+from accy.dialects.x86_avx512 import DotBF16Op
 from accy.passes.buffers import splat_of, splat_scalar
+from accy.passes.dot_layout import contiguous_form, free_dims
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.host import (
     HostGlobals,
@@ -151,10 +153,12 @@ from accy.passes.workspace.cpu_families import (
 )
 from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import arith, func, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    BFloat16Type,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float32Type,
@@ -166,6 +170,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -201,8 +206,8 @@ VECTOR_WIDTH = 8
 """f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
 
 WIDE_VECTOR_WIDTH = 16
-"""f32 lanes of `_dot_tiles` where N is a multiple of them (`vector<16xf32>`: one AVX-512
-register; 512x256x1024 in f32 ran in 1.37 ms against 3.0 ms with 8 lanes, 2026-12-04)."""
+"""f32 lanes of `_dot_tiles` where N exceeds `VECTOR_WIDTH` (`vector<16xf32>`: one AVX-512
+register; N's remainder past a multiple of them is one masked vector)."""
 
 WIDE_TILE_ROWS = 8
 """Output rows per tile with `WIDE_VECTOR_WIDTH` lanes (8 x 2 accumulators of 32 zmm)."""
@@ -295,19 +300,19 @@ class DotTiling:
 
 
 def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
-    """The register tiling of an f32, f16 or bf16 `dot_general` with static shapes and one
-    contracting dim (None for others: those run the scalar loops of `dot_loops`)."""
+    """The register tiling of an f32, f16 or bf16 `dot_general` with static shapes in one
+    of the contiguous forms (`accy.passes.dot_layout`; None for others: those run the
+    scalar loops of `dot_loops`)."""
     element = root.result.type.get_element_type()  # type: ignore[attr-defined]
     if not (isinstance(element, Float32Type) or is_low_precision(element)):
         return None
     (lb, rb), (lc, rc) = root.batching, root.contracting
     lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
-    if DYNAMIC_INDEX in (*lhs_shape, *rhs_shape) or len(lc) != 1:
+    form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
+    if DYNAMIC_INDEX in (*lhs_shape, *rhs_shape) or form is None:
         return None
-    l_free = [d for d in range(len(lhs_shape)) if d not in lb and d not in lc]
-    r_free = [d for d in range(len(rhs_shape)) if d not in rb and d not in rc]
-    if not r_free:
-        return None
+    l_free = free_dims(len(lhs_shape), lb, lc)
+    r_free = free_dims(len(rhs_shape), rb, rc)
     nb, nl = len(lb), len(l_free)
     lhs_dims: list[int | None] = [None] * len(lhs_shape)
     rhs_dims: list[int | None] = [None] * len(rhs_shape)
@@ -321,21 +326,34 @@ def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
     n = nb + nl + len(r_free) - 1
     m_size = lhs_shape[l_free[-1]] if l_free else 1
     k = lhs_shape[lc[0]]
-    if r_free[-1] == len(rhs_shape) - 1:
+    if form == "columns":
         n_size = rhs_shape[r_free[-1]]
-        lanes = WIDE_VECTOR_WIDTH if n_size >= WIDE_VECTOR_WIDTH else VECTOR_WIDTH
+        lanes = WIDE_VECTOR_WIDTH if n_size > VECTOR_WIDTH else VECTOR_WIDTH
         main = n_size - n_size % lanes
         columns = DOT_TILE_VECTORS if main and main % (DOT_TILE_VECTORS * lanes) == 0 else 1
         rows = _block(m_size, WIDE_TILE_ROWS if lanes == WIDE_VECTOR_WIDTH else DOT_TILE_ROWS)
-        form = "columns"
-    elif rc[0] == len(rhs_shape) - 1 and lc[0] == len(lhs_shape) - 1:
+    else:
         lanes = WIDE_VECTOR_WIDTH if k >= WIDE_VECTOR_WIDTH else VECTOR_WIDTH
         rows = _block(m_size, ROW_TILE)
         columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
-        form = "rows"
-    else:
-        return None
     return DotTiling(form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n)
+
+
+BF16_PAIRS = "avx512_bf16"
+"""The CPU feature (Linux's name for AVX512_BF16) under which bf16 products sum pairs of k
+positions with `x86.avx512.dot` (`DotBF16Op`); `lower_cpu`'s `features` say whether the
+CPU the code is compiled for has it."""
+
+
+def _dots_bf16_pairs(lhs: SSAValue, rhs: SSAValue, lanes: int, features: Collection[str]) -> bool:
+    """Whether a tile of `lanes` reading bf16 `lhs` and `rhs` memrefs sums pairs of k
+    positions with `x86.avx512.dot` (`DotBF16Op`) instead of extending each element to
+    f32 for an FMA."""
+    return (
+        lanes == WIDE_VECTOR_WIDTH
+        and BF16_PAIRS in features
+        and all(isinstance(v.type.get_element_type(), BFloat16Type) for v in (lhs, rhs))  # type: ignore[attr-defined]
+    )
 
 
 def _sum_of_lanes(value: SSAValue, kind: vector.CombiningKindAttr, fastmath) -> Operation:
@@ -379,14 +397,17 @@ def _block(size: int, most: int) -> int:
     return block
 
 
-def lower_cpu(module: ModuleOp) -> ModuleOp:
+def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
     """A new module of upstream ops running the planned `module` (`accy-plan{target=cpu}`)
-    on the CPU (the input module is not changed)."""
+    on a CPU with `features` (flags as Linux's /proc/cpuinfo names them: `BF16_PAIRS`
+    is the one read; `accy.runtime.cpu_features.host_flags()` for this machine's), the
+    input module unchanged. Without features the code runs on any x86-64 CPU that LLVM
+    compiles it for."""
     lowered = ModuleOp([])
     globals_ = HostGlobals(lowered)
     hook = False
     for planned in planned_functions(module):
-        lowering = FunctionLowering(planned, globals_)
+        lowering = FunctionLowering(planned, globals_, features)
         lowered.body.block.add_op(lowering.lower())
         hook = hook or lowering.uses_allocation_hook
     if hook:
@@ -518,8 +539,10 @@ class FunctionLowering(HostLowering):
     """Lowers one planned function for the CPU (see the module docstring): the shared host
     lowering (`host`) with `memref` allocations and copies, and a loop nest per kernel."""
 
-    def __init__(self, planned: func.FuncOp, globals_: HostGlobals):
+    def __init__(self, planned: func.FuncOp, globals_: HostGlobals, features: Collection[str]):
         super().__init__(planned, globals_)
+        self.features = frozenset(features)
+        """The CPU's features (see `lower_cpu`)."""
         self.uses_allocation_hook = False
         """Whether the lowered function calls `ALLOCATION_FAILED` (it allocates)."""
 
@@ -1017,7 +1040,10 @@ class FunctionLowering(HostLowering):
         return self.constants[key]
 
     def dot_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
+        """A `dot_general` and its epilogue, if any (see the module docstring): the sums
+        go to the kernel's result (which has the product's type), each replaced by the
+        epilogue's value there (`_epilogue_value`, `_epilogue_block`)."""
+        root = item.contraction
         assert isinstance(root, ops.DotGeneralOp)
         (lb, rb), (lc, rc) = root.batching, root.contracting
         lhs_sizes, rhs_sizes = self.sizes(root.lhs), self.sizes(root.rhs)
@@ -1025,7 +1051,7 @@ class FunctionLowering(HostLowering):
         r_free = [d for d in range(len(rhs_sizes)) if d not in rb and d not in rc]
         element_type = root.result.type.get_element_type()
         acc_type = compute_type(element_type)
-        target = self.memref_of(root.result)
+        target = self.memref_of(item.root.results[0])
         zero_kind = ops.CombinerKind.ADD
         lhs_source, rhs_source = dot_operand_source(root.lhs), dot_operand_source(root.rhs)
 
@@ -1056,11 +1082,13 @@ class FunctionLowering(HostLowering):
 
         tiling = dot_tiling(root)
         if tiling is not None:
-            self._dot_tiles(b, root, tiling)
+            self._dot_tiles(b, item, root, tiling)
             return
 
-        if is_low_precision(element_type):
-            # batch, i, j, then k carrying an f32 accumulator; one rounding at the end.
+        if is_low_precision(element_type) or item.root is not root:
+            # batch, i, j, then k carrying the accumulator (f32 for f16/bf16), rounded
+            # once and stored (or its epilogue's value: the output is written only after
+            # the epilogue read its inputs there, so it may take one's buffer in place).
             inner, ivs = self.parallel_nest(
                 b,
                 batch_sizes + lfree_sizes + rfree_sizes,
@@ -1078,7 +1106,8 @@ class FunctionLowering(HostLowering):
                 return loop.results[0]
 
             total = build(inner, 0, combiner_identity(inner, zero_kind, acc_type), [])
-            self.store(inner, narrow(inner, total, element_type), target, ivs)
+            total = self._epilogue_value(inner, item, narrow(inner, total, element_type), ivs)
+            self.store(inner, total, target, ivs)
             return
 
         # Zero the output, then batch, i, k, j accumulating into it (j innermost), with
@@ -1151,30 +1180,70 @@ class FunctionLowering(HostLowering):
             for x, y in zip(lhs_row, rhs_values):
                 acc = combine(inner, zero_kind, acc, combine(inner, ops.CombinerKind.MUL, x, y))
             self.store(inner, acc, target, out_idx)
+        if item.root is not root:
+            out_sizes = self.sizes(root.result)
+            self._epilogue_block(b, item, [None] * len(out_sizes), out_sizes, parallel=True)
 
-    def _dot_tiles(self, b: Builder, root: ops.DotGeneralOp, tiling: DotTiling) -> None:
+    def _epilogue_value(
+        self, b: Builder, item: WorkItem, total: SSAValue, indices: Sequence[SSAValue]
+    ) -> SSAValue:
+        """What the dot kernel `item` stores at `indices` for the product's element `total`
+        there: `total`, or its epilogue's value (the kernel's root's element)."""
+        dot = item.contraction
+        if item.root is dot:
+            return total
+        assert dot is not None
+        known = {dot.results[0]: total}
+        return self._group(item).evaluate(b, item.root.results[0], indices, known)
+
+    def _epilogue_block(
+        self,
+        b: Builder,
+        item: WorkItem,
+        origin: Sequence[SSAValue | None],
+        extents: Sequence[SSAValue],
+        parallel: bool = False,
+    ) -> None:
+        """Replace each product's element staged in the kernel's result over the block
+        `origin + [0, extents)` (an origin of None: 0) by its epilogue's value there (a
+        parallel nest when `parallel`, else sequential loops)."""
+        target = self.memref_of(item.root.results[0])
+        if parallel:
+            inner, ivs = self.parallel_nest(b, list(extents))
+        else:
+            inner, ivs = self.stepped_loop_nest(b, list(extents), [1] * len(extents))
+        at = [iv if o is None else emit(inner, arith.AddiOp(o, iv)) for o, iv in zip(origin, ivs)]
+        total = emit(inner, memref.LoadOp.get(target, at))
+        self.store(inner, self._epilogue_value(inner, item, total, at), target, at)
+
+    def _dot_tiles(
+        self, b: Builder, item: WorkItem, root: ops.DotGeneralOp, tiling: DotTiling
+    ) -> None:
         """A `dot_general` as register tiles (see `DotTiling`), all tiles in parallel:
         `rows` output rows x `columns` column units, each accumulator a
         `vector<lanes x f32>` carried through the whole k loop and stored once (the
         output is written, never read). Columns form: the units are rhs vectors, N's
         remainder past a multiple of `lanes` one masked vector; rows form: the units are
         output columns, K's remainder one masked step. f16/bf16 operands are extended to
-        f32 as they are loaded and the sums rounded once, as they are stored."""
+        f32 as they are loaded and the sums rounded once, as they are stored. With an
+        epilogue, a rows-form sum is stored as its epilogue's value, and a columns-form
+        tile, once stored, is replaced element by element by the epilogue's values."""
         out_shape = shape_of(root.result)
         n_size = out_shape[tiling.n]
         loops = [d for d in range(len(out_shape)) if d not in (tiling.m, tiling.n)]
         if tiling.form == "rows":
-            self._tile_nest(b, root, tiling, loops, 0, n_size, tiling.columns, None)
+            self._tile_nest(b, item, root, tiling, loops, 0, n_size, tiling.columns, None)
             return
         main = n_size - n_size % tiling.lanes
         if main:
-            self._tile_nest(b, root, tiling, loops, 0, main, tiling.columns, None)
+            self._tile_nest(b, item, root, tiling, loops, 0, main, tiling.columns, None)
         if main != n_size:
-            self._tile_nest(b, root, tiling, loops, main, tiling.lanes, 1, n_size - main)
+            self._tile_nest(b, item, root, tiling, loops, main, tiling.lanes, 1, n_size - main)
 
     def _tile_nest(
         self,
         b: Builder,
+        item: WorkItem,
         root: ops.DotGeneralOp,
         tiling: DotTiling,
         loops: list[int],
@@ -1231,7 +1300,40 @@ class FunctionLowering(HostLowering):
         vector_type = VectorType(Float32Type(), [lanes])
         lhs = self.memref_of(dot_operand_source(root.lhs))
         rhs = self.memref_of(dot_operand_source(root.rhs))
-        target = self.memref_of(root.result)
+        target = self.memref_of(item.root.results[0])
+
+        def store_tile(totals: list[SSAValue], lane_mask: SSAValue | None) -> None:
+            """Store a columns-form tile's sums, or with an epilogue stage them on the
+            stack and store each element's epilogue value (reading the epilogue's
+            inputs at an element before writing it: the output may take an input's
+            buffer in place)."""
+            if item.root is root:
+                self._store_tiles(
+                    tile, totals, row_ivs, column_ivs, index, target, lane_mask, element
+                )
+                return
+            # A stack buffer released after the tile, as memref.alloca_scope lowers (the
+            # scope op cannot hold the loops once they are control flow).
+            saved = emit(tile, llvm.StackSaveOp())
+            stage = emit(tile, memref.AllocaOp.get(element, 64, [rows, columns * lanes]))
+            stored = VectorType(element, [lanes])
+            for position, total in enumerate(totals):
+                r, c = divmod(position, columns)
+                if total.type != stored:
+                    total = emit(tile, arith.TruncFOp(total, stored))
+                tile.insert(vector.StoreOp(total, stage, [self.index(r), self.index(c * lanes)]))
+            count = width if mask is None else mask
+            body, (r, t) = self.stepped_loop_nest(
+                tile, [self.index(rows), self.index(count)], [1, 1]
+            )
+            out = index(range(len(out_shape)), row_ivs[0], column_ivs[0], None)
+            out[tiling.n] = emit(body, arith.AddiOp(out[tiling.n], t))
+            if tiling.m is not None:
+                out[tiling.m] = emit(body, arith.AddiOp(out[tiling.m], r))
+            total = emit(body, memref.LoadOp.get(stage, [r, t]))
+            self.store(body, self._epilogue_value(body, item, total, out), target, out)
+            tile.insert(llvm.StackRestoreOp(saved))
+
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
 
         def load_vector(builder, source, indices, lanes_mask):
@@ -1252,6 +1354,116 @@ class FunctionLowering(HostLowering):
             return emit(builder, vector.CreateMaskOp([self.index(count)], mask_type))
 
         count = rows * columns
+        if tiling.form == "columns" and _dots_bf16_pairs(lhs, rhs, lanes, self.features):
+            lane_mask = None if mask is None else mask_of(tile, mask)
+            bf16 = BFloat16Type()
+            row_type, pair_type = VectorType(bf16, [lanes]), VectorType(bf16, [2 * lanes])
+            interleave = DenseArrayBase.from_list(
+                i64, [x for lane in range(lanes) for x in (lane, lane + lanes)]
+            )
+            repeat = DenseArrayBase.from_list(i64, [0, 1] * lanes)
+
+            def load_row(builder, indices):
+                if lane_mask is None:
+                    return emit(builder, vector.LoadOp(rhs, indices, row_type))
+                passthru = emit(
+                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(row_type, [0.0]))
+                )
+                return emit(builder, vector.MaskedLoadOp(rhs, indices, lane_mask, passthru))
+
+            def pair_step(builder, kv, acc, paired: bool) -> list[SSAValue]:
+                """Positions kv and kv + 1 (kv and a zero when not `paired`)."""
+                after = emit(builder, arith.AddiOp(kv, self.index(1))) if paired else None
+                zero_row = emit(
+                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(row_type, [0.0]))
+                )
+                pairs = []
+                for c in column_ivs:
+                    first = load_row(builder, index(tiling.rhs_dims, None, c, kv))
+                    second = (
+                        load_row(builder, index(tiling.rhs_dims, None, c, after))
+                        if paired
+                        else zero_row
+                    )
+                    pairs.append(
+                        emit(
+                            builder,
+                            vector.ShuffleOp(first, second, interleave, result_type=pair_type),
+                        )
+                    )
+                updated = []
+                for both in lhs_pairs(builder, kv, after):
+                    for pair in pairs:
+                        updated.append(emit(builder, DotBF16Op(acc[len(updated)], both, pair)))
+                return updated
+
+            def broadcast_word(builder, word: SSAValue) -> SSAValue:
+                """A 32-bit pair of bf16 (an i32) in every lane pair."""
+                words = emit(builder, vector.BroadcastOp(word, VectorType(i32, [lanes])))
+                return emit(builder, vector.BitcastOp(words, pair_type))
+
+            def lhs_pairs(builder, kv, after) -> list[SSAValue]:
+                """Per tile row, `(lhs[row, kv], lhs[row, after])` in every lane pair (a
+                zero for the second without `after`): one 32-bit broadcast per row where k
+                is the lhs's last dim; where the rows are, the two runs of rows loaded,
+                interleaved, and each row's pair broadcast."""
+                if after is not None and tiling.lhs_dims[-1] is None:
+                    words = []
+                    for row in row_ivs:
+                        at = index(tiling.lhs_dims, row, None, kv)
+                        two = emit(builder, vector.LoadOp(lhs, at, VectorType(bf16, [2])))
+                        word = emit(builder, vector.BitcastOp(two, VectorType(i32, [1])))
+                        words.append(emit(builder, vector.ExtractOp(word, [0], i32)))
+                    return [broadcast_word(builder, w) for w in words]
+                if after is not None and rows > 1 and tiling.lhs_dims[-1] == tiling.m:
+                    run_type = VectorType(bf16, [rows])
+                    runs = [
+                        emit(
+                            builder,
+                            vector.LoadOp(
+                                lhs, index(tiling.lhs_dims, row_ivs[0], None, at), run_type
+                            ),
+                        )
+                        for at in (kv, after)
+                    ]
+                    mixed = DenseArrayBase.from_list(
+                        i64, [x for r in range(rows) for x in (r, r + rows)]
+                    )
+                    both = emit(
+                        builder,
+                        vector.ShuffleOp(*runs, mixed, result_type=VectorType(bf16, [2 * rows])),
+                    )
+                    words = emit(builder, vector.BitcastOp(both, VectorType(i32, [rows])))
+                    return [
+                        broadcast_word(builder, emit(builder, vector.ExtractOp(words, [r], i32)))
+                        for r in range(rows)
+                    ]
+                return [lhs_pair(builder, row, kv, after) for row in row_ivs]
+
+            def lhs_pair(builder, row, kv, after) -> SSAValue:
+                """`(lhs[row, kv], lhs[row, after])` from two scalars (a zero for the second
+                without `after`)."""
+                at = index(tiling.lhs_dims, row, None, kv)
+                scalars = [emit(builder, memref.LoadOp.get(lhs, at))]
+                if after is not None:
+                    at = index(tiling.lhs_dims, row, None, after)
+                    scalars.append(emit(builder, memref.LoadOp.get(lhs, at)))
+                else:
+                    scalars.append(emit(builder, arith.ConstantOp(FloatAttr(0.0, bf16))))
+                one = VectorType(bf16, [1])
+                first, second = (emit(builder, vector.BroadcastOp(x, one)) for x in scalars)
+                return emit(builder, vector.ShuffleOp(first, second, repeat, result_type=pair_type))
+
+            totals = [zero] * count
+            if k // 2:
+                loop, body, step, acc = self.loop(tile, self.index(k // 2), totals)
+                kv = emit(body, arith.MuliOp(step, self.index(2)))
+                body.insert(scf.YieldOp(*pair_step(body, kv, acc, True)))
+                totals = list(loop.results)
+            if k % 2:
+                totals = pair_step(tile, self.index(k - 1), totals, False)
+            store_tile(totals, lane_mask)
+            return
         if tiling.form == "columns":
             lane_mask = None if mask is None else mask_of(tile, mask)
             loop, body, kv, acc = self.loop(tile, self.index(k), [zero] * count)
@@ -1268,31 +1480,49 @@ class FunctionLowering(HostLowering):
                 for v in vectors:
                     updated.append(emit(body, vector.FMAOp(broadcast, v, acc[len(updated)])))
             body.insert(scf.YieldOp(*updated))
-            stored_type = VectorType(element, [lanes])
-            for r, row in enumerate(row_ivs):
-                for c, column in enumerate(column_ivs):
-                    total = loop.results[r * columns + c]
-                    if stored_type != vector_type:
-                        total = emit(tile, arith.TruncFOp(total, stored_type))
-                    out = index(range(len(out_shape)), row, column, None)
-                    if lane_mask is None:
-                        tile.insert(vector.StoreOp(total, target, out))
-                    else:
-                        tile.insert(vector.MaskedStoreOp(target, out, lane_mask, total))
+            totals = list(loop.results)
+            store_tile(totals, lane_mask)
             return
+        # rows form: k in steps of `lanes`, then one masked step for K's remainder (bf16
+        # pairs: steps of 2 x `lanes` consecutive positions summed in pairs by DotBF16Op,
+        # 16 lanes from K = 32 on, else 8).
+        pairs = _dots_bf16_pairs(lhs, rhs, WIDE_VECTOR_WIDTH, self.features)
+        if pairs:
+            lanes = WIDE_VECTOR_WIDTH if k >= 2 * WIDE_VECTOR_WIDTH else VECTOR_WIDTH
+            zero = emit(
+                tile,
+                arith.ConstantOp(
+                    DenseIntOrFPElementsAttr.from_list(VectorType(Float32Type(), [lanes]), [0.0])
+                ),
+            )
+        chunk = 2 * lanes if pairs else lanes
+        steps_k, tail = divmod(k, chunk)
 
-        # rows form: k in steps of `lanes`, then one masked step for K's remainder.
-        steps_k, tail = divmod(k, lanes)
+        def load_chunk(builder, source, indices, chunk_mask):
+            chunk_type = VectorType(BFloat16Type(), [chunk])
+            if chunk_mask is None:
+                return emit(builder, vector.LoadOp(source, indices, chunk_type))
+            passthru = emit(
+                builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(chunk_type, [0.0]))
+            )
+            return emit(builder, vector.MaskedLoadOp(source, indices, chunk_mask, passthru))
 
         def accumulate(builder, kv, acc, lanes_mask):
+            load = load_chunk if pairs else load_vector
             lhs_vectors = [
-                load_vector(builder, lhs, index(tiling.lhs_dims, row, None, kv), lanes_mask)
+                load(builder, lhs, index(tiling.lhs_dims, row, None, kv), lanes_mask)
                 for row in row_ivs
             ]
             rhs_vectors = [
-                load_vector(builder, rhs, index(tiling.rhs_dims, None, c, kv), lanes_mask)
+                load(builder, rhs, index(tiling.rhs_dims, None, c, kv), lanes_mask)
                 for c in column_ivs
             ]
+            if pairs:
+                return [
+                    emit(builder, DotBF16Op(acc[r * columns + c], x, y))
+                    for r, x in enumerate(lhs_vectors)
+                    for c, y in enumerate(rhs_vectors)
+                ]
             return [
                 emit(builder, vector.FMAOp(x, y, acc[r * columns + c]))
                 for r, x in enumerate(lhs_vectors)
@@ -1302,18 +1532,51 @@ class FunctionLowering(HostLowering):
         totals = [zero] * count
         if steps_k:
             loop, body, step, acc = self.loop(tile, self.index(steps_k), totals)
-            kv = emit(body, arith.MuliOp(step, self.index(lanes)))
+            kv = emit(body, arith.MuliOp(step, self.index(chunk)))
             body.insert(scf.YieldOp(*accumulate(body, kv, acc, None)))
             totals = list(loop.results)
         if tail:
-            totals = accumulate(tile, self.index(steps_k * lanes), totals, mask_of(tile, tail))
+            tail_mask = emit(tile, vector.CreateMaskOp([self.index(tail)], VectorType(i1, [chunk])))
+            totals = accumulate(tile, self.index(steps_k * chunk), totals, tail_mask)
         reassoc = arith.FastMathFlagsAttr(["reassoc"])
         add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
+        sums_type = VectorType(Float32Type(), [columns])
+        for r, row in enumerate(row_ivs):
+            sums = [
+                emit(tile, _sum_of_lanes(totals[r * columns + c], add, reassoc))
+                for c in range(columns)
+            ]
+            if item.root is root and columns > 1:  # the row's columns: one vector store
+                run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
+                for c, total in enumerate(sums[1:], 1):
+                    run = emit(tile, vector.InsertOp(total, run, [c]))
+                if element != Float32Type():
+                    run = emit(tile, arith.TruncFOp(run, VectorType(element, [columns])))
+                out = index(range(len(out_shape)), row, column_ivs[0], None)
+                tile.insert(vector.StoreOp(run, target, out))
+                continue
+            for total, column in zip(sums, column_ivs):
+                out = index(range(len(out_shape)), row, column, None)
+                total = self._epilogue_value(tile, item, narrow(tile, total, element), out)
+                self.store(tile, total, target, out)
+
+    def _store_tiles(
+        self, tile, totals, row_ivs, column_ivs, index, target, lane_mask, element
+    ) -> None:
+        """Store a columns-form tile's f32 accumulators (rows x column vectors, row-major),
+        rounded to the result's `element` (`lane_mask` for a remainder of N)."""
+        out_dims = range(len(target.type.get_shape()))
         for r, row in enumerate(row_ivs):
             for c, column in enumerate(column_ivs):
-                total = emit(tile, _sum_of_lanes(totals[r * columns + c], add, reassoc))
-                out = index(range(len(out_shape)), row, column, None)
-                self.store(tile, narrow(tile, total, element), target, out)
+                total = totals[r * len(column_ivs) + c]
+                stored_type = VectorType(element, total.type.get_shape())
+                if stored_type != total.type:
+                    total = emit(tile, arith.TruncFOp(total, stored_type))
+                out = index(out_dims, row, column, None)
+                if lane_mask is None:
+                    tile.insert(vector.StoreOp(total, target, out))
+                else:
+                    tile.insert(vector.MaskedStoreOp(target, out, lane_mask, total))
 
     def _convolution_tiles(
         self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
@@ -1482,11 +1745,12 @@ class ReduceLoops(CpuKernelPattern):
 
 
 class DotLoops(CpuKernelPattern):
-    """`dot` kernels: the output zeroed, then loops batch, i, k, j (register tiles of
-    `vector<8xf32>` for f32; f16/bf16 accumulate in f32 over k innermost and round once)."""
+    """`dot` kernels (a `dot_general` and its epilogue): register tiles, or the output
+    zeroed, then loops batch, i, k, j (f16/bf16: accumulated in f32 over k innermost,
+    rounded once); see `FunctionLowering.dot_loops`."""
 
     def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.DotGeneralOp)
+        return kernel.kind is WorkKind.DOT
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
         self.lowering.dot_loops(b, kernel)

@@ -109,10 +109,35 @@ class Contraction:
         indices = self._indices(b, self.rhs_shape, self.rhs_groups, (batch, k, n))
         return widen(b, kernel.load(b, self.rhs, indices))
 
-    def store(self, b: Builder, kernel: Kernel, value: SSAValue, batch, m, n) -> None:
+    def store(
+        self,
+        b: Builder,
+        kernel: Kernel,
+        value: SSAValue,
+        batch,
+        m,
+        n,
+        epilogue: tuple[FusedGroup, SSAValue] | None = None,
+    ) -> None:
+        """Store the sum of (batch, m, n); with an `epilogue` (the fused group and its
+        result), the epilogue's value there instead."""
         linear = ir.add(b, ir.mul(b, ir.add(b, ir.mul(b, batch, self.m), m), self.n), n)
         indices = static_indices(b, linear, self.result_shape)
-        kernel.store(b, narrow(b, value, self.element), self.op.result, indices)
+        element = narrow(b, value, self.element)
+        if epilogue is None:
+            kernel.store(b, element, self.op.result, indices)
+            return
+        fused, result = epilogue
+        known = {self.op.result: element}
+        kernel.store(b, kernel.evaluate(b, fused, result, indices, known), result, indices)
+
+
+def _epilogue(kernel: Kernel, item: PlannedKernel) -> tuple[FusedGroup, SSAValue] | None:
+    """A contraction kernel's epilogue: its fused group and result, or None when the
+    item's root is the product itself."""
+    if item.root is item.contraction:
+        return None
+    return kernel.fused(item), item.root.results[0]
 
 
 def _both(b: Builder, first: SSAValue, second: SSAValue) -> SSAValue:
@@ -183,13 +208,13 @@ def _tile_memory(kernel: Kernel, contraction: Contraction) -> tuple[SSAValue, SS
 
 def tiled_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """`dot.tiled`: block `(x, y, z)` computes output tile `(m0, n0) = (16 y, 16 x)` of
-    batch `z` over the whole contraction; grid `(ceil(N/16), ceil(M/16), batch)`."""
-    op = item.root
+    batch `z` over the whole contraction; grid `(ceil(N/16), ceil(M/16), batch)`. A fused
+    epilogue is computed on each sum as it is stored."""
+    op = item.contraction
     assert isinstance(op, ops.DotGeneralOp)
     contraction = Contraction(op)
-    kernel = context.kernel(
-        item, "dot_tiled", reads=[contraction.lhs, contraction.rhs], writes=[op.result]
-    )
+    kernel = context.kernel(item, "dot_tiled", reads=item.inputs, writes=[item.root.results[0]])
+    epilogue = _epilogue(kernel, item)
     b = kernel.builder
     tiles = _tile_memory(kernel, contraction)
     tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")
@@ -198,7 +223,7 @@ def tiled_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgr
     batch = ir.block_id(b, "z")
     total = accumulate_tile(b, kernel, contraction, tiles, (tx, ty), batch, m, n, 0, contraction.k)
     inside = _both(b, ir.less(b, m, contraction.m), ir.less(b, n, contraction.n))
-    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, batch, m, n))
+    ir.if_then(b, inside, lambda i: contraction.store(i, kernel, total, batch, m, n, epilogue))
     grid = [ir.ceil_div(contraction.n, TILE), ir.ceil_div(contraction.m, TILE), contraction.batch]
     if 0 in grid:
         return KernelProgram(())
@@ -209,8 +234,9 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     """`dot.splitk`: the host loops over the 128 x 128 output tiles (of every batch);
     phase 1 (`sm_count` blocks of 16 x 16 threads) accumulates contraction slice `g` of
     the tile into `partials[g]`, 16 x 16 sub-tile by sub-tile; phase 2 (64 blocks of 256
-    threads, one thread per tile element) adds `partials[0 .. sm_count)` in order."""
-    op = item.root
+    threads, one thread per tile element) adds `partials[0 .. sm_count)` in order and
+    stores the sum, or a fused epilogue's value."""
+    op = item.contraction
     assert isinstance(op, ops.DotGeneralOp)
     contraction = Contraction(op)
     blocks = context.sm_count
@@ -285,8 +311,14 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     # Phase 2: add the slices in order.
     threads = 256
     second = context.kernel(
-        item, "dot_splitk_fold", writes=[op.result], workspaces=[term], loop_index=True
+        item,
+        "dot_splitk_fold",
+        reads=item.inputs,
+        writes=[item.root.results[0]],
+        workspaces=[term],
+        loop_index=True,
     )
+    epilogue = _epilogue(second, item)
     b = second.builder
     partials = workspace_view(b, second, term, stored)
     element = linear_thread(b, threads)
@@ -303,7 +335,7 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     def fold(inner: Builder) -> None:
         zero = combiner_identity(inner, ADD, contraction.compute)
         total = ir.for_range(inner, 0, blocks, 1, add_slice, [zero])[0]
-        contraction.store(inner, second, total, batch, m, n)
+        contraction.store(inner, second, total, batch, m, n, epilogue)
 
     ir.if_then(b, inside, fold)
     phase2 = second.launch([tile_elements // threads], [threads])
@@ -414,11 +446,13 @@ def tiled_convolution_kernel(context: KernelContext, item: PlannedKernel) -> Ker
     (`ConvolutionContraction`): block `(x, y, z)` computes the 16 x 16 tile of output
     features `16 x` and positions `16 y` of group `z`, staging input and kernel tiles in
     shared memory; a fused epilogue is computed on each sum as it is stored."""
-    op = next(m for m in item.members if isinstance(m, ops.ConvolutionOp))
+    op = item.contraction
+    assert isinstance(op, ops.ConvolutionOp)
     contraction = ConvolutionContraction(op)
-    result = item.root.results[0]
-    kernel = context.kernel(item, "convolution_tiled", reads=item.inputs, writes=[result])
-    epilogue = (kernel.fused(item), result) if item.root is not op else None
+    kernel = context.kernel(
+        item, "convolution_tiled", reads=item.inputs, writes=[item.root.results[0]]
+    )
+    epilogue = _epilogue(kernel, item)
     b = kernel.builder
     tiles = _tile_memory(kernel, contraction)  # type: ignore[arg-type]
     tx, ty = ir.thread_id(b, "x"), ir.thread_id(b, "y")

@@ -10,7 +10,7 @@ is registered by `accy.passes.lower.cuda` when that module exists.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from accy.passes.analysis import AnalysisManager
@@ -52,10 +52,17 @@ def target_lowering(target: str) -> TargetLowering:
     return TARGETS[target]
 
 
-def lower_module(module: ModuleOp, manager: AnalysisManager, target: str = "cpu") -> ModuleOp:
+def lower_module(
+    module: ModuleOp,
+    manager: AnalysisManager,
+    target: str = "cpu",
+    cpu_features: Collection[str] = (),
+) -> ModuleOp:
     """A new module: `module` lowered for `target`; planned first for that target with
-    `manager` when it is not in the planned form yet."""
-    return target_lowering(target)(planned_for(module, manager, target))
+    `manager` when it is not in the planned form yet. `cpu_features` are `lower_cpu`'s."""
+    lowering = target_lowering(target)
+    planned = planned_for(module, manager, target)
+    return lower_cpu(planned, cpu_features) if target == "cpu" else lowering(planned)
 
 
 def planned_for(module: ModuleOp, manager: AnalysisManager, target: str) -> ModuleOp:
@@ -80,18 +87,24 @@ class LowerPass(ModulePass):
 
     Options:
     - target: `cpu` (default) or `cuda` (when present).
+    - cpu-features: the CPU's features the code may use, as Linux's /proc/cpuinfo names
+      them (default none: code for any x86-64 CPU; `avx512_bf16` sums bf16 products in
+      pairs). `accy.compile` and `accy.export` pass this machine's.
     """
 
     name = "accy-lower"
 
     target: str = "cpu"
+    cpu_features: tuple[str, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from accy.passes.plan_passes import analysis_manager
         from accy.passes.planned_form import replace_module_body
 
         target_lowering(self.target)  # an unknown target fails before planning
+        if self.cpu_features and self.target != "cpu":
+            raise AccyError(f"cpu-features applies to the cpu target, not to {self.target}")
         manager = analysis_manager(ctx, op)
-        lowered = lower_module(op, manager, self.target)
+        lowered = lower_module(op, manager, self.target, self.cpu_features)
         replace_module_body(op, lowered)  # with its attributes, e.g. gpu.container_module
         manager.invalidate()

@@ -126,10 +126,12 @@ def plan_rows(function: func.FuncOp, rows: int | None) -> int | None:
 
 
 def input_width(item: WorkItem, rows: int | None) -> int | None:
-    """`k`: the last dim of the root's first operand (a dynamic dim reads `rows`)."""
-    if not item.root.operands or not isinstance(item.root.operands[0].type, TensorType):
+    """`k`: the last dim of the first operand of the item's head (its root, or the
+    product whose epilogue the root ends; a dynamic dim reads `rows`)."""
+    head = item.head
+    if not head.operands or not isinstance(head.operands[0].type, TensorType):
         return None
-    shape = item.root.operands[0].type.get_shape()
+    shape = head.operands[0].type.get_shape()
     if not shape:
         return 1
     return rows if shape[-1] == DYNAMIC_INDEX else shape[-1]
@@ -192,9 +194,9 @@ def accumulator_bytes(item: WorkItem) -> int | None:
     """`accumulator`: the bytes of one accumulator of a reduce, scan or dot kernel (of its
     result's element type): 8 for 64-bit types (f64, i64, ui64), else 4 (f32 for f16/bf16,
     i32 for narrower integers and i1)."""
-    if not isinstance(item.root, ops.ReduceOp | ops.ScanOp | ops.DotGeneralOp):
+    if not isinstance(item.head, ops.ReduceOp | ops.ScanOp | ops.DotGeneralOp):
         return None
-    element = item.root.results[0].type.get_element_type()  # type: ignore[attr-defined]
+    element = item.head.results[0].type.get_element_type()  # type: ignore[attr-defined]
     return 8 if element.bitwidth == 64 else 4
 
 

@@ -13,10 +13,14 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from accy.passes.lower.cpu import BF16_PAIRS
+from accy.passes.lower.lower_pass import lower_module
 
 import accy
 from accy import mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
+from accy.runtime.cpu_features import host_flags
+from accy.targets.cpu import module_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stablehlo"
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -302,7 +306,7 @@ func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
     exe, _ = check(
         text, data((*batch, m, k), TYPES[t], 0.5, 1.5), data((*batch, k, n), TYPES[t], 0.5, 1.5)
     )
-    assert "vector.fma" in exe.lowered_text
+    assert any(i in exe.lowered_text for i in tile_instructions(t))
 
 
 @pytest.mark.parametrize(
@@ -336,7 +340,33 @@ func.func @f(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
   return %r : {ty(out)}
 }}"""
     exe, _ = check(text, data(lhs, TYPES[t], 0.5, 1.5), data(rhs, TYPES[t], 0.5, 1.5))
-    assert "vector.fma" in exe.lowered_text
+    assert any(i in exe.lowered_text for i in tile_instructions(t))
+
+
+def tile_instructions(t: str) -> tuple[str, ...]:
+    """What register tiles of element type `t` may sum with on this machine: bf16 pairs
+    where the CPU has AVX512_BF16 (tiles of 16 lanes), else f32 FMAs."""
+    if t == "bf16" and BF16_PAIRS in host_flags():
+        return ("x86.avx512.dot", "vector.fma")
+    return ("vector.fma",)
+
+
+@pytest.mark.parametrize("features", [(), (BF16_PAIRS,)])
+def test_dot_general_bf16_pairs_follow_the_cpu_features(features) -> None:
+    # The lowering sums bf16 pairs only for a CPU said to have AVX512_BF16 (accy.compile
+    # says so where this machine has it); without it, the code runs on any x86-64 CPU.
+    text = """
+func.func @f(%a: tensor<8x33xbf16>, %b: tensor<33x40xbf16>) -> tensor<8x40xbf16> {
+  %r = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x33xbf16>, tensor<33x40xbf16>) -> tensor<8x40xbf16>
+  return %r : tensor<8x40xbf16>
+}"""
+    module = accy.parse(text)
+    prep = accy.prepare(module, target="cpu")
+    lowered = lower_module(module, prep.manager, "cpu", features)
+    lowered_text = module_text(lowered)
+    mlir_bridge.verify_upstream(lowered_text)
+    assert ("x86.avx512.dot" in lowered_text) == bool(features)
+    assert ("vector.fma" in lowered_text) != bool(features)
 
 
 @pytest.mark.parametrize("dim", [0, 1, 2])

@@ -1,0 +1,161 @@
+"""A `dot_general` computes its epilogue: the elementwise ops after it on its shape (bias,
+scale, activation, residual add) join its work item when they end in its type, on the CPU
+(register tiles of both forms, bf16 pairs, scalar loops) and in the CUDA export (values:
+on a GPU). The output may take, in place, the buffer of an input the epilogue reads
+pointwise (a residual that dies there)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import accy
+from accy.reference import run
+from accy.runtime.plan_check import plan_problems, ptxas_problems, run_with_fake_driver
+
+RNG = np.random.default_rng(3)
+
+DENSE = """func.func @dense(%x: tensor<{m}x{k}x{t}>, %w: tensor<{wshape}x{t}>, %b: tensor<{n}x{t}>, %r: tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [{wk}] : (tensor<{m}x{k}x{t}>, tensor<{wshape}x{t}>) -> tensor<{m}x{n}x{t}>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %z = accy.add %y, %bb : tensor<{m}x{n}x{t}>
+  %zero = accy.constant dense<{zero}> : tensor<{m}x{n}x{t}>
+  %a = accy.maximum %z, %zero : tensor<{m}x{n}x{t}>
+  %s = accy.add %a, %r : tensor<{m}x{n}x{t}>
+  func.return %s : tensor<{m}x{n}x{t}>
+}}"""
+
+TYPES = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f64": np.float64, "i32": np.int32}
+
+
+def dense(m, k, n, t="f32", transposed=False) -> str:
+    wshape = f"{n}x{k}" if transposed else f"{k}x{n}"
+    zero = "0" if t == "i32" else "0.0"
+    return DENSE.format(m=m, k=k, n=n, t=t, wshape=wshape, wk=1 if transposed else 0, zero=zero)
+
+
+def arrays(m, k, n, t, transposed=False):
+    dtype = TYPES[t]
+    if t == "i32":
+        draw = lambda *s: RNG.integers(-5, 5, s).astype(dtype)
+    else:
+        draw = lambda *s: RNG.uniform(-1, 1, s).astype(dtype)
+    w = draw(n, k) if transposed else draw(k, n)
+    return draw(m, k), w, draw(n), draw(m, n)
+
+
+@pytest.mark.parametrize(
+    "m, k, n, t, transposed",
+    [
+        (16, 24, 64, "f32", False),  # columns form, two vectors per tile
+        (8, 33, 100, "f32", False),  # columns form, N's remainder one masked vector
+        (6, 40, 12, "bf16", False),  # bf16 (pairs of k where the CPU sums them)
+        (12, 40, 10, "f32", True),  # rows form (A . B^T)
+        (5, 7, 9, "f64", False),  # scalar loops
+        (4, 6, 5, "i32", False),  # scalar loops, integers
+    ],
+)
+def test_the_product_computes_bias_activation_and_residual(m, k, n, t, transposed):
+    module = accy.parse(dense(m, k, n, t, transposed))
+    prepared = accy.prepare(module, target="cpu")
+    (item,) = prepared.schedule.work_items
+    assert (item.kind.value, item.root.name) == ("dot", "accy.add")
+    args = arrays(m, k, n, t, transposed)
+    got = accy.compile(module, target="cpu")(*args)[0]
+    want = run(module, "dense", *args)[0]
+    if t == "i32":
+        np.testing.assert_array_equal(got, want)
+    else:
+        tolerance = 2e-2 if t == "bf16" else 1e-5
+        np.testing.assert_allclose(
+            got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance
+        )
+
+
+RESIDUAL = """func.func @block(%x: tensor<32x64xf32>, %w1: tensor<64x64xf32>, %w2: tensor<64x64xf32>) -> tensor<64x32xf32> {
+  %h = accy.dot_general %x, %w1, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  %t = accy.tanh %h : tensor<32x64xf32>
+  %y = accy.dot_general %x, %w2, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x64xf32>) -> tensor<32x64xf32>
+  %s = accy.add %y, %t : tensor<32x64xf32>
+  %o = accy.transpose %s, dims = [1, 0] : (tensor<32x64xf32>) -> tensor<64x32xf32>
+  func.return %o : tensor<64x32xf32>
+}"""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_output_takes_the_residual_in_place(threads):
+    # The tanh joins the second product's epilogue (its one consumer), so the first
+    # product is stored: %h is read only by that epilogue, pointwise, and dies there, so
+    # %s takes its buffer.
+    module = accy.parse(RESIDUAL)
+    prepared = accy.prepare(module, target="cpu")
+    items = prepared.schedule.work_items
+    assert [(i.kind.value, i.root.name) for i in items] == [
+        ("dot", "accy.dot_general"),
+        ("dot", "accy.add"),
+        ("transpose", "accy.transpose"),
+    ]
+    assert prepared.arena.temporaries_size == 32 * 64 * 4  # one buffer for %h and %s
+    x = RNG.uniform(-1, 1, (32, 64)).astype(np.float32)
+    w1, w2 = (RNG.uniform(-0.2, 0.2, (64, 64)).astype(np.float32) for _ in range(2))
+    got = accy.compile(module, target="cpu", threads=threads)(x, w1, w2)[0]
+    np.testing.assert_allclose(got, run(module, "block", x, w1, w2)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        # the product is also returned: it is stored, and the add is a kernel of its own
+        "%s = accy.add %y, %r : tensor<8x16xf32>\n  func.return %s, %y : tensor<8x16xf32>, tensor<8x16xf32>",
+        # the chain ends in another type
+        "%s = accy.convert %y : (tensor<8x16xf32>) -> tensor<8x16xbf16>\n  func.return %s : tensor<8x16xbf16>",
+        # a reduction is not elementwise
+        "%s = accy.reduce add %y, dims = [1] : (tensor<8x16xf32>) -> tensor<8xf32>\n  func.return %s : tensor<8xf32>",
+    ],
+)
+def test_the_product_keeps_its_result_where_an_epilogue_cannot_take_it(tail):
+    results = tail.rpartition(": ")[2]
+    text = f"""func.func @f(%x: tensor<8x4xf32>, %w: tensor<4x16xf32>, %r: tensor<8x16xf32>) -> ({results}) {{
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  {tail}
+}}"""
+    module = accy.parse(text)
+    items = accy.prepare(module, target="cpu").schedule.work_items
+    assert (items[0].kind.value, items[0].root.name) == ("dot", "accy.dot_general")
+    args = [RNG.uniform(-1, 1, s).astype(np.float32) for s in [(8, 4), (4, 16), (8, 16)]]
+    for got, want in zip(accy.compile(module, target="cpu")(*args), run(module, "f", *args)):
+        np.testing.assert_allclose(
+            np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=1e-2, atol=1e-2
+        )
+
+
+def test_two_products_summed_are_one_epilogue_and_one_product():
+    # SwiGLU's and an LSTM's shape: a group computes one product; the other is stored.
+    text = """func.func @f(%x: tensor<8x4xf32>, %w: tensor<4x16xf32>, %v: tensor<4x16xf32>) -> tensor<8x16xf32> {
+  %a = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %b = accy.dot_general %x, %v, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<8x16xf32>
+  %s = accy.add %a, %b : tensor<8x16xf32>
+  func.return %s : tensor<8x16xf32>
+}"""
+    module = accy.parse(text)
+    items = accy.prepare(module, target="cpu").schedule.work_items
+    assert [(i.kind.value, i.root.name) for i in items] == [
+        ("dot", "accy.dot_general"),
+        ("dot", "accy.add"),
+    ]
+    args = [RNG.uniform(-1, 1, s).astype(np.float32) for s in [(8, 4), (4, 16), (4, 16)]]
+    got = accy.compile(module, target="cpu")(*args)[0]
+    np.testing.assert_allclose(got, run(module, "f", *args)[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("k", [64, 5000])  # dot.tiled; dot.splitk (k > 4096)
+def test_the_cuda_export_computes_the_epilogue_as_it_stores(k, tmp_path):
+    module = accy.parse(dense(16, k, 48))
+    directory = accy.export(module, tmp_path / "dense", target="cuda")
+    assert not ptxas_problems(directory)
+    args = [np.ones(a.shape, np.float32) for a in arrays(16, k, 48, "f32")]
+    result = run_with_fake_driver(directory, args, function="dense")
+    assert not plan_problems(directory, "dense", result)
+    launches = [c for c in result["calls"] if c.startswith("launch")]
+    assert len(launches) == (1 if k == 64 else 2)  # the product and its epilogue, no more
