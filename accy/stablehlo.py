@@ -72,6 +72,7 @@ from accy.mlir_bridge import (
     parse_stablehlo,
 )
 from accy.passes.constant_fold import fold_constants
+from accy.passes.dot_folds import fold_into_dots
 from accy.passes.loop_invariants import drop_loop_invariants
 from accy.passes.sort_prefixes import sort_prefixes
 from accy.shape_values import DYNAMIC, ShapeValues
@@ -254,6 +255,7 @@ class _Importer:
         module = self.builder.finish()
         drop_loop_invariants(module)
         sort_prefixes(module)
+        fold_into_dots(module)
         fold_constants(module)
         return module
 

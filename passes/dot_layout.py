@@ -8,7 +8,7 @@ A product of one contracting dim reads its operands contiguously in one of two f
   element reads runs of K from both.
 
 The CPU target's register tiles compute these forms (`accy.passes.lower.cpu.dot_tiling`);
-`accy-fold-transposes` folds a transpose into a product only where the product keeps one.
+`accy-fold-into-dots` folds a transpose or broadcast into a product only where the product keeps one.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes["accy-sort-prefixes"] = lambda: (
         __import__("accy.passes.sort_prefixes", fromlist=["SortPrefixesPass"]).SortPrefixesPass
     )
+    passes["accy-fold-into-dots"] = lambda: (
+        __import__("accy.passes.dot_folds", fromlist=["FoldIntoDotsPass"]).FoldIntoDotsPass
+    )
     passes["accy-plan"] = lambda: (
         __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
     )
