@@ -8,9 +8,11 @@ product and a batched 8x128x64 by 8x64x128 one. Each runs as a one-op StableHLO 
 in f32 and in bf16 (bf16 operands and result, f32 accumulation, as JAX writes it):
 accy and XLA compile the very same text; numpy computes `einsum` in f32 (for the bf16 rows
 too: numpy has no fast bf16 product). Every accy result is checked against numpy's (a
-wrong product prints `wrong` and no time). The three run in turn, `--rounds` times, each
-a batch of calls of about 10 ms after a pause of `PAUSE`; a time is the fastest batch's
-average per call (inputs in place). Ratios above 1 mean accy is faster.
+wrong product prints `wrong` and no time). All of a shape's contenders (accy and XLA in
+each type, numpy) run in turn, `--rounds` times, each a batch of calls of about 10 ms
+after a pause of `PAUSE`; a time is the fastest batch's average per call (inputs in
+place). Ratios above 1 mean accy is faster; `f32/bf16` is accy's f32 time over its bf16
+time for the same shape (above 1: bf16 faster).
 
 Needs JAX for the XLA column (`pip install -e '.[jax]'`).
 """
@@ -116,36 +118,38 @@ def zoo_products(folders) -> list[Product]:
     return list(found)
 
 
-def measure(product: Product, element: str, rounds: int, threads: int | None) -> dict:
-    """Times (seconds) of accy, XLA and numpy on one product, or `wrong` with the error."""
+def measure(product: Product, elements: list[str], rounds: int, threads: int | None) -> dict:
+    """Times (seconds) of accy and XLA in each element type and numpy (f32), all in the
+    same interleaved rounds, keyed `accy f32`, `xla bf16`, `numpy`...; `wrong <type>` holds
+    the largest error of a product accy got wrong (then not timed)."""
     import ml_dtypes
     import numpy as np
 
     import accy
 
     rng = np.random.default_rng(0)
-    dtype = np.float32 if element == "f32" else ml_dtypes.bfloat16
-    a = rng.standard_normal(product.lhs, dtype=np.float32).astype(dtype)
-    b = rng.standard_normal(product.rhs, dtype=np.float32).astype(dtype)
-    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    a32 = rng.standard_normal(product.lhs, dtype=np.float32)
+    b32 = rng.standard_normal(product.rhs, dtype=np.float32)
     subscripts = product.einsum()
-    want = np.einsum(subscripts, a32, b32, optimize=True)
-    text = product.stablehlo(element)
-    function = accy.compile(accy.import_stablehlo(text), target="cpu", threads=threads)
-    got = np.asarray(function(a, b)).astype(np.float32)
-    contracted = math.prod(product.lhs[d] for d in product.contracting[0])
-    tolerance = (1e-4 if element == "f32" else 2e-2) * math.sqrt(contracted)
+    calls = {}
     facts: dict = {}
-    if not np.allclose(got, want, rtol=tolerance, atol=tolerance):
-        facts["wrong"] = float(np.max(np.abs(got - want)))
-        return facts
-    calls = {
-        "accy": lambda: function(a, b),
-        "numpy": lambda: np.einsum(subscripts, a32, b32, optimize=True),
-    }
-    xla = xla_runner(text, [a, b])
-    if xla is not None:
-        calls["xla"] = xla[0]
+    for element in elements:
+        dtype = np.float32 if element == "f32" else ml_dtypes.bfloat16
+        a, b = a32.astype(dtype), b32.astype(dtype)
+        want = np.einsum(subscripts, a.astype(np.float32), b.astype(np.float32), optimize=True)
+        text = product.stablehlo(element)
+        function = accy.compile(accy.import_stablehlo(text), target="cpu", threads=threads)
+        got = np.asarray(function(a, b)).astype(np.float32)
+        contracted = math.prod(product.lhs[d] for d in product.contracting[0])
+        tolerance = (1e-4 if element == "f32" else 2e-2) * math.sqrt(contracted)
+        if not np.allclose(got, want, rtol=tolerance, atol=tolerance):
+            facts[f"wrong {element}"] = float(np.max(np.abs(got - want)))
+            continue
+        calls[f"accy {element}"] = lambda function=function, a=a, b=b: function(a, b)
+        xla = xla_runner(text, [a, b])
+        if xla is not None:
+            calls[f"xla {element}"] = xla[0]
+    calls["numpy"] = lambda: np.einsum(subscripts, a32, b32, optimize=True)
     facts.update(interleaved_times(calls, rounds))
     return facts
 
@@ -190,17 +194,35 @@ def main(argv: list[str] | None = None) -> int:
     if not products:
         print("error: no shapes match", file=sys.stderr)
         return 1
-    header = ["shape", "type", "GFLOP/s", "accy us", "xla us", "numpy us", "xla/accy", "numpy/accy"]
-    rows, xla_ratios, numpy_ratios = [], [], []
+    elements = args.dtypes.split(",")
+    header = [
+        "shape",
+        "type",
+        "GFLOP/s",
+        "accy us",
+        "xla us",
+        "numpy us",
+        "xla/accy",
+        "numpy/accy",
+        "f32/bf16",
+    ]
+    rows, xla_ratios, numpy_ratios, bf16_ratios = [], [], [], []
     worst: dict[str, float] = {}
     for product in products:
-        for element in args.dtypes.split(","):
-            f = measure(product, element, args.rounds, args.threads)
-            if "wrong" in f:
-                rows.append([product.label(), element, f"wrong (max error {f['wrong']:.3g})"])
+        f = measure(product, elements, args.rounds, args.threads)
+        for element in elements:
+            if f"wrong {element}" in f:
+                error = f[f"wrong {element}"]
+                rows.append([product.label(), element, f"wrong (max error {error:.3g})"])
                 continue
-            vs_xla = f["xla"] / f["accy"] if "xla" in f else None
-            vs_numpy = f["numpy"] / f["accy"]
+            accy_time = f[f"accy {element}"]
+            xla_time = f.get(f"xla {element}")
+            vs_xla = None if xla_time is None else xla_time / accy_time
+            vs_numpy = f["numpy"] / accy_time
+            vs_f32 = None
+            if element == "bf16" and "accy f32" in f:
+                vs_f32 = f["accy f32"] / accy_time
+                bf16_ratios.append(vs_f32)
             xla_ratios.append(vs_xla)
             numpy_ratios.append(vs_numpy)
             if vs_xla is not None:
@@ -209,12 +231,13 @@ def main(argv: list[str] | None = None) -> int:
                 [
                     product.label(),
                     element,
-                    f"{product.flops / f['accy'] / 1e9:.1f}",
-                    f"{f['accy'] * 1e6:.1f}",
-                    "-" if "xla" not in f else f"{f['xla'] * 1e6:.1f}",
+                    f"{product.flops / accy_time / 1e9:.1f}",
+                    f"{accy_time * 1e6:.1f}",
+                    "-" if xla_time is None else f"{xla_time * 1e6:.1f}",
                     f"{f['numpy'] * 1e6:.1f}",
                     "-" if vs_xla is None else f"{vs_xla:.2f}",
                     f"{vs_numpy:.2f}",
+                    "" if vs_f32 is None else f"{vs_f32:.2f}",
                 ]
             )
     width = len(header)
@@ -236,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{shown(geomean(numpy_ratios))} (> 1: accy faster); slowest against XLA: "
         + ", ".join(f"{e} {v:.2f}" for e, v in worst.items())
     )
+    if bf16_ratios:
+        lines.append(
+            f"accy's f32 time over its bf16 time (> 1: bf16 faster): geomean "
+            f"{shown(geomean(bf16_ratios))}, lowest {min(bf16_ratios):.2f}"
+        )
     print("\n".join(lines))
     return 0
 

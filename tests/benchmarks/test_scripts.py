@@ -41,3 +41,13 @@ def test_pack_scaling() -> None:
 def test_import_time() -> None:
     out = run_script("import_time.py")
     assert "accy-opt --version" in out and "x python -c pass" in out
+
+
+def test_gemm() -> None:
+    # One shape: both element types checked against numpy and timed side by side (XLA's
+    # column only where JAX is installed).
+    out = run_script("gemm.py", "--filter", "16x64.64x100", "--rounds", "1")
+    rows = [line.split() for line in out.splitlines() if line.startswith("16x64.64x100")]
+    assert [r[1] for r in rows] == ["f32", "bf16"]
+    assert "wrong" not in out and "f32/bf16" in out
+    assert "accy's f32 time over its bf16 time" in out
