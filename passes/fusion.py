@@ -20,10 +20,11 @@ and either
   element, at the index its pointwise consumers share, instead of storing it and
   loading it back (GELU's `x + b` feeds five ops of one chain).
 
-A `convert` of an f16 or bf16 value to f32 whose one consumer op is a `dot_general` joins
-the dot's group as its *operand prologue* (`dot_operand_source`): the product reads the
-narrow value and extends each element as it loads it (exact), as mixed-precision layers
-are written (`preferred_element_type`), without an f32 copy of the operand.
+A widening `convert` (bf16 or f16 to f32, f32 to f64, i8 to i32...) whose one consumer op
+is a `dot_general` joins the dot's group as its *operand prologue* (`dot_operand_source`):
+the product reads the narrow value and extends each element as it loads it (exact), as
+mixed-precision layers are written (`preferred_element_type`), without a wide copy of the
+operand.
 
 A `dot_general` or a convolution joins its consumers' group as its *epilogue* (bias, scale,
 batch norm, activation, residual add computed on each element as the product is stored)
@@ -63,8 +64,8 @@ from accy.passes.analysis import (
 )
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 POINTWISE = (
     ops.ElementwiseBinaryOperation,
@@ -159,19 +160,27 @@ def contraction_of(members: Sequence[Operation]) -> ops.DotGeneralOp | ops.Convo
     return next((m for m in members if isinstance(m, CONTRACTIONS)), None)
 
 
+def widens(source: Attribute, result: Attribute) -> bool:
+    """Whether converting element type `source` to `result` only widens it: a float to a
+    wider float, an integer to a wider integer (sign- or zero-extended as `source` is
+    signed or unsigned); exact either way."""
+    if isinstance(source, AnyFloat) and isinstance(result, AnyFloat):
+        return source.bitwidth < result.bitwidth
+    if isinstance(source, IntegerType) and isinstance(result, IntegerType):
+        return 1 < source.width.data < result.width.data
+    return False
+
+
 def dot_operand_source(value: SSAValue) -> SSAValue:
-    """What a `dot_general` loads for its operand `value`: the f16/bf16 operand of the
-    `convert` to f32 that produced `value` when that convert's one consumer op is a
+    """What a `dot_general` loads for its operand `value`: the operand of the widening
+    `convert` (`widens`) that produced `value` when that convert's one consumer op is a
     `dot_general` of its block (its operand prologue, see the module docstring), else
     `value` itself."""
     op = value.owner
     if not isinstance(op, ops.ConvertOp):
         return value
     source, result = op.operand.type, op.result.type
-    if not (
-        isinstance(source.get_element_type(), (BFloat16Type, Float16Type))  # type: ignore[attr-defined]
-        and isinstance(result.get_element_type(), Float32Type)  # type: ignore[attr-defined]
-    ):
+    if not widens(source.get_element_type(), result.get_element_type()):  # type: ignore[attr-defined]
         return value
     consumers = {use.operation for use in op.result.uses}
     if len(consumers) != 1:

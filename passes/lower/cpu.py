@@ -29,13 +29,13 @@ ins and writing its outs:
 - reduce: loops over the kept dims, then blocked loops per reduced dim (see *Reductions*)
   accumulating in f32 for f16/bf16, with the fused prologue evaluated in the innermost
   loop;
-- dot_general: f32, f16 and bf16 products with one contracting dim and the rhs
-  contiguous along N, or both operands contiguous along K, as register tiles of
-  `vector<16xf32>` (or 8) accumulators (`dot_tiling`, `_dot_tiles`; batch and free dims
-  anywhere; f16/bf16 extended as loaded, rounded once); other f32 and integer products: output zeroed, then
-  loops batch, lhs free (i), contracting (k), rhs free (j) accumulating into the output,
-  so the innermost loop is contiguous; other f16/bf16 ones accumulate in f32 in loops
-  batch, i, j, k and round once;
+- dot_general (with its operand prologue and epilogue, `dot_loops`): register tiles
+  where `cpu_dot.dot_tiling` finds one (one contracting dim, a contiguous form,
+  f32/f16/bf16, f64 or 32/64-bit integer accumulators); other products without an
+  epilogue of f32, f64 or integers: output zeroed, then loops batch, lhs free (i),
+  contracting (k), rhs free (j) accumulating into the output, so the innermost loop is
+  contiguous; the others (f16/bf16, or with an epilogue) accumulate in loops batch, i, j,
+  k and store each sum (rounded, or its epilogue value) once;
 - scan: loops over the other dims, then a sequential loop along the scan dim with the
   carry, writing its out (the scratch the result shares).
 
@@ -50,7 +50,7 @@ dot's batch and lhs-free dims; a scan's other dims) takes its outer dims, all bu
 contiguous last one (the only one of a rank-1 nest), as one `scf.parallel`, and the rest
 as `scf.for`s inside it, when it does at least `PARALLEL_MIN_WORK` scalar steps (or has
 a dynamic size); a dot's register tiles, whose multiply-adds are vector lanes, when they do
-at least `DOT_PARALLEL_MIN_WORK` of them. How `scf.parallel` runs is the pipeline's choice: the CPU target splits
+at least `cpu_dot.DOT_PARALLEL_MIN_WORK` of them. How `scf.parallel` runs is the pipeline's choice: the CPU target splits
 it into tasks on a thread pool (`async-parallel-for`) or, for one thread, lowers it to
 plain loops (`convert-scf-to-cf`).
 
@@ -94,10 +94,9 @@ from dataclasses import dataclass
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
-from accy.dialects.x86_avx512 import DotBF16Op
 from accy.passes.buffers import splat_of, splat_scalar
-from accy.passes.dot_layout import contiguous_form, free_dims
 from accy.passes.fusion import dot_operand_source
+from accy.passes.lower.cpu_dot import emit_dot_tiles
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -134,6 +133,7 @@ from accy.passes.lower.scalar import (
     combiner_identity,
     compute_type,
     emit,
+    extend,
     is_float,
     is_low_precision,
     is_unsigned,
@@ -153,12 +153,10 @@ from accy.passes.workspace.cpu_families import (
 )
 from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, llvm, memref, scf, vector
+from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    BFloat16Type,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float32Type,
@@ -169,12 +167,9 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     VectorType,
-    i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -190,12 +185,6 @@ DOT_ROWS = 4
 DOT_DEPTH = 4
 """f32 dot_general: contracting steps (last contracting dim) per block."""
 
-DOT_TILE_ROWS = 4
-"""f32 register tiles: output rows per tile (`_dot_tiles`)."""
-
-DOT_TILE_VECTORS = 2
-"""f32 register tiles: `vector<8xf32>` columns per tile (`_dot_tiles`)."""
-
 CONV_TILE_ROWS = 4
 """f32 convolution register tiles: result positions per tile along its last spatial dim."""
 
@@ -203,17 +192,7 @@ CONV_TILE_VECTORS = 4
 """f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
 
 VECTOR_WIDTH = 8
-"""f32 lanes of the register tiles of `_dot_tiles` (`vector<8xf32>`: one AVX register)."""
-
-WIDE_VECTOR_WIDTH = 16
-"""f32 lanes of `_dot_tiles` where N exceeds `VECTOR_WIDTH` (`vector<16xf32>`: one AVX-512
-register; N's remainder past a multiple of them is one masked vector)."""
-
-WIDE_TILE_ROWS = 8
-"""Output rows per tile with `WIDE_VECTOR_WIDTH` lanes (8 x 2 accumulators of 32 zmm)."""
-
-ROW_TILE = 4
-"""Rows-form dot tiles (`A . B^T`): output rows and columns per tile (4 x 4 accumulators)."""
+"""f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
 
 REDUCE_LEAF = 256
 """Reductions: consecutive positions of the innermost reduced dim one accumulator folds
@@ -229,10 +208,6 @@ the outermost loop grows beyond `REDUCE_FAN`)."""
 PARALLEL_MIN_WORK = 1 << 15
 """Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
 to another thread costs microseconds, more than they take."""
-
-DOT_PARALLEL_MIN_WORK = 1 << 18
-"""`PARALLEL_MIN_WORK` for a dot's register tiles, counted in multiply-adds (16 or 8 a
-vector FMA)."""
 
 
 def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
@@ -274,99 +249,6 @@ def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
         assert isinstance(value, IntegerAttr)
         work *= value.value.data
     return work
-
-
-@dataclass(frozen=True)
-class DotTiling:
-    """How `FunctionLowering._dot_tiles` computes a `dot_general` (see `dot_tiling`).
-
-    `form` is `columns` where the rhs is contiguous along N (its last dim is the last rhs
-    free dim): each k step broadcasts one lhs scalar per output row against `vectors`
-    rhs vectors of `lanes` columns; or `rows` where both operands are contiguous along the
-    one contracting dim (`A . B^T`): each accumulator is a vector of `lanes` k positions
-    of one output element, summed across its lanes at the end. `lhs_dims` / `rhs_dims`
-    give, for each operand dim, the output dim it walks with (None: the contracting dim).
-    `m` and `n` are the output dims of the tile's rows and columns (`m` None without lhs
-    free dims)."""
-
-    form: str
-    lanes: int
-    rows: int
-    columns: int
-    lhs_dims: tuple[int | None, ...]
-    rhs_dims: tuple[int | None, ...]
-    m: int | None
-    n: int
-
-
-def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
-    """The register tiling of an f32, f16 or bf16 `dot_general` with static shapes in one
-    of the contiguous forms (`accy.passes.dot_layout`; None for others: those run the
-    scalar loops of `dot_loops`)."""
-    element = root.result.type.get_element_type()  # type: ignore[attr-defined]
-    if not (isinstance(element, Float32Type) or is_low_precision(element)):
-        return None
-    (lb, rb), (lc, rc) = root.batching, root.contracting
-    lhs_shape, rhs_shape = shape_of(root.lhs), shape_of(root.rhs)
-    form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
-    if DYNAMIC_INDEX in (*lhs_shape, *rhs_shape) or form is None:
-        return None
-    l_free = free_dims(len(lhs_shape), lb, lc)
-    r_free = free_dims(len(rhs_shape), rb, rc)
-    nb, nl = len(lb), len(l_free)
-    lhs_dims: list[int | None] = [None] * len(lhs_shape)
-    rhs_dims: list[int | None] = [None] * len(rhs_shape)
-    for t, (l_dim, r_dim) in enumerate(zip(lb, rb)):
-        lhs_dims[l_dim], rhs_dims[r_dim] = t, t
-    for s, d in enumerate(l_free):
-        lhs_dims[d] = nb + s
-    for s, d in enumerate(r_free):
-        rhs_dims[d] = nb + nl + s
-    m = nb + nl - 1 if l_free else None
-    n = nb + nl + len(r_free) - 1
-    m_size = lhs_shape[l_free[-1]] if l_free else 1
-    k = lhs_shape[lc[0]]
-    if form == "columns":
-        n_size = rhs_shape[r_free[-1]]
-        lanes = WIDE_VECTOR_WIDTH if n_size > VECTOR_WIDTH else VECTOR_WIDTH
-        main = n_size - n_size % lanes
-        columns = DOT_TILE_VECTORS if main and main % (DOT_TILE_VECTORS * lanes) == 0 else 1
-        rows = _block(m_size, WIDE_TILE_ROWS if lanes == WIDE_VECTOR_WIDTH else DOT_TILE_ROWS)
-    else:
-        lanes = WIDE_VECTOR_WIDTH if k >= WIDE_VECTOR_WIDTH else VECTOR_WIDTH
-        rows = _block(m_size, ROW_TILE)
-        columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
-    return DotTiling(form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n)
-
-
-BF16_PAIRS = "avx512_bf16"
-"""The CPU feature (Linux's name for AVX512_BF16) under which bf16 products sum pairs of k
-positions with `x86.avx512.dot` (`DotBF16Op`); `lower_cpu`'s `features` say whether the
-CPU the code is compiled for has it."""
-
-
-def _dots_bf16_pairs(lhs: SSAValue, rhs: SSAValue, lanes: int, features: Collection[str]) -> bool:
-    """Whether a tile of `lanes` reading bf16 `lhs` and `rhs` memrefs sums pairs of k
-    positions with `x86.avx512.dot` (`DotBF16Op`) instead of extending each element to
-    f32 for an FMA."""
-    return (
-        lanes == WIDE_VECTOR_WIDTH
-        and BF16_PAIRS in features
-        and all(isinstance(v.type.get_element_type(), BFloat16Type) for v in (lhs, rhs))  # type: ignore[attr-defined]
-    )
-
-
-def _sum_of_lanes(value: SSAValue, kind: vector.CombiningKindAttr, fastmath) -> Operation:
-    """`vector.reduction` of `value` to its element type (xDSL's constructor gives the
-    result the vector's type)."""
-    op = vector.ReductionOp.__new__(vector.ReductionOp)
-    IRDLOperation.__init__(
-        op,
-        operands=[value, None],
-        result_types=[value.type.get_element_type()],  # type: ignore[attr-defined]
-        properties={"kind": kind, "fastmath": fastmath},
-    )
-    return op
 
 
 def _has_register_tiles(root: Operation) -> bool:
@@ -1049,11 +931,16 @@ class FunctionLowering(HostLowering):
         lhs_sizes, rhs_sizes = self.sizes(root.lhs), self.sizes(root.rhs)
         l_free = [d for d in range(len(lhs_sizes)) if d not in lb and d not in lc]
         r_free = [d for d in range(len(rhs_sizes)) if d not in rb and d not in rc]
-        element_type = root.result.type.get_element_type()
-        acc_type = compute_type(element_type)
+        result_element = root.result.type.get_element_type()
+        acc_type = compute_type(result_element)
         target = self.memref_of(item.root.results[0])
         zero_kind = ops.CombinerKind.ADD
         lhs_source, rhs_source = dot_operand_source(root.lhs), dot_operand_source(root.rhs)
+
+        def operand(builder: Builder, source: SSAValue, indices) -> SSAValue:
+            """An element of an operand's `source` in the accumulator type."""
+            loaded = self.load(builder, source, indices)
+            return extend(builder, loaded, source.type.get_element_type(), acc_type)
 
         def product(builder: Builder, batch, free_l, contract, free_r) -> SSAValue:
             lhs_idx: list[SSAValue | None] = [None] * len(lhs_sizes)
@@ -1070,8 +957,8 @@ class FunctionLowering(HostLowering):
                 lhs_idx[d] = iv
             for d, iv in zip(rc, contract):
                 rhs_idx[d] = iv
-            x = widen(builder, self.load(builder, lhs_source, lhs_idx))  # type: ignore[arg-type]
-            y = widen(builder, self.load(builder, rhs_source, rhs_idx))  # type: ignore[arg-type]
+            x = operand(builder, lhs_source, lhs_idx)
+            y = operand(builder, rhs_source, rhs_idx)
             return combine(builder, ops.CombinerKind.MUL, x, y)
 
         batch_sizes = [lhs_sizes[d] for d in lb]
@@ -1080,12 +967,10 @@ class FunctionLowering(HostLowering):
         contract_sizes = [lhs_sizes[d] for d in lc]
         nb, nl = len(batch_sizes), len(lfree_sizes)
 
-        tiling = dot_tiling(root)
-        if tiling is not None:
-            self._dot_tiles(b, item, root, tiling)
+        if emit_dot_tiles(self, b, item, root):
             return
 
-        if is_low_precision(element_type) or item.root is not root:
+        if is_low_precision(result_element) or item.root is not root:
             # batch, i, j, then k carrying the accumulator (f32 for f16/bf16), rounded
             # once and stored (or its epilogue's value: the output is written only after
             # the epilogue read its inputs there, so it may take one's buffer in place).
@@ -1106,7 +991,7 @@ class FunctionLowering(HostLowering):
                 return loop.results[0]
 
             total = build(inner, 0, combiner_identity(inner, zero_kind, acc_type), [])
-            total = self._epilogue_value(inner, item, narrow(inner, total, element_type), ivs)
+            total = self.epilogue_value(inner, item, narrow(inner, total, result_element), ivs)
             self.store(inner, total, target, ivs)
             return
 
@@ -1156,22 +1041,14 @@ class FunctionLowering(HostLowering):
         depth_ivs = [offset(outer, contract, len(contract) - 1, u) for u in range(depth_block)]
         lhs_values = [
             [
-                widen(
-                    outer,
-                    self.load(
-                        outer, lhs_source, operand_indices(lhs_sizes, lb, l_free, lc, rows, k)
-                    ),
-                )  # type: ignore[arg-type]
+                operand(outer, lhs_source, operand_indices(lhs_sizes, lb, l_free, lc, rows, k))
                 for k in depth_ivs
             ]
             for rows in row_ivs
         ]
         inner, free_r = self.stepped_loop_nest(outer, rfree_sizes, [1] * len(rfree_sizes))
         rhs_values = [
-            widen(
-                inner,
-                self.load(inner, rhs_source, operand_indices(rhs_sizes, rb, r_free, rc, free_r, k)),
-            )  # type: ignore[arg-type]
+            operand(inner, rhs_source, operand_indices(rhs_sizes, rb, r_free, rc, free_r, k))
             for k in depth_ivs
         ]
         for rows, lhs_row in zip(row_ivs, lhs_values):
@@ -1184,7 +1061,7 @@ class FunctionLowering(HostLowering):
             out_sizes = self.sizes(root.result)
             self._epilogue_block(b, item, [None] * len(out_sizes), out_sizes, parallel=True)
 
-    def _epilogue_value(
+    def epilogue_value(
         self, b: Builder, item: WorkItem, total: SSAValue, indices: Sequence[SSAValue]
     ) -> SSAValue:
         """What the dot kernel `item` stores at `indices` for the product's element `total`
@@ -1214,369 +1091,7 @@ class FunctionLowering(HostLowering):
             inner, ivs = self.stepped_loop_nest(b, list(extents), [1] * len(extents))
         at = [iv if o is None else emit(inner, arith.AddiOp(o, iv)) for o, iv in zip(origin, ivs)]
         total = emit(inner, memref.LoadOp.get(target, at))
-        self.store(inner, self._epilogue_value(inner, item, total, at), target, at)
-
-    def _dot_tiles(
-        self, b: Builder, item: WorkItem, root: ops.DotGeneralOp, tiling: DotTiling
-    ) -> None:
-        """A `dot_general` as register tiles (see `DotTiling`), all tiles in parallel:
-        `rows` output rows x `columns` column units, each accumulator a
-        `vector<lanes x f32>` carried through the whole k loop and stored once (the
-        output is written, never read). Columns form: the units are rhs vectors, N's
-        remainder past a multiple of `lanes` one masked vector; rows form: the units are
-        output columns, K's remainder one masked step. f16/bf16 operands are extended to
-        f32 as they are loaded and the sums rounded once, as they are stored. With an
-        epilogue, a rows-form sum is stored as its epilogue's value, and a columns-form
-        tile, once stored, is replaced element by element by the epilogue's values."""
-        out_shape = shape_of(root.result)
-        n_size = out_shape[tiling.n]
-        loops = [d for d in range(len(out_shape)) if d not in (tiling.m, tiling.n)]
-        if tiling.form == "rows":
-            self._tile_nest(b, item, root, tiling, loops, 0, n_size, tiling.columns, None)
-            return
-        main = n_size - n_size % tiling.lanes
-        if main:
-            self._tile_nest(b, item, root, tiling, loops, 0, main, tiling.columns, None)
-        if main != n_size:
-            self._tile_nest(b, item, root, tiling, loops, main, tiling.lanes, 1, n_size - main)
-
-    def _tile_nest(
-        self,
-        b: Builder,
-        item: WorkItem,
-        root: ops.DotGeneralOp,
-        tiling: DotTiling,
-        loops: list[int],
-        start: int,
-        extent: int,
-        columns: int,
-        mask: int | None,
-    ) -> None:
-        """The parallel nest of tiles over output columns `start` to `start + extent`
-        (`mask` lanes of one vector in a columns-form remainder) and every row."""
-        out_shape = shape_of(root.result)
-        lanes, rows = tiling.lanes, tiling.rows
-        k_dim = root.contracting[0][0]
-        k = shape_of(root.lhs)[k_dim]
-        width = columns * lanes if tiling.form == "columns" else columns
-        remainder = mask is not None
-        sizes = [self.index(out_shape[d]) for d in loops]
-        steps = [1] * len(loops)
-        if not remainder:
-            sizes.append(self.index(extent))
-            steps.append(width)
-        if tiling.m is not None:
-            sizes.append(self.index(out_shape[tiling.m]))
-            steps.append(rows)
-        tile, ivs = self.parallel_nest(
-            b,
-            sizes,
-            steps=steps,
-            parallel=len(sizes),
-            per_iteration=k,
-            min_work=DOT_PARALLEL_MIN_WORK,
-        )
-        at: dict[int, SSAValue] = dict(zip(loops, ivs))
-        j = self.index(start) if remainder else ivs[len(loops)]
-        i = ivs[-1] if tiling.m is not None else None
-
-        def moved(iv: SSAValue | None, by: int) -> SSAValue | None:
-            if iv is None or by == 0:
-                return iv
-            return emit(tile, arith.AddiOp(iv, self.index(by)))
-
-        row_ivs = [moved(i, r) for r in range(rows)]
-        unit = lanes if tiling.form == "columns" else 1
-        column_ivs = [moved(j, c * unit) for c in range(columns)]
-
-        def index(dims, row, column, kv) -> list[SSAValue]:
-            place = dict(at)
-            place[tiling.n] = column
-            if tiling.m is not None:
-                place[tiling.m] = row
-            return [kv if d is None else place[d] for d in dims]
-
-        element = root.result.type.get_element_type()  # type: ignore[attr-defined]
-        vector_type = VectorType(Float32Type(), [lanes])
-        lhs = self.memref_of(dot_operand_source(root.lhs))
-        rhs = self.memref_of(dot_operand_source(root.rhs))
-        target = self.memref_of(item.root.results[0])
-
-        def store_tile(totals: list[SSAValue], lane_mask: SSAValue | None) -> None:
-            """Store a columns-form tile's sums, or with an epilogue stage them on the
-            stack and store each element's epilogue value (reading the epilogue's
-            inputs at an element before writing it: the output may take an input's
-            buffer in place)."""
-            if item.root is root:
-                self._store_tiles(
-                    tile, totals, row_ivs, column_ivs, index, target, lane_mask, element
-                )
-                return
-            # A stack buffer released after the tile, as memref.alloca_scope lowers (the
-            # scope op cannot hold the loops once they are control flow).
-            saved = emit(tile, llvm.StackSaveOp())
-            stage = emit(tile, memref.AllocaOp.get(element, 64, [rows, columns * lanes]))
-            stored = VectorType(element, [lanes])
-            for position, total in enumerate(totals):
-                r, c = divmod(position, columns)
-                if total.type != stored:
-                    total = emit(tile, arith.TruncFOp(total, stored))
-                tile.insert(vector.StoreOp(total, stage, [self.index(r), self.index(c * lanes)]))
-            count = width if mask is None else mask
-            body, (r, t) = self.stepped_loop_nest(
-                tile, [self.index(rows), self.index(count)], [1, 1]
-            )
-            out = index(range(len(out_shape)), row_ivs[0], column_ivs[0], None)
-            out[tiling.n] = emit(body, arith.AddiOp(out[tiling.n], t))
-            if tiling.m is not None:
-                out[tiling.m] = emit(body, arith.AddiOp(out[tiling.m], r))
-            total = emit(body, memref.LoadOp.get(stage, [r, t]))
-            self.store(body, self._epilogue_value(body, item, total, out), target, out)
-            tile.insert(llvm.StackRestoreOp(saved))
-
-        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
-
-        def load_vector(builder, source, indices, lanes_mask):
-            stored = VectorType(source.type.get_element_type(), [lanes])
-            if lanes_mask is None:
-                value = emit(builder, vector.LoadOp(source, indices, stored))
-            else:
-                passthru = emit(
-                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(stored, [0.0]))
-                )
-                value = emit(builder, vector.MaskedLoadOp(source, indices, lanes_mask, passthru))
-            return (
-                value if stored == vector_type else emit(builder, arith.ExtFOp(value, vector_type))
-            )
-
-        def mask_of(builder, count):
-            mask_type = VectorType(i1, [lanes])
-            return emit(builder, vector.CreateMaskOp([self.index(count)], mask_type))
-
-        count = rows * columns
-        if tiling.form == "columns" and _dots_bf16_pairs(lhs, rhs, lanes, self.features):
-            lane_mask = None if mask is None else mask_of(tile, mask)
-            bf16 = BFloat16Type()
-            row_type, pair_type = VectorType(bf16, [lanes]), VectorType(bf16, [2 * lanes])
-            interleave = DenseArrayBase.from_list(
-                i64, [x for lane in range(lanes) for x in (lane, lane + lanes)]
-            )
-            repeat = DenseArrayBase.from_list(i64, [0, 1] * lanes)
-
-            def load_row(builder, indices):
-                if lane_mask is None:
-                    return emit(builder, vector.LoadOp(rhs, indices, row_type))
-                passthru = emit(
-                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(row_type, [0.0]))
-                )
-                return emit(builder, vector.MaskedLoadOp(rhs, indices, lane_mask, passthru))
-
-            def pair_step(builder, kv, acc, paired: bool) -> list[SSAValue]:
-                """Positions kv and kv + 1 (kv and a zero when not `paired`)."""
-                after = emit(builder, arith.AddiOp(kv, self.index(1))) if paired else None
-                zero_row = emit(
-                    builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(row_type, [0.0]))
-                )
-                pairs = []
-                for c in column_ivs:
-                    first = load_row(builder, index(tiling.rhs_dims, None, c, kv))
-                    second = (
-                        load_row(builder, index(tiling.rhs_dims, None, c, after))
-                        if paired
-                        else zero_row
-                    )
-                    pairs.append(
-                        emit(
-                            builder,
-                            vector.ShuffleOp(first, second, interleave, result_type=pair_type),
-                        )
-                    )
-                updated = []
-                for both in lhs_pairs(builder, kv, after):
-                    for pair in pairs:
-                        updated.append(emit(builder, DotBF16Op(acc[len(updated)], both, pair)))
-                return updated
-
-            def broadcast_word(builder, word: SSAValue) -> SSAValue:
-                """A 32-bit pair of bf16 (an i32) in every lane pair."""
-                words = emit(builder, vector.BroadcastOp(word, VectorType(i32, [lanes])))
-                return emit(builder, vector.BitcastOp(words, pair_type))
-
-            def lhs_pairs(builder, kv, after) -> list[SSAValue]:
-                """Per tile row, `(lhs[row, kv], lhs[row, after])` in every lane pair (a
-                zero for the second without `after`): one 32-bit broadcast per row where k
-                is the lhs's last dim; where the rows are, the two runs of rows loaded,
-                interleaved, and each row's pair broadcast."""
-                if after is not None and tiling.lhs_dims[-1] is None:
-                    words = []
-                    for row in row_ivs:
-                        at = index(tiling.lhs_dims, row, None, kv)
-                        two = emit(builder, vector.LoadOp(lhs, at, VectorType(bf16, [2])))
-                        word = emit(builder, vector.BitcastOp(two, VectorType(i32, [1])))
-                        words.append(emit(builder, vector.ExtractOp(word, [0], i32)))
-                    return [broadcast_word(builder, w) for w in words]
-                if after is not None and rows > 1 and tiling.lhs_dims[-1] == tiling.m:
-                    run_type = VectorType(bf16, [rows])
-                    runs = [
-                        emit(
-                            builder,
-                            vector.LoadOp(
-                                lhs, index(tiling.lhs_dims, row_ivs[0], None, at), run_type
-                            ),
-                        )
-                        for at in (kv, after)
-                    ]
-                    mixed = DenseArrayBase.from_list(
-                        i64, [x for r in range(rows) for x in (r, r + rows)]
-                    )
-                    both = emit(
-                        builder,
-                        vector.ShuffleOp(*runs, mixed, result_type=VectorType(bf16, [2 * rows])),
-                    )
-                    words = emit(builder, vector.BitcastOp(both, VectorType(i32, [rows])))
-                    return [
-                        broadcast_word(builder, emit(builder, vector.ExtractOp(words, [r], i32)))
-                        for r in range(rows)
-                    ]
-                return [lhs_pair(builder, row, kv, after) for row in row_ivs]
-
-            def lhs_pair(builder, row, kv, after) -> SSAValue:
-                """`(lhs[row, kv], lhs[row, after])` from two scalars (a zero for the second
-                without `after`)."""
-                at = index(tiling.lhs_dims, row, None, kv)
-                scalars = [emit(builder, memref.LoadOp.get(lhs, at))]
-                if after is not None:
-                    at = index(tiling.lhs_dims, row, None, after)
-                    scalars.append(emit(builder, memref.LoadOp.get(lhs, at)))
-                else:
-                    scalars.append(emit(builder, arith.ConstantOp(FloatAttr(0.0, bf16))))
-                one = VectorType(bf16, [1])
-                first, second = (emit(builder, vector.BroadcastOp(x, one)) for x in scalars)
-                return emit(builder, vector.ShuffleOp(first, second, repeat, result_type=pair_type))
-
-            totals = [zero] * count
-            if k // 2:
-                loop, body, step, acc = self.loop(tile, self.index(k // 2), totals)
-                kv = emit(body, arith.MuliOp(step, self.index(2)))
-                body.insert(scf.YieldOp(*pair_step(body, kv, acc, True)))
-                totals = list(loop.results)
-            if k % 2:
-                totals = pair_step(tile, self.index(k - 1), totals, False)
-            store_tile(totals, lane_mask)
-            return
-        if tiling.form == "columns":
-            lane_mask = None if mask is None else mask_of(tile, mask)
-            loop, body, kv, acc = self.loop(tile, self.index(k), [zero] * count)
-            vectors = [
-                load_vector(body, rhs, index(tiling.rhs_dims, None, c, kv), lane_mask)
-                for c in column_ivs
-            ]
-            updated = []
-            for row in row_ivs:
-                scalar = widen(
-                    body, emit(body, memref.LoadOp.get(lhs, index(tiling.lhs_dims, row, None, kv)))
-                )
-                broadcast = emit(body, vector.BroadcastOp(scalar, vector_type))
-                for v in vectors:
-                    updated.append(emit(body, vector.FMAOp(broadcast, v, acc[len(updated)])))
-            body.insert(scf.YieldOp(*updated))
-            totals = list(loop.results)
-            store_tile(totals, lane_mask)
-            return
-        # rows form: k in steps of `lanes`, then one masked step for K's remainder (bf16
-        # pairs: steps of 2 x `lanes` consecutive positions summed in pairs by DotBF16Op,
-        # 16 lanes from K = 32 on, else 8).
-        pairs = _dots_bf16_pairs(lhs, rhs, WIDE_VECTOR_WIDTH, self.features)
-        if pairs:
-            lanes = WIDE_VECTOR_WIDTH if k >= 2 * WIDE_VECTOR_WIDTH else VECTOR_WIDTH
-            zero = emit(
-                tile,
-                arith.ConstantOp(
-                    DenseIntOrFPElementsAttr.from_list(VectorType(Float32Type(), [lanes]), [0.0])
-                ),
-            )
-        chunk = 2 * lanes if pairs else lanes
-        steps_k, tail = divmod(k, chunk)
-
-        def load_chunk(builder, source, indices, chunk_mask):
-            chunk_type = VectorType(BFloat16Type(), [chunk])
-            if chunk_mask is None:
-                return emit(builder, vector.LoadOp(source, indices, chunk_type))
-            passthru = emit(
-                builder, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(chunk_type, [0.0]))
-            )
-            return emit(builder, vector.MaskedLoadOp(source, indices, chunk_mask, passthru))
-
-        def accumulate(builder, kv, acc, lanes_mask):
-            load = load_chunk if pairs else load_vector
-            lhs_vectors = [
-                load(builder, lhs, index(tiling.lhs_dims, row, None, kv), lanes_mask)
-                for row in row_ivs
-            ]
-            rhs_vectors = [
-                load(builder, rhs, index(tiling.rhs_dims, None, c, kv), lanes_mask)
-                for c in column_ivs
-            ]
-            if pairs:
-                return [
-                    emit(builder, DotBF16Op(acc[r * columns + c], x, y))
-                    for r, x in enumerate(lhs_vectors)
-                    for c, y in enumerate(rhs_vectors)
-                ]
-            return [
-                emit(builder, vector.FMAOp(x, y, acc[r * columns + c]))
-                for r, x in enumerate(lhs_vectors)
-                for c, y in enumerate(rhs_vectors)
-            ]
-
-        totals = [zero] * count
-        if steps_k:
-            loop, body, step, acc = self.loop(tile, self.index(steps_k), totals)
-            kv = emit(body, arith.MuliOp(step, self.index(chunk)))
-            body.insert(scf.YieldOp(*accumulate(body, kv, acc, None)))
-            totals = list(loop.results)
-        if tail:
-            tail_mask = emit(tile, vector.CreateMaskOp([self.index(tail)], VectorType(i1, [chunk])))
-            totals = accumulate(tile, self.index(steps_k * chunk), totals, tail_mask)
-        reassoc = arith.FastMathFlagsAttr(["reassoc"])
-        add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
-        sums_type = VectorType(Float32Type(), [columns])
-        for r, row in enumerate(row_ivs):
-            sums = [
-                emit(tile, _sum_of_lanes(totals[r * columns + c], add, reassoc))
-                for c in range(columns)
-            ]
-            if item.root is root and columns > 1:  # the row's columns: one vector store
-                run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
-                for c, total in enumerate(sums[1:], 1):
-                    run = emit(tile, vector.InsertOp(total, run, [c]))
-                if element != Float32Type():
-                    run = emit(tile, arith.TruncFOp(run, VectorType(element, [columns])))
-                out = index(range(len(out_shape)), row, column_ivs[0], None)
-                tile.insert(vector.StoreOp(run, target, out))
-                continue
-            for total, column in zip(sums, column_ivs):
-                out = index(range(len(out_shape)), row, column, None)
-                total = self._epilogue_value(tile, item, narrow(tile, total, element), out)
-                self.store(tile, total, target, out)
-
-    def _store_tiles(
-        self, tile, totals, row_ivs, column_ivs, index, target, lane_mask, element
-    ) -> None:
-        """Store a columns-form tile's f32 accumulators (rows x column vectors, row-major),
-        rounded to the result's `element` (`lane_mask` for a remainder of N)."""
-        out_dims = range(len(target.type.get_shape()))
-        for r, row in enumerate(row_ivs):
-            for c, column in enumerate(column_ivs):
-                total = totals[r * len(column_ivs) + c]
-                stored_type = VectorType(element, total.type.get_shape())
-                if stored_type != total.type:
-                    total = emit(tile, arith.TruncFOp(total, stored_type))
-                out = index(out_dims, row, column, None)
-                if lane_mask is None:
-                    tile.insert(vector.StoreOp(total, target, out))
-                else:
-                    tile.insert(vector.MaskedStoreOp(target, out, lane_mask, total))
+        self.store(inner, self.epilogue_value(inner, item, total, at), target, at)
 
     def _convolution_tiles(
         self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel

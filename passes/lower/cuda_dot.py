@@ -48,8 +48,8 @@ from accy.passes.lower.scalar import (
     compute_type,
     element_type,
     emit,
+    extend,
     narrow,
-    widen,
 )
 from accy.passes.shared_memory import DOT_TILE
 from xdsl.builder import Builder
@@ -84,7 +84,7 @@ class Contraction:
         self.rhs_groups = (list(rb), list(rc), r_free)  # batch, k, n
         self.lhs_shape, self.rhs_shape = lhs, rhs
         self.lhs, self.rhs = dot_operand_source(op.lhs), dot_operand_source(op.rhs)
-        """The values loaded: an operand's f16/bf16 source when its convert is fused."""
+        """The values loaded: an operand's narrower source when its convert is fused."""
         self.batch = _product([lhs[d] for d in lb])
         self.m = _product([lhs[d] for d in l_free])
         self.k = _product([lhs[d] for d in lc])
@@ -103,11 +103,13 @@ class Contraction:
 
     def lhs_element(self, b: Builder, kernel: Kernel, batch, m, k) -> SSAValue:
         indices = self._indices(b, self.lhs_shape, self.lhs_groups, (batch, m, k))
-        return widen(b, kernel.load(b, self.lhs, indices))
+        loaded = kernel.load(b, self.lhs, indices)
+        return extend(b, loaded, element_type(self.lhs), self.compute)
 
     def rhs_element(self, b: Builder, kernel: Kernel, batch, k, n) -> SSAValue:
         indices = self._indices(b, self.rhs_shape, self.rhs_groups, (batch, k, n))
-        return widen(b, kernel.load(b, self.rhs, indices))
+        loaded = kernel.load(b, self.rhs, indices)
+        return extend(b, loaded, element_type(self.rhs), self.compute)
 
     def store(
         self,

@@ -135,6 +135,19 @@ def widen(b: Builder, value: SSAValue) -> SSAValue:
     return value
 
 
+def extend(b: Builder, value: SSAValue, source: Attribute, target: Attribute) -> SSAValue:
+    """`value`, of element type `source` (a scalar or a vector of it), in `target` (a
+    type as wide or wider: the compute type of a wider element type, or a vector of it):
+    floats extended, integers sign- or zero-extended as `source` is signed or unsigned."""
+    if value.type == target:
+        return value
+    if is_float(source):
+        return emit(b, arith.ExtFOp(value, target))  # type: ignore[arg-type]
+    if is_unsigned(source):
+        return emit(b, arith.ExtUIOp(value, target))
+    return emit(b, arith.ExtSIOp(value, target))
+
+
 def narrow(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
     """`value` (in the compute type of `t`) rounded back to `t`."""
     if value.type != signless(t):

@@ -13,7 +13,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-from accy.passes.lower.cpu import BF16_PAIRS
+from accy.passes.lower.cpu_dot import BF16_PAIRS
 from accy.passes.lower.lower_pass import lower_module
 
 import accy
@@ -913,3 +913,41 @@ func.func @f(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
     assert exe.lowered_text.count('"memref.global"') == 1
     assert "dense<2.000000e+00>" in exe.lowered_text
     assert "dense<5.000000e-01>" not in exe.lowered_text
+
+
+@pytest.mark.parametrize("t", ["f64", "i32", "i64"])
+@pytest.mark.parametrize(
+    "lhs, rhs, contracting",
+    [
+        ((8, 33), (33, 20), ((1,), (0,))),  # columns form, N's remainder masked
+        ((6, 24), (10, 24), ((1,), (1,))),  # rows form
+    ],
+)
+def test_dot_general_register_tiles_of_wide_and_integer_types(lhs, rhs, contracting, t) -> None:
+    # f64 tiles of vector<8xf64> FMAs, integer tiles of vector<16xi32> / vector<8xi64>
+    # multiply-adds (wrapping as the type does).
+    (lc,), (rc,) = contracting
+    out = [lhs[1 - lc], rhs[1 - rc]]
+
+    def ty(shape):
+        return f"tensor<{shape[0]}x{shape[1]}x{t}>"
+
+    text = f"""
+func.func @f(%a: {ty(lhs)}, %b: {ty(rhs)}) -> {ty(out)} {{
+  %r = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [{lc}] x [{rc}] : ({ty(lhs)}, {ty(rhs)}) -> {ty(out)}
+  return %r : {ty(out)}
+}}"""
+    dtype = {"f64": np.float64, "i32": np.int32, "i64": np.int64}[t]
+    if t == "i32":
+        a = RNG.integers(-(2**20), 2**20, lhs).astype(dtype)  # products wrap in i32
+        b = RNG.integers(-(2**20), 2**20, rhs).astype(dtype)
+    else:
+        a, b = data(lhs, dtype), data(rhs, dtype)
+    exe = accy.compile(text, target="cpu")
+    got, want = exe(a, b)[0], accy.reference.run(exe.module, "f", a, b)[0]
+    if t == "f64":  # fused multiply-adds round once where the reference rounds twice
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got, want)
+    instruction = "vector.fma" if t == "f64" else "arith.muli"
+    assert instruction in exe.lowered_text and "vector<" in exe.lowered_text

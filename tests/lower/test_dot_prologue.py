@@ -46,3 +46,30 @@ def test_the_cuda_export_reads_the_narrow_operands(tmp_path):
     assert accy.prepare(module).arena.temporaries_size == 0  # no f32 copies on the device
     launches = [c for c in result["calls"] if c.startswith("launch")]
     assert len(launches) == 1  # the product alone: no convert kernels
+
+
+INTEGER = """func.func @quantized(%x: tensor<{m}x{k}x{t}>, %w: tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}xi32> {{
+  %xi = accy.convert %x : (tensor<{m}x{k}x{t}>) -> tensor<{m}x{k}xi32>
+  %wi = accy.convert %w : (tensor<{k}x{n}x{t}>) -> tensor<{k}x{n}xi32>
+  %y = accy.dot_general %xi, %wi, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<{m}x{k}xi32>, tensor<{k}x{n}xi32>) -> tensor<{m}x{n}xi32>
+  func.return %y : tensor<{m}x{n}xi32>
+}}"""
+
+
+@pytest.mark.parametrize("t", ["i8", "ui8"])
+@pytest.mark.parametrize("m, k, n", [(16, 32, 48), (3, 5, 7)])
+def test_integer_operands_are_read_narrow_and_extended(t, m, k, n, tmp_path):
+    # i8 x i8 -> i32 as JAX writes it (preferred_element_type=int32): sign- or
+    # zero-extended as loaded, no i32 copy of either operand.
+    module = accy.parse(INTEGER.format(m=m, k=k, n=n, t=t))
+    rng = np.random.default_rng(2)
+    dtype = np.int8 if t == "i8" else np.uint8
+    x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (m, k)).astype(dtype)
+    w = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max, (k, n)).astype(dtype)
+    function = accy.compile(module, target="cpu")
+    assert function.preparation.arena.temporaries_size == 0
+    got = function(x, w)[0]
+    np.testing.assert_array_equal(got, x.astype(np.int32) @ w.astype(np.int32))
+    np.testing.assert_array_equal(got, run(module, "quantized", x, w)[0])
+    directory = accy.export(module, tmp_path / "q", target="cuda")
+    assert not ptxas_problems(directory)

@@ -1,0 +1,572 @@
+"""The CPU target's register tiles for `dot_general` (`dot_tiling`, `DotTiles`).
+
+A product with static shapes, one contracting dim and a contiguous form
+(`accy.passes.dot_layout`: `columns` or `rows`) whose accumulators are f32 (f32, f16 and
+bf16 products), f64 or 32/64-bit integers runs as tiles of `rows` output rows x `columns`
+units, every tile in parallel (`DOT_PARALLEL_MIN_WORK`), each accumulator a vector carried
+through the whole contraction and stored once: the output is written, never read.
+
+- `columns`: the units are rhs vectors of `lanes` output columns; each contracting
+  position broadcasts one lhs element per row against the tile's rhs vectors (a
+  multiply-add per row and vector). N's remainder past a multiple of `lanes` is one masked
+  vector, in a nest of its own.
+- `rows` (`A . B^T`): the units are output columns; each accumulator is a vector of
+  `lanes` consecutive contracting positions of one output element, both operands loaded
+  along K, summed across its lanes at the end (K's remainder one masked step); a row's
+  sums are stored as one vector.
+
+Operands are loaded in their stored type and extended to the accumulators' as loaded (a
+product's operand prologue, `dot_operand_source`, is read narrow); the sums are rounded
+to the result's type once, as they are stored. bf16 products on a CPU with AVX512_BF16
+(`BF16_PAIRS` among the lowering's features) sum pairs of contracting positions with
+`vdpbf16ps` (`x86.avx512.dot`): its products are exact and summed in f32, with bf16
+denormals read as zero. With an epilogue (the kernel's root is not the product), a
+columns tile's sums are staged in a stack buffer and each element's epilogue value is
+stored, a rows tile's sums are stored as their epilogue values: an element's epilogue
+inputs are read before it is written, so the output may take one's buffer in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from accy.dialects import accy as ops
+from accy.dialects.x86_avx512 import DotBF16Op
+from accy.passes.dot_layout import contiguous_form, free_dims
+from accy.passes.fusion import dot_operand_source
+from accy.passes.lower.scalar import (
+    compute_type,
+    element_type,
+    emit,
+    extend,
+    is_float,
+    signless,
+)
+from accy.passes.schedule import WorkItem
+from xdsl.builder import Builder
+from xdsl.dialects import arith, llvm, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerType,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+
+if TYPE_CHECKING:
+    from accy.passes.lower.cpu import FunctionLowering
+
+REGISTER_BITS = 512
+"""Bits of a `columns` accumulator where N fills it (one AVX-512 register), and of a
+`rows` accumulator where K does; `HALF_BITS` otherwise."""
+
+HALF_BITS = 256
+
+WIDE_ROWS = 8
+"""Output rows per `columns` tile of full-register accumulators (8 x 2 of 32 registers)."""
+
+HALF_ROWS = 4
+"""Output rows per `columns` tile of half-register accumulators."""
+
+TILE_VECTORS = 2
+"""`columns` tiles: rhs vectors per tile (where N holds a multiple of them)."""
+
+ROW_TILE = 4
+"""`rows` tiles: output rows and columns per tile (4 x 4 accumulators)."""
+
+DOT_PARALLEL_MIN_WORK = 1 << 18
+"""Tiles run in parallel from this many multiply-adds (16 or 8 a vector multiply-add):
+below it, handing tiles to another thread costs more than they take."""
+
+BF16_PAIRS = "avx512_bf16"
+"""The CPU feature (Linux's name for AVX512_BF16, with AVX512VL on every CPU that has it)
+under which bf16 products sum pairs of k with `DotBF16Op`."""
+
+
+@dataclass(frozen=True)
+class DotTiling:
+    """How `DotTiles` computes a `dot_general` (see the module docstring).
+
+    `lhs_dims` / `rhs_dims` give, for each operand dim, the output dim it walks with (None:
+    the contracting dim); `m` and `n` are the output dims of the tile's rows and columns
+    (`m` None without lhs free dims); `accumulator` is the accumulators' element type."""
+
+    form: str
+    lanes: int
+    rows: int
+    columns: int
+    lhs_dims: tuple[int | None, ...]
+    rhs_dims: tuple[int | None, ...]
+    m: int | None
+    n: int
+    accumulator: Attribute
+
+
+def _block(size: int, most: int) -> int:
+    """The largest power of two up to `most` dividing `size`."""
+    block = most
+    while size % block:
+        block //= 2
+    return block
+
+
+def _tiled_accumulator(root: ops.DotGeneralOp) -> Attribute | None:
+    """The accumulators' type of a product the tiles compute (f32, f64, i32, i64), else None."""
+    accumulator = compute_type(element_type(root.result))
+    if is_float(accumulator):
+        return accumulator if accumulator.bitwidth in (32, 64) else None  # type: ignore[attr-defined]
+    if isinstance(accumulator, IntegerType) and accumulator.width.data in (32, 64):
+        return accumulator
+    return None
+
+
+def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
+    """The register tiling of `root`, or None when it runs as loops (see the module
+    docstring)."""
+    accumulator = _tiled_accumulator(root)
+    lhs_shape = root.lhs.type.get_shape()  # type: ignore[attr-defined]
+    rhs_shape = root.rhs.type.get_shape()  # type: ignore[attr-defined]
+    form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
+    if accumulator is None or form is None or DYNAMIC_INDEX in (*lhs_shape, *rhs_shape):
+        return None
+    (lb, rb), (lc, rc) = root.batching, root.contracting
+    l_free, r_free = free_dims(len(lhs_shape), lb, lc), free_dims(len(rhs_shape), rb, rc)
+    nb, nl = len(lb), len(l_free)
+    lhs_dims: list[int | None] = [None] * len(lhs_shape)
+    rhs_dims: list[int | None] = [None] * len(rhs_shape)
+    for t, (l_dim, r_dim) in enumerate(zip(lb, rb)):
+        lhs_dims[l_dim], rhs_dims[r_dim] = t, t
+    for s, d in enumerate(l_free):
+        lhs_dims[d] = nb + s
+    for s, d in enumerate(r_free):
+        rhs_dims[d] = nb + nl + s
+    m = nb + nl - 1 if l_free else None
+    n = nb + nl + len(r_free) - 1
+    m_size = lhs_shape[l_free[-1]] if l_free else 1
+    bits = accumulator.bitwidth  # type: ignore[attr-defined]
+    wide, half = REGISTER_BITS // bits, HALF_BITS // bits
+    if form == "columns":
+        n_size = rhs_shape[r_free[-1]]
+        lanes = wide if n_size > half else half
+        main = n_size - n_size % lanes
+        columns = TILE_VECTORS if main and main % (TILE_VECTORS * lanes) == 0 else 1
+        rows = _block(m_size, WIDE_ROWS if lanes == wide else HALF_ROWS)
+    else:
+        lanes = wide if lhs_shape[lc[0]] >= wide else half
+        rows = _block(m_size, ROW_TILE)
+        columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
+    return DotTiling(
+        form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n, accumulator
+    )
+
+
+def _pairs(lhs: SSAValue, rhs: SSAValue, features: Collection[str]) -> bool:
+    """Whether a tile reading `lhs` and `rhs` memrefs sums bf16 pairs (`DotBF16Op`)."""
+    return BF16_PAIRS in features and all(
+        isinstance(v.type.get_element_type(), BFloat16Type)  # type: ignore[attr-defined]
+        for v in (lhs, rhs)
+    )
+
+
+def sum_of_lanes(value: SSAValue, kind: vector.CombiningKindAttr, fastmath) -> Operation:
+    """`vector.reduction` of `value` to its element type (xDSL's constructor gives the
+    result the vector's type)."""
+    op = vector.ReductionOp.__new__(vector.ReductionOp)
+    IRDLOperation.__init__(
+        op,
+        operands=[value, None],
+        result_types=[value.type.get_element_type()],  # type: ignore[attr-defined]
+        properties={"kind": kind, "fastmath": fastmath},
+    )
+    return op
+
+
+def _splat(b: Builder, t: VectorType, value: float) -> SSAValue:
+    element = t.get_element_type()
+    number = int(value) if isinstance(element, IntegerType) else value
+    return emit(b, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [number])))
+
+
+def emit_dot_tiles(
+    lowering: FunctionLowering, b: Builder, item: WorkItem, root: ops.DotGeneralOp
+) -> bool:
+    """Emit `root` (the product of dot kernel `item`) as register tiles at `b`; False
+    (nothing emitted) when it has no tiling."""
+    tiling = dot_tiling(root)
+    if tiling is None:
+        return False
+    out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
+    n_size = out_shape[tiling.n]
+    if tiling.form == "rows":
+        DotTiles(lowering, b, item, root, tiling, 0, n_size, tiling.columns, None).rows_form()
+        return True
+    main = n_size - n_size % tiling.lanes
+    if main:
+        DotTiles(lowering, b, item, root, tiling, 0, main, tiling.columns, None).columns_form()
+    if main != n_size:
+        remainder = n_size - main
+        DotTiles(lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder).columns_form()
+    return True
+
+
+class DotTiles:
+    """One parallel nest of tiles over output columns `start` to `start + extent` and
+    every row (`mask` lanes of one vector in a columns-form remainder), built at `b`."""
+
+    def __init__(
+        self,
+        lowering: FunctionLowering,
+        b: Builder,
+        item: WorkItem,
+        root: ops.DotGeneralOp,
+        tiling: DotTiling,
+        start: int,
+        extent: int,
+        columns: int,
+        mask: int | None,
+    ):
+        self.lowering, self.item, self.root, self.tiling = lowering, item, root, tiling
+        self.columns, self.mask = columns, mask
+        self.out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
+        self.k = root.lhs.type.get_shape()[root.contracting[0][0]]  # type: ignore[attr-defined]
+        self.lanes, self.rows = tiling.lanes, tiling.rows
+        self.width = columns * self.lanes if tiling.form == "columns" else columns
+        loops = [d for d in range(len(self.out_shape)) if d not in (tiling.m, tiling.n)]
+        sizes = [lowering.index(self.out_shape[d]) for d in loops]
+        steps = [1] * len(loops)
+        if mask is None:
+            sizes.append(lowering.index(extent))
+            steps.append(self.width)
+        if tiling.m is not None:
+            sizes.append(lowering.index(self.out_shape[tiling.m]))
+            steps.append(self.rows)
+        self.tile, ivs = lowering.parallel_nest(
+            b,
+            sizes,
+            steps=steps,
+            parallel=len(sizes),
+            per_iteration=self.k,
+            min_work=DOT_PARALLEL_MIN_WORK,
+        )
+        self.at: dict[int, SSAValue] = dict(zip(loops, ivs))
+        j = lowering.index(start) if mask is not None else ivs[len(loops)]
+        i = ivs[-1] if tiling.m is not None else None
+        self.row_ivs = [self._moved(i, r) for r in range(self.rows)]
+        unit = self.lanes if tiling.form == "columns" else 1
+        self.column_ivs = [self._moved(j, c * unit) for c in range(columns)]
+        self.lhs_source = dot_operand_source(root.lhs)
+        self.rhs_source = dot_operand_source(root.rhs)
+        self.lhs = lowering.memref_of(self.lhs_source)
+        self.rhs = lowering.memref_of(self.rhs_source)
+        self.result = item.root.results[0]
+        self.target = lowering.memref_of(self.result)
+        self.element = element_type(root.result)
+        self.stored = signless(self.element)
+        """The result's element type in memory (unsigned integers are signless)."""
+        self.accumulator = tiling.accumulator
+        self.vector_type = VectorType(self.accumulator, [self.lanes])
+        self.is_float = is_float(self.accumulator)
+
+    # ------------------------------------------------------------------------- helpers
+
+    def _moved(self, iv: SSAValue | None, by: int) -> SSAValue | None:
+        if iv is None or by == 0:
+            return iv
+        return emit(self.tile, arith.AddiOp(iv, self.lowering.index(by)))
+
+    def index(self, dims, row, column, kv) -> list[SSAValue]:
+        """Indices along `dims` (an operand's `lhs_dims`/`rhs_dims`, or the output's)."""
+        place = dict(self.at)
+        place[self.tiling.n] = column
+        if self.tiling.m is not None:
+            place[self.tiling.m] = row
+        return [kv if d is None else place[d] for d in dims]
+
+    def output_index(self, row, column) -> list[SSAValue]:
+        return self.index(range(len(self.out_shape)), row, column, None)
+
+    def mask_of(self, b: Builder, count: int, lanes: int) -> SSAValue:
+        mask_type = VectorType(i1, [lanes])
+        return emit(b, vector.CreateMaskOp([self.lowering.index(count)], mask_type))
+
+    def load(self, b: Builder, source: SSAValue, at, lanes: int, mask) -> SSAValue:
+        """`lanes` elements of memref `source` from `at`, the lanes past `mask` zero, in
+        their stored type."""
+        t = VectorType(source.type.get_element_type(), [lanes])  # type: ignore[attr-defined]
+        if mask is None:
+            return emit(b, vector.LoadOp(source, at, t))
+        passthru = _splat(b, t, 0)
+        return emit(b, vector.MaskedLoadOp(source, at, mask, passthru))
+
+    def widened(self, b: Builder, loaded: SSAValue, value: SSAValue) -> SSAValue:
+        """`loaded` (elements of tensor `value`) in the accumulators' type."""
+        target = (
+            VectorType(self.accumulator, loaded.type.get_shape())  # type: ignore[attr-defined]
+            if isinstance(loaded.type, VectorType)
+            else self.accumulator
+        )
+        return extend(b, loaded, element_type(value), target)
+
+    def multiply_add(self, b: Builder, x: SSAValue, y: SSAValue, acc: SSAValue) -> SSAValue:
+        if self.is_float:
+            return emit(b, vector.FMAOp(x, y, acc))
+        return emit(b, arith.AddiOp(acc, emit(b, arith.MuliOp(x, y))))
+
+    def rounded(self, b: Builder, total: SSAValue, lanes: int) -> SSAValue:
+        """A vector of sums in the result's element type."""
+        stored = VectorType(self.element, [lanes])
+        if total.type == stored or not self.is_float:
+            return total
+        return emit(b, arith.TruncFOp(total, stored))
+
+    # --------------------------------------------------------------------- columns form
+
+    def columns_form(self) -> None:
+        """The columns form (see the module docstring)."""
+        lane_mask = None if self.mask is None else self.mask_of(self.tile, self.mask, self.lanes)
+        if _pairs(self.lhs, self.rhs, self.lowering.features):
+            totals = self._column_pairs(lane_mask)
+        else:
+            totals = self._column_products(lane_mask)
+        self._store_columns(totals, lane_mask)
+
+    def _column_products(self, lane_mask) -> list[SSAValue]:
+        tiling, lowering = self.tiling, self.lowering
+        zero = _splat(self.tile, self.vector_type, 0)
+        loop, body, kv, acc = lowering.loop(
+            self.tile, lowering.index(self.k), [zero] * (self.rows * self.columns)
+        )
+        vectors = [
+            self.widened(
+                body,
+                self.load(
+                    body, self.rhs, self.index(tiling.rhs_dims, None, c, kv), self.lanes, lane_mask
+                ),
+                self.rhs_source,
+            )
+            for c in self.column_ivs
+        ]
+        updated = []
+        for row in self.row_ivs:
+            at = self.index(tiling.lhs_dims, row, None, kv)
+            scalar = self.widened(
+                body, emit(body, memref.LoadOp.get(self.lhs, at)), self.lhs_source
+            )
+            broadcast = emit(body, vector.BroadcastOp(scalar, self.vector_type))
+            for v in vectors:
+                updated.append(self.multiply_add(body, broadcast, v, acc[len(updated)]))
+        body.insert(scf.YieldOp(*updated))
+        return list(loop.results)
+
+    def _column_pairs(self, lane_mask) -> list[SSAValue]:
+        """bf16 pairs of k: the rhs rows at k and k + 1 interleaved per vector, the lhs
+        pair of each row in every lane pair (`_lhs_pairs`)."""
+        lowering, lanes = self.lowering, self.lanes
+        bf16 = BFloat16Type()
+        row_type, pair_type = VectorType(bf16, [lanes]), VectorType(bf16, [2 * lanes])
+        interleave = DenseArrayBase.from_list(
+            i64, [x for lane in range(lanes) for x in (lane, lane + lanes)]
+        )
+
+        def step(b: Builder, kv: SSAValue, acc, paired: bool) -> list[SSAValue]:
+            """Positions kv and kv + 1 (kv and a zero when not `paired`)."""
+            after = emit(b, arith.AddiOp(kv, lowering.index(1))) if paired else None
+            pairs = []
+            for c in self.column_ivs:
+                at = self.index(self.tiling.rhs_dims, None, c, kv)
+                first = self.load(b, self.rhs, at, lanes, lane_mask)
+                if after is None:
+                    second = _splat(b, row_type, 0)
+                else:
+                    at = self.index(self.tiling.rhs_dims, None, c, after)
+                    second = self.load(b, self.rhs, at, lanes, lane_mask)
+                shuffle = vector.ShuffleOp(first, second, interleave, result_type=pair_type)
+                pairs.append(emit(b, shuffle))
+            updated = []
+            for both in self._lhs_pairs(b, kv, after, pair_type):
+                for pair in pairs:
+                    updated.append(emit(b, DotBF16Op(acc[len(updated)], both, pair)))
+            return updated
+
+        totals = [_splat(self.tile, self.vector_type, 0)] * (self.rows * self.columns)
+        if self.k // 2:
+            loop, body, iv, acc = lowering.loop(self.tile, lowering.index(self.k // 2), totals)
+            kv = emit(body, arith.MuliOp(iv, lowering.index(2)))
+            body.insert(scf.YieldOp(*step(body, kv, acc, True)))
+            totals = list(loop.results)
+        if self.k % 2:
+            totals = step(self.tile, lowering.index(self.k - 1), totals, False)
+        return totals
+
+    def _lhs_pairs(self, b: Builder, kv, after, pair_type: VectorType) -> list[SSAValue]:
+        """Per tile row, `(lhs[row, kv], lhs[row, after])` in every lane pair (a zero for
+        the second without `after`): one 32-bit broadcast per row where k is the lhs's
+        last dim; where the rows are, the two runs of rows loaded, interleaved, and each
+        row's pair broadcast; else two scalars."""
+        bf16, dims, rows = BFloat16Type(), self.tiling.lhs_dims, self.rows
+
+        def broadcast(word: SSAValue) -> SSAValue:
+            words = emit(b, vector.BroadcastOp(word, VectorType(i32, [self.lanes])))
+            return emit(b, vector.BitcastOp(words, pair_type))
+
+        if after is not None and dims[-1] is None:
+            words = []
+            for row in self.row_ivs:
+                two = emit(
+                    b,
+                    vector.LoadOp(self.lhs, self.index(dims, row, None, kv), VectorType(bf16, [2])),
+                )
+                word = emit(b, vector.BitcastOp(two, VectorType(i32, [1])))
+                words.append(emit(b, vector.ExtractOp(word, [0], i32)))
+            return [broadcast(w) for w in words]
+        if after is not None and rows > 1 and dims[-1] == self.tiling.m:
+            runs = [
+                emit(
+                    b,
+                    vector.LoadOp(
+                        self.lhs,
+                        self.index(dims, self.row_ivs[0], None, at),
+                        VectorType(bf16, [rows]),
+                    ),
+                )
+                for at in (kv, after)
+            ]
+            mixed = DenseArrayBase.from_list(i64, [x for r in range(rows) for x in (r, r + rows)])
+            both = emit(b, vector.ShuffleOp(*runs, mixed, result_type=VectorType(bf16, [2 * rows])))
+            words = emit(b, vector.BitcastOp(both, VectorType(i32, [rows])))
+            return [broadcast(emit(b, vector.ExtractOp(words, [r], i32))) for r in range(rows)]
+        one = VectorType(bf16, [1])
+        repeat = DenseArrayBase.from_list(i64, [0, 1] * self.lanes)
+        pairs = []
+        for row in self.row_ivs:
+            first = emit(b, memref.LoadOp.get(self.lhs, self.index(dims, row, None, kv)))
+            if after is None:
+                second = emit(b, arith.ConstantOp(FloatAttr(0.0, bf16)))
+            else:
+                second = emit(b, memref.LoadOp.get(self.lhs, self.index(dims, row, None, after)))
+            first, second = (emit(b, vector.BroadcastOp(x, one)) for x in (first, second))
+            pairs.append(emit(b, vector.ShuffleOp(first, second, repeat, result_type=pair_type)))
+        return pairs
+
+    def _store_columns(self, totals: list[SSAValue], lane_mask: SSAValue | None) -> None:
+        """Store a columns tile's sums (rows x column vectors, row-major), or with an
+        epilogue stage them on the stack and store each element's epilogue value."""
+        tile, columns, lanes = self.tile, self.columns, self.lanes
+        if self.item.root is self.root:
+            for position, total in enumerate(totals):
+                r, c = divmod(position, columns)
+                total = self.rounded(tile, total, lanes)
+                out = self.output_index(self.row_ivs[r], self.column_ivs[c])
+                if lane_mask is None:
+                    tile.insert(vector.StoreOp(total, self.target, out))
+                else:
+                    tile.insert(vector.MaskedStoreOp(self.target, out, lane_mask, total))
+            return
+        # A stack buffer released after the tile, as memref.alloca_scope lowers (the scope
+        # op cannot hold the loops once they are control flow).
+        lowering = self.lowering
+        saved = emit(tile, llvm.StackSaveOp())
+        stage = emit(tile, memref.AllocaOp.get(self.stored, 64, [self.rows, columns * lanes]))
+        for position, total in enumerate(totals):
+            r, c = divmod(position, columns)
+            at = [lowering.index(r), lowering.index(c * lanes)]
+            tile.insert(vector.StoreOp(self.rounded(tile, total, lanes), stage, at))
+        count = self.width if self.mask is None else self.mask
+        body, (r, t) = lowering.stepped_loop_nest(
+            tile, [lowering.index(self.rows), lowering.index(count)], [1, 1]
+        )
+        out = self.output_index(self.row_ivs[0], self.column_ivs[0])
+        out[self.tiling.n] = emit(body, arith.AddiOp(out[self.tiling.n], t))
+        if self.tiling.m is not None:
+            out[self.tiling.m] = emit(body, arith.AddiOp(out[self.tiling.m], r))
+        total = emit(body, memref.LoadOp.get(stage, [r, t]))
+        value = lowering.epilogue_value(body, self.item, total, out)
+        lowering.store(body, value, self.target, out)
+        tile.insert(llvm.StackRestoreOp(saved))
+
+    # ------------------------------------------------------------------------ rows form
+
+    def rows_form(self) -> None:
+        """The rows form (see the module docstring): k in steps of `lanes`, then one
+        masked step for K's remainder; bf16 pairs: steps of 2 x `lanes` consecutive
+        positions summed in pairs by `DotBF16Op` (16 lanes from K = 32 on, else 8)."""
+        lowering, tiling, columns = self.lowering, self.tiling, self.columns
+        pairs = _pairs(self.lhs, self.rhs, lowering.features)
+        lanes = self.lanes
+        if pairs:
+            lanes = 16 if self.k >= 32 else 8
+        accumulator_type = VectorType(self.accumulator, [lanes])
+        chunk = 2 * lanes if pairs else lanes
+        steps_k, tail = divmod(self.k, chunk)
+
+        def accumulate(b: Builder, kv, acc, mask) -> list[SSAValue]:
+            lhs = [
+                self.load(b, self.lhs, self.index(tiling.lhs_dims, row, None, kv), chunk, mask)
+                for row in self.row_ivs
+            ]
+            rhs = [
+                self.load(b, self.rhs, self.index(tiling.rhs_dims, None, c, kv), chunk, mask)
+                for c in self.column_ivs
+            ]
+            if pairs:
+                return [
+                    emit(b, DotBF16Op(acc[r * columns + c], x, y))
+                    for r, x in enumerate(lhs)
+                    for c, y in enumerate(rhs)
+                ]
+            lhs = [self.widened(b, x, self.lhs_source) for x in lhs]
+            rhs = [self.widened(b, y, self.rhs_source) for y in rhs]
+            return [
+                self.multiply_add(b, x, y, acc[r * columns + c])
+                for r, x in enumerate(lhs)
+                for c, y in enumerate(rhs)
+            ]
+
+        totals = [_splat(self.tile, accumulator_type, 0)] * (self.rows * columns)
+        if steps_k:
+            loop, body, step, acc = lowering.loop(self.tile, lowering.index(steps_k), totals)
+            kv = emit(body, arith.MuliOp(step, lowering.index(chunk)))
+            body.insert(scf.YieldOp(*accumulate(body, kv, acc, None)))
+            totals = list(loop.results)
+        if tail:
+            mask = self.mask_of(self.tile, tail, chunk)
+            totals = accumulate(self.tile, lowering.index(steps_k * chunk), totals, mask)
+        self._store_rows(totals)
+
+    def _store_rows(self, totals: list[SSAValue]) -> None:
+        """Each accumulator summed across its lanes; a row's sums stored as one vector, or
+        each as its epilogue value."""
+        tile, columns = self.tile, self.columns
+        add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
+        fastmath = arith.FastMathFlagsAttr(["reassoc"]) if self.is_float else None
+        sums_type = VectorType(self.accumulator, [columns])
+        for r, row in enumerate(self.row_ivs):
+            sums = [
+                emit(tile, sum_of_lanes(totals[r * columns + c], add, fastmath))
+                for c in range(columns)
+            ]
+            if self.item.root is self.root and columns > 1:
+                run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
+                for c, total in enumerate(sums[1:], 1):
+                    run = emit(tile, vector.InsertOp(total, run, [c]))
+                out = self.output_index(row, self.column_ivs[0])
+                tile.insert(vector.StoreOp(self.rounded(tile, run, columns), self.target, out))
+                continue
+            for total, column in zip(sums, self.column_ivs):
+                out = self.output_index(row, column)
+                if self.is_float and total.type != self.element:
+                    total = emit(tile, arith.TruncFOp(total, self.element))
+                value = self.lowering.epilogue_value(tile, self.item, total, out)
+                self.lowering.store(tile, value, self.target, out)
+
+
+__all__ = ["BF16_PAIRS", "DotTiles", "DotTiling", "dot_tiling", "emit_dot_tiles"]
