@@ -852,6 +852,9 @@ def _mismatch(
     count = int(np.count_nonzero(bad))
     if count == 0:
         return None
+    bad = np.reshape(bad, actual.shape)  # a 0-d comparison may come back 1-d
+    if ulps is not None:
+        ulps = np.reshape(ulps, actual.shape)
     index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
     detail = ""
     if ulps is not None and ulps[index] < np.iinfo(np.uint64).max:

@@ -16,7 +16,8 @@ operands do not read it, is: so a KV cache's update takes the cache's buffer and
 scatter-add combines into its operand's), the input is a temporary or a donated parameter
 (`accy.donated`: never another function input, a constant or an output), and, in a loop
 body, the input is written in that body (a value from before the loop is read again by
-the next iteration). The two slots
+the next iteration) and not yielded (it is copied into a carried buffer after the body's
+last work item). The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
 arena's copy of it on the CUDA target (the host's array is copied in and never written); the
 CPU target does not reuse parameters (see below). The caller's arrays are not written on
@@ -189,6 +190,17 @@ def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:
     return True
 
 
+def _yielded_by_loop(value: SSAValue) -> bool:
+    """Whether a loop region yields `value`: it is copied into a carried buffer after the
+    region's last work item, so that item may be the last to read it and yet must not
+    overwrite it."""
+    return any(
+        isinstance(use.operation, ops.YieldOp)
+        and isinstance(use.operation.parent_op(), ops.LOOP_OPS)
+        for use in value.uses
+    )
+
+
 def _donated_parameter(slot: BufferSlot) -> bool:
     """A parameter the caller donates (only parameters are), not also returned."""
     return slot.role.donated and not slot.role.output
@@ -217,6 +229,7 @@ def _in_place_pairs(
                 or source.id not in sizes
                 or not (source.is_temporary or _donated_parameter(source))
                 or isinstance(source.producer, ops.LOOP_OPS)
+                or _yielded_by_loop(value)
                 or liveness.intervals[source.id].end != item.id
                 or (item.parent is not None and liveness.intervals[source.id].start <= item.parent)
                 or sizes[source.id] != sizes[out.id]  # same count, so same element width

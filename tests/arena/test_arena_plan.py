@@ -21,6 +21,7 @@ import itertools
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from accy.passes.arena import align_up
 from accy.passes.arena_plan import planned_bytes
@@ -32,6 +33,7 @@ from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 import accy
+from accy.reference import run
 
 
 def _load_generator():
@@ -492,6 +494,34 @@ def test_in_place_inside_a_loop_body_only_for_values_written_there():
     ((out, source),) = reuses.items()
     assert slots[out].producer.name == "accy.multiply"  # the body's yielded value ...
     assert prep.arena.describe_slot(source).endswith("live [2, 3]")  # ... takes %t's buffer
+
+
+def test_no_in_place_over_a_value_the_body_yields():
+    # %s is yielded (copied into its carried buffer after the body's last item) and read
+    # by that last item: the item must not write its result over %s (random_gamma's
+    # rejection loop computed a wrong sample that way).
+    text = """
+func.func @f(%x: tensor<4xf64>, %y: tensor<4xf64>) -> (tensor<4xf64>, tensor<4xf64>) {
+  %r:2 = accy.iterate 3 iter_args(%p = %x, %q = %y) : tensor<4xf64>, tensor<4xf64> {
+    %e = accy.exponential %p : tensor<4xf64>
+    %m = accy.reduce max %e, dims = [0] : (tensor<4xf64>) -> tensor<f64>
+    %mb = accy.broadcast_in_dim %m, dims = [] : (tensor<f64>) -> tensor<4xf64>
+    %s = accy.divide %e, %mb : tensor<4xf64>
+    %t = accy.add %s, %q : tensor<4xf64>
+    accy.yield %s, %t : tensor<4xf64>, tensor<4xf64>
+  }
+  func.return %r#0, %r#1 : tensor<4xf64>, tensor<4xf64>
+}
+"""
+    module = accy.parse(text)
+    prep = accy.prepare(module, target="cpu")
+    (reuses,) = (a.reuses for a in prep.arena.functions.values())
+    producers = {prep.buffers.slots[source].producer.name for source in reuses.values()}
+    assert producers == {"accy.exponential"}  # %s takes %e's buffer; nothing takes %s's
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    y = np.array([1.0, 2.0, -3.0, 0.0])
+    for got, want in zip(accy.compile(module, target="cpu")(x, y), run(module, "f", x, y)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 # Dynamic slots ------------------------------------------------------------------------------
