@@ -35,6 +35,7 @@ Command line (debugging aid)::
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 import importlib.util
 import math
@@ -1029,14 +1030,31 @@ class PreparedCall:
         check_allocation(self.name)
 
 
+@functools.cache
+def _data_field_offset() -> int | None:
+    """The byte offset of numpy's `PyArrayObject.data` (what `PyArray_DATA` reads: the
+    field after the object header) in this interpreter, checked on arrays whose data
+    addresses are known; None where it is not where expected."""
+    import numpy as np
+
+    probes = [np.empty(n, dtype) for n, dtype in ((3, np.float32), (5, np.int8))]
+    offset = 2 * ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD: reference count, type
+    for probe in probes:
+        found = ctypes.c_void_p.from_address(id(probe) + offset).value
+        if found != probe.__array_interface__["data"][0]:
+            return None
+    return offset
+
+
 def data_address(array: Any) -> int:
-    """The address of a C-contiguous numpy array's data: through the buffer protocol
-    (a quarter of the time of `__array_interface__`), which takes writable, non-empty
-    arrays only, else through `__array_interface__`."""
-    try:
-        return ctypes.addressof(ctypes.c_char.from_buffer(array))
-    except (TypeError, ValueError):
+    """The address of a numpy array's data (the caller checked it is an `ndarray`):
+    `PyArrayObject.data` read in place, a fifth of the time of `__array_interface__`
+    whatever the dtype (ml_dtypes' bfloat16 has no buffer protocol), else through
+    `__array_interface__`."""
+    offset = _data_field_offset()
+    if offset is None:
         return array.__array_interface__["data"][0]
+    return ctypes.c_void_p.from_address(id(array) + offset).value or 0
 
 
 def dump_object(

@@ -19,6 +19,12 @@ Needs JAX for the XLA column (`pip install -e '.[jax]'`).
 
 from __future__ import annotations
 
+import os
+
+# numpy's OpenBLAS threads spin for over half a second after a product by default,
+# taking the cores from whichever contender runs next: they sleep at once instead.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
 import argparse
 import math
 import string
