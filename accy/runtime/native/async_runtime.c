@@ -27,9 +27,11 @@
  * last worker and nothing waits on an idle core. The number of threads is
  * the value of ACCY_NUM_THREADS when set (at least 1), else the number of
  * CPUs this process may run on; `accy_async_runtime_reserve(n)` raises it
- * (never lowers it) for code compiled for `n` threads. Workers sleep on a
- * condition variable when the queue is empty and live until the process
- * exits. A process forked from one with a pool starts its own workers on its
+ * (never lowers it) for code compiled for `n` threads. A worker whose queue is
+ * empty, and an awaiting thread whose object is not ready, first poll for up to
+ * SPIN_NS (a parallel loop's next kernel is usually queued within microseconds,
+ * sooner than a sleeping thread wakes), then sleep on a condition variable;
+ * workers live until the process exits. A process forked from one with a pool starts its own workers on its
  * first task.
  *
  * Invariants:
@@ -51,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ACCY_EXPORT __attribute__((visibility("default")))
@@ -58,6 +61,9 @@
 static const char THREADS_VARIABLE[] = "ACCY_NUM_THREADS";
 
 typedef void (*CoroResume)(void *);
+
+/* Nanoseconds an idle thread polls for work before it sleeps. */
+static const long SPIN_NS = 50000;
 
 /*===----------------------------------------------------------------------===
   Awaiters and reference-counted objects
@@ -209,11 +215,37 @@ static struct {
 static Task *pop_task(void) {
   Task *t = pool.head;
   if (t) {
-    pool.head = t->next;
+    __atomic_store_n(&pool.head, t->next, __ATOMIC_RELEASE);
     if (!pool.head)
       pool.tail = NULL;
   }
   return t;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("pause");
+#endif
+}
+
+/* Poll, without the pool's lock, until a task is queued or `ready` (if given) is no
+   longer UNAVAILABLE, for at most SPIN_NS; whether either happened. */
+static bool poll_for_work(atomic_int *ready) {
+  struct timespec start, now;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    for (int i = 0; i < 64; i++) {
+      if (__atomic_load_n(&pool.head, __ATOMIC_ACQUIRE) != NULL)
+        return true;
+      if (ready && atomic_load(ready) != UNAVAILABLE)
+        return true;
+      cpu_relax();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed = (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec);
+    if (elapsed >= SPIN_NS)
+      return false;
+  }
 }
 
 static void run_task(Task *t) {
@@ -226,6 +258,7 @@ static void run_task(Task *t) {
 static void *worker_main(void *unused) {
   (void)unused;
   for (;;) {
+    poll_for_work(NULL);
     pthread_mutex_lock(&pool.mutex);
     Task *t;
     while (!(t = pop_task()))
@@ -314,7 +347,7 @@ static void submit(void *handle, CoroResume resume) {
   if (pool.tail)
     pool.tail->next = t;
   else
-    pool.head = t;
+    __atomic_store_n(&pool.head, t, __ATOMIC_RELEASE);
   pool.tail = t;
   pthread_cond_signal(&pool.work);
   pthread_mutex_unlock(&pool.mutex);
@@ -333,6 +366,11 @@ static void await_object(Object *o) {
       pthread_mutex_lock(&pool.mutex);
       continue;
     }
+    pthread_mutex_unlock(&pool.mutex);
+    bool woken = poll_for_work(&o->state);
+    pthread_mutex_lock(&pool.mutex);
+    if (woken || atomic_load(&o->state) != UNAVAILABLE || pool.head)
+      continue;
     pool.sleeping_awaiters++;
     pthread_cond_wait(&pool.work, &pool.mutex);
     pool.sleeping_awaiters--;
