@@ -1,6 +1,6 @@
 """Matrix products on accy's CPU target against XLA (via JAX) and numpy, side by side.
 
-    python benchmarks/gemm.py [--rounds 7] [--threads N] [--dtypes f32,bf16] [--markdown]
+    python benchmarks/gemm.py [--rounds 15] [--threads N] [--dtypes f32,bf16] [--markdown]
 
 The shapes are every distinct `dot_general` of the zoo and `tests/data/stablehlo` (read
 from the programs at run time), and the issue's two larger ones: a 512x256 by 256x1024
@@ -9,8 +9,8 @@ in f32 and in bf16 (bf16 operands and result, f32 accumulation, as JAX writes it
 accy and XLA compile the very same text; numpy computes `einsum` in f32 (for the bf16 rows
 too: numpy has no fast bf16 product). Every accy result is checked against numpy's (a
 wrong product prints `wrong` and no time). All of a shape's contenders (accy and XLA in
-each type, numpy) run in turn, `--rounds` times, each a batch of calls of about 10 ms
-after a pause of `PAUSE`; a time is the fastest batch's average per call (inputs in
+each type, numpy) run in turn, `--rounds` times (each round starting one contender later),
+each a batch of calls of about 10 ms after a pause of `PAUSE`; a time is the fastest batch's average per call (inputs in
 place). Ratios above 1 mean accy is faster; `f32/bf16` is accy's f32 time over its bf16
 time for the same shape (above 1: bf16 faster).
 
@@ -167,8 +167,9 @@ PAUSE = 0.05
 
 def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> dict:
     """Seconds per call of each of `calls`: batches of calls taking about `batch_seconds`
-    run in turn, `rounds` times; each call's figure is its fastest batch's average (the
-    runs share whatever else the machine does, so their ratio is fair)."""
+    run in turn, `rounds` times, each round starting one contender later than the last
+    (none always follows the same one); each call's figure is its fastest batch's average
+    (the runs share whatever else the machine does, so their ratio is fair)."""
     counts = {}
     for name, call in calls.items():
         for _ in range(3):
@@ -177,8 +178,11 @@ def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> 
         call()
         counts[name] = max(1, int(batch_seconds / max(time.perf_counter() - start, 1e-7)))
     best = dict.fromkeys(calls, math.inf)
-    for _ in range(rounds):
-        for name, call in calls.items():
+    names = list(calls)
+    for round_ in range(rounds):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
+            call = calls[name]
             time.sleep(PAUSE)
             start = time.perf_counter()
             for _ in range(counts[name]):
@@ -189,7 +193,7 @@ def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds")
     parser.add_argument("--threads", type=int, default=None, help="accy's CPU threads")
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--filter", default="", help="only shapes whose label contains this")

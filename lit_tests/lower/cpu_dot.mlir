@@ -40,3 +40,26 @@ func.func @dense(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32
   %r = accy.maximum %z, %zero : tensor<16x64xf32>
   return %r : tensor<16x64xf32>
 }
+
+// `A . B^T` (the rows form): each of a tile's 4 x 4 accumulators holds 16 lanes of
+// partial sums along k; a tree of shuffles and adds sums them all at once (each level
+// adds the low and high halves of every lane group of two vectors: 16, 8, 4, 2, 1 lanes
+// per accumulator), leaving the tile's 16 sums in one vector, a row's 4 stored together.
+// CHECK-LABEL: func.func @rows
+// CHECK-COUNT-16: vector.fma
+// CHECK-NOT:     vector.reduction
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31]
+// CHECK:         arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : vector<16xf32>
+// CHECK:         %[[L:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK:         %[[H:.*]] = vector.shuffle %{{.*}}, %{{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK:         %[[SUMS:.*]] = arith.addf %[[L]], %[[H]] fastmath<reassoc> : vector<16xf32>
+// CHECK:         %[[ROW0:.*]] = vector.shuffle %[[SUMS]], %[[SUMS]] [0, 1, 2, 3]
+// CHECK:         %[[ROW3:.*]] = vector.shuffle %[[SUMS]], %[[SUMS]] [12, 13, 14, 15]
+// CHECK:         vector.store %[[ROW0]], %out0
+// CHECK-COUNT-2: vector.store
+// CHECK:         vector.store %[[ROW3]], %out0
+func.func @rows(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x8xf32> {
+  %r = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x8xf32>
+  return %r : tensor<8x8xf32>
+}

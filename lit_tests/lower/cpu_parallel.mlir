@@ -116,9 +116,10 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 // CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
 // CHECK-DAG:   %[[C128:.*]] = arith.constant 128 : index
 // CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
-// Tiles of 32 columns (two vector<16xf32>: N is a multiple of 16) x 8 rows, all in
-// parallel, column tiles outermost.
-// CHECK:       "scf.parallel"(%[[C0]], %[[C0]], %[[C256]], %[[C64]], %[[C32]], %[[C8]])
+// Tiles of 32 columns (two vector<16xf32>: N is a multiple of 16) x 8 rows; the eight
+// strips of 32 columns in parallel, each strip's row tiles in turn.
+// CHECK:       "scf.parallel"(%[[C0]], %[[C256]], %[[C32]])
+// CHECK:         scf.for %{{.*}} = %[[C0]] to %[[C64]] step %[[C8]]
 // The 8 x 2 accumulators start at zero and go through the whole k loop: each step loads
 // two rhs vectors and one lhs scalar per row (broadcast) for sixteen FMAs.
 // CHECK:         arith.constant dense<0.000000e+00> : vector<16xf32>
@@ -128,6 +129,18 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 // CHECK-COUNT-2:   vector.fma
 // CHECK:         }
 // CHECK-COUNT-16: vector.store
+
+// One strip of 32 columns (fewer than PARALLEL_STRIPS): every tile in parallel.
+func.func @tall(%a: tensor<1024x128xf32>, %b: tensor<128x32xf32>) -> tensor<1024x32xf32> {
+  %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<1024x128xf32>, tensor<128x32xf32>) -> tensor<1024x32xf32>
+  return %d : tensor<1024x32xf32>
+}
+// CHECK-LABEL: func.func @tall
+// CHECK-DAG:   %[[T0:.*]] = arith.constant 0 : index
+// CHECK-DAG:   %[[T8:.*]] = arith.constant 8 : index
+// CHECK-DAG:   %[[T32:.*]] = arith.constant 32 : index
+// CHECK-DAG:   %[[T1024:.*]] = arith.constant 1024 : index
+// CHECK:       "scf.parallel"(%[[T0]], %[[T0]], %[[T32]], %[[T1024]], %[[T32]], %[[T8]])
 
 // With two threads the parallel loops become async tasks on the async runtime ABI;
 // sequential code calls none of it.

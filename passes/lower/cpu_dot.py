@@ -3,8 +3,9 @@
 A product with static shapes, one contracting dim and a contiguous form
 (`accy.passes.dot_layout`: `columns` or `rows`) whose accumulators are f32 (f32, f16 and
 bf16 products), f64 or 32/64-bit integers runs as tiles of `rows` output rows x `columns`
-units, every tile in parallel (`DOT_PARALLEL_MIN_WORK`), each accumulator a vector carried
-through the whole contraction and stored once: the output is written, never read.
+units, in parallel from `DOT_PARALLEL_MIN_WORK` multiply-adds (by column strip where there
+are `PARALLEL_STRIPS`, else by tile), each accumulator a vector carried through the whole
+contraction and stored once: the output is written, never read.
 
 - `columns`: the units are rhs vectors of `lanes` output columns; each contracting
   position broadcasts one lhs element per row against the tile's rhs vectors (a
@@ -28,6 +29,7 @@ inputs are read before it is written, so the output may take one's buffer in pla
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -83,9 +85,14 @@ TILE_VECTORS = 2
 ROW_TILE = 4
 """`rows` tiles: output rows and columns per tile (4 x 4 accumulators)."""
 
-DOT_PARALLEL_MIN_WORK = 1 << 18
+DOT_PARALLEL_MIN_WORK = 1 << 20
 """Tiles run in parallel from this many multiply-adds (16 or 8 a vector multiply-add):
 below it, handing tiles to another thread costs more than they take."""
+
+PARALLEL_STRIPS = 8
+"""From this many column strips (a tile's columns, across every batch position), tiles run
+in parallel by strip, each strip's row tiles in turn on one thread (the strip's rhs
+columns stay in its cache); with fewer, every tile in parallel."""
 
 BF16_PAIRS = "avx512_bf16"
 """The CPU feature (Linux's name for AVX512_BF16, with AVX512VL on every CPU that has it)
@@ -249,11 +256,13 @@ class DotTiles:
         if tiling.m is not None:
             sizes.append(lowering.index(self.out_shape[tiling.m]))
             steps.append(self.rows)
+        strips = math.prod(self.out_shape[d] for d in loops) * -(-extent // self.width)
+        rows_inside = tiling.m is not None and mask is None and strips >= PARALLEL_STRIPS
         self.tile, ivs = lowering.parallel_nest(
             b,
             sizes,
             steps=steps,
-            parallel=len(sizes),
+            parallel=len(sizes) - (1 if rows_inside else 0),
             per_iteration=self.k,
             min_work=DOT_PARALLEL_MIN_WORK,
         )
@@ -543,30 +552,89 @@ class DotTiles:
         self._store_rows(totals)
 
     def _store_rows(self, totals: list[SSAValue]) -> None:
-        """Each accumulator summed across its lanes; a row's sums stored as one vector, or
-        each as its epilogue value."""
+        """A row's sums stored as one vector, or each as its epilogue value."""
         tile, columns = self.tile, self.columns
-        add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
-        fastmath = arith.FastMathFlagsAttr(["reassoc"]) if self.is_float else None
-        sums_type = VectorType(self.accumulator, [columns])
-        for r, row in enumerate(self.row_ivs):
-            sums = [
-                emit(tile, sum_of_lanes(totals[r * columns + c], add, fastmath))
-                for c in range(columns)
-            ]
+        for row, sums in zip(self.row_ivs, self._row_sums(totals)):
             if self.item.root is self.root and columns > 1:
-                run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
-                for c, total in enumerate(sums[1:], 1):
-                    run = emit(tile, vector.InsertOp(total, run, [c]))
                 out = self.output_index(row, self.column_ivs[0])
-                tile.insert(vector.StoreOp(self.rounded(tile, run, columns), self.target, out))
+                tile.insert(vector.StoreOp(self.rounded(tile, sums, columns), self.target, out))
                 continue
-            for total, column in zip(sums, self.column_ivs):
+            for c, column in enumerate(self.column_ivs):
+                total = emit(tile, vector.ExtractOp(sums, [c], self.accumulator))
                 out = self.output_index(row, column)
                 if self.is_float and total.type != self.element:
                     total = emit(tile, arith.TruncFOp(total, self.element))
                 value = self.lowering.epilogue_value(tile, self.item, total, out)
                 self.lowering.store(tile, value, self.target, out)
+
+    def _row_sums(self, totals: list[SSAValue]) -> list[SSAValue]:
+        """Per tile row, a vector of its columns' sums (each accumulator summed across its
+        lanes): picked from `_lane_sums` where a row's columns divide the lanes, else
+        built from one reduction per accumulator."""
+        tile, columns = self.tile, self.columns
+        lanes = totals[0].type.get_shape()[0]  # type: ignore[attr-defined]
+        sums_type = VectorType(self.accumulator, [columns])
+        rows = []
+        if lanes % columns == 0:
+            vectors = self._lane_sums(totals)
+            for first in range(0, len(totals), columns):
+                source = vectors[first // lanes]
+                picked = DenseArrayBase.from_list(
+                    i64, range(first % lanes, first % lanes + columns)
+                )
+                rows.append(
+                    emit(tile, vector.ShuffleOp(source, source, picked, result_type=sums_type))
+                )
+            return rows
+        add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
+        fastmath = arith.FastMathFlagsAttr(["reassoc"]) if self.is_float else None
+        for first in range(0, len(totals), columns):
+            sums = [
+                emit(tile, sum_of_lanes(t, add, fastmath)) for t in totals[first : first + columns]
+            ]
+            run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
+            for c, total in enumerate(sums[1:], 1):
+                run = emit(tile, vector.InsertOp(total, run, [c]))
+            rows.append(run)
+        return rows
+
+    def _lane_sums(self, totals: list[SSAValue]) -> list[SSAValue]:
+        """Each accumulator summed across its lanes, as a tree over all of them: each level
+        adds the low and high halves of every lane group of two vectors (shuffled side by
+        side), halving the groups, until every lane is one accumulator's sum: lane `j` of
+        vector `q` holds accumulator `q * lanes + j` (zeros past the last). Fifteen shuffle
+        pairs and adds sum sixteen accumulators, where a reduction each takes four."""
+        tile = self.tile
+        vector_type = totals[0].type
+        lanes = vector_type.get_shape()[0]  # type: ignore[attr-defined]
+        fastmath = arith.FastMathFlagsAttr(["reassoc"]) if self.is_float else None
+        group, level = lanes, list(totals)
+        while group > 1:
+            if len(level) % 2:
+                level.append(_splat(tile, vector_type, 0))
+            half = group // 2
+            low = [g * group + i for g in range(lanes // group) for i in range(half)]
+            high = [x + half for x in low]
+            pairs = []
+            for x, y in zip(level[::2], level[1::2]):
+                picks = [
+                    emit(
+                        tile,
+                        vector.ShuffleOp(
+                            x,
+                            y,
+                            DenseArrayBase.from_list(i64, [*part, *(lanes + p for p in part)]),
+                            result_type=vector_type,
+                        ),
+                    )
+                    for part in (low, high)
+                ]
+                if self.is_float:
+                    pairs.append(emit(tile, arith.AddfOp(*picks, fastmath)))
+                else:
+                    pairs.append(emit(tile, arith.AddiOp(*picks)))
+            level, group = pairs, half
+        return level
 
 
 __all__ = ["BF16_PAIRS", "DotTiles", "DotTiling", "dot_tiling", "emit_dot_tiles"]

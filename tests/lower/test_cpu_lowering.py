@@ -320,6 +320,7 @@ func.func @f(%a: {lhs}, %b: {rhs}) -> {out} {{
         ((32, 10), (24, 10), ((), ()), ((1,), (1,))),  # rows form, K = 10: one masked step
         ((4, 32, 40), (4, 12, 40), ((0,), (0,)), ((2,), (2,))),  # rows form, K = 16 + 16 + 8
         ((5, 3, 33), (7, 33), ((), ()), ((2,), (1,))),  # rows form, two lhs free dims
+        ((12, 20), (6, 20), ((), ()), ((1,), (1,))),  # rows form, 3 columns: no lane tree
     ],
 )
 @pytest.mark.parametrize("t", ["f32", "bf16"])
