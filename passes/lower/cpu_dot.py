@@ -554,10 +554,12 @@ class DotTiles:
     def _store_rows(self, totals: list[SSAValue]) -> None:
         """A row's sums stored as one vector, or each as its epilogue value."""
         tile, columns = self.tile, self.columns
-        for row, sums in zip(self.row_ivs, self._row_sums(totals)):
-            if self.item.root is self.root and columns > 1:
-                out = self.output_index(row, self.column_ivs[0])
-                tile.insert(vector.StoreOp(self.rounded(tile, sums, columns), self.target, out))
+        whole = self.item.root is self.root and columns > 1
+        for row, sums in zip(self.row_ivs, self._row_sums(totals, rounded=whole)):
+            if whole:
+                tile.insert(
+                    vector.StoreOp(sums, self.target, self.output_index(row, self.column_ivs[0]))
+                )
                 continue
             for c, column in enumerate(self.column_ivs):
                 total = emit(tile, vector.ExtractOp(sums, [c], self.accumulator))
@@ -567,16 +569,20 @@ class DotTiles:
                 value = self.lowering.epilogue_value(tile, self.item, total, out)
                 self.lowering.store(tile, value, self.target, out)
 
-    def _row_sums(self, totals: list[SSAValue]) -> list[SSAValue]:
+    def _row_sums(self, totals: list[SSAValue], rounded: bool) -> list[SSAValue]:
         """Per tile row, a vector of its columns' sums (each accumulator summed across its
-        lanes): picked from `_lane_sums` where a row's columns divide the lanes, else
-        built from one reduction per accumulator."""
+        lanes), in the result's element type if `rounded`: picked from `_lane_sums` (each
+        rounded whole) where a row's columns divide the lanes, else built from one
+        reduction per accumulator."""
         tile, columns = self.tile, self.columns
         lanes = totals[0].type.get_shape()[0]  # type: ignore[attr-defined]
-        sums_type = VectorType(self.accumulator, [columns])
         rows = []
         if lanes % columns == 0:
             vectors = self._lane_sums(totals)
+            if rounded:
+                vectors = [self.rounded(tile, v, lanes) for v in vectors]
+            element = vectors[0].type.get_element_type()  # type: ignore[attr-defined]
+            sums_type = VectorType(element, [columns])
             for first in range(0, len(totals), columns):
                 source = vectors[first // lanes]
                 picked = DenseArrayBase.from_list(
@@ -592,10 +598,11 @@ class DotTiles:
             sums = [
                 emit(tile, sum_of_lanes(t, add, fastmath)) for t in totals[first : first + columns]
             ]
-            run = emit(tile, vector.BroadcastOp(sums[0], sums_type))
+            run_type = VectorType(self.accumulator, [columns])
+            run = emit(tile, vector.BroadcastOp(sums[0], run_type))
             for c, total in enumerate(sums[1:], 1):
                 run = emit(tile, vector.InsertOp(total, run, [c]))
-            rows.append(run)
+            rows.append(self.rounded(tile, run, columns) if rounded else run)
         return rows
 
     def _lane_sums(self, totals: list[SSAValue]) -> list[SSAValue]:
