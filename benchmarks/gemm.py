@@ -160,9 +160,12 @@ def measure(product: Product, elements: list[str], rounds: int, threads: int | N
     return facts
 
 
-PAUSE = 0.05
+PAUSE = 0.005
 """Seconds between two batches: worker threads a library leaves spinning after its calls
-(numpy's BLAS, XLA's pool) go to sleep before the next contender's batch starts."""
+(numpy's BLAS, told to sleep at once by `OPENBLAS_THREAD_TIMEOUT`; XLA's pool) go to
+sleep before the next contender's batch starts. Not longer: on this virtual machine a
+thread pool whose threads have slept some 50 ms at a time runs, after a few such pauses,
+at one core's speed (seen with accy's pool and with OpenBLAS's alike)."""
 
 
 def interleaved_times(calls: dict, rounds: int, batch_seconds: float = 0.01) -> dict:
