@@ -9,9 +9,9 @@ in f32 and in bf16 (bf16 operands and result, f32 accumulation, as JAX writes it
 accy and XLA compile the very same text; numpy computes `einsum` in f32 (for the bf16 rows
 too: numpy has no fast bf16 product). Every accy result is checked against numpy's (a
 wrong product prints `wrong` and no time). All of a shape's contenders (accy and XLA in
-each type, numpy) run in turn, `--rounds` times (each round starting one contender later),
-each a batch of calls of about 10 ms after a pause of `PAUSE`; a time is the fastest batch's average per call (inputs in
-place). Ratios above 1 mean accy is faster; `f32/bf16` is accy's f32 time over its bf16
+each type, numpy) run in turn, `--rounds` times (each round starting one contender
+later), each a batch of calls of about 10 ms after a pause of `PAUSE`; a time is the
+fastest batch's average per call (inputs in place). Ratios above 1 mean accy is faster; `f32/bf16` is accy's f32 time over its bf16
 time for the same shape (above 1: bf16 faster).
 
 Needs JAX for the XLA column (`pip install -e '.[jax]'`).

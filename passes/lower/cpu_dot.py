@@ -90,8 +90,8 @@ DOT_PARALLEL_MIN_WORK = 1 << 20
 below it, handing tiles to another thread costs more than they take."""
 
 PARALLEL_STRIPS = 8
-"""From this many column strips (a tile's columns, across every batch position), tiles run
-in parallel by strip, each strip's row tiles in turn on one thread (the strip's rhs
+"""From this many column strips (a tile's columns, at every position of the outer dims),
+tiles run in parallel by strip, each strip's row tiles in turn on one thread (the strip's rhs
 columns stay in its cache); with fewer, every tile in parallel."""
 
 BF16_PAIRS = "avx512_bf16"
@@ -594,11 +594,11 @@ class DotTiles:
             return rows
         add = vector.CombiningKindAttr(vector.CombiningKindFlag.ADD)
         fastmath = arith.FastMathFlagsAttr(["reassoc"]) if self.is_float else None
+        run_type = VectorType(self.accumulator, [columns])
         for first in range(0, len(totals), columns):
             sums = [
                 emit(tile, sum_of_lanes(t, add, fastmath)) for t in totals[first : first + columns]
             ]
-            run_type = VectorType(self.accumulator, [columns])
             run = emit(tile, vector.BroadcastOp(sums[0], run_type))
             for c, total in enumerate(sums[1:], 1):
                 run = emit(tile, vector.InsertOp(total, run, [c]))
@@ -609,8 +609,9 @@ class DotTiles:
         """Each accumulator summed across its lanes, as a tree over all of them: each level
         adds the low and high halves of every lane group of two vectors (shuffled side by
         side), halving the groups, until every lane is one accumulator's sum: lane `j` of
-        vector `q` holds accumulator `q * lanes + j` (zeros past the last). Fifteen shuffle
-        pairs and adds sum sixteen accumulators, where a reduction each takes four."""
+        vector `q` holds accumulator `q * lanes + j` (zeros past the last). Sixteen
+        accumulators of 16 lanes take 15 adds of two shuffles, where reducing each alone
+        takes four adds and shuffles apiece."""
         tile = self.tile
         vector_type = totals[0].type
         lanes = vector_type.get_shape()[0]  # type: ignore[attr-defined]
