@@ -24,7 +24,8 @@ A widening `convert` (bf16 or f16 to f32, f32 to f64, i8 to i32...) whose one co
 is a `dot_general` joins the dot's group as its *operand prologue* (`dot_operand_source`):
 the product reads the narrow value and extends each element as it loads it (exact), as
 mixed-precision layers are written (`preferred_element_type`), without a wide copy of the
-operand.
+operand. A prologue takes no producers: the narrow value is stored (a product's epilogue,
+an elementwise kernel) and the product loads it.
 
 A `dot_general` or a convolution joins its consumers' group as its *epilogue* (bias, scale,
 batch norm, activation, residual add computed on each element as the product is stored)
@@ -191,8 +192,17 @@ def dot_operand_source(value: SSAValue) -> SSAValue:
     return op.operand
 
 
+def is_operand_prologue(op: Operation) -> bool:
+    """Whether `op` is a widening `convert` that a `dot_general` loads as its operand
+    prologue (`dot_operand_source`)."""
+    return isinstance(op, ops.ConvertOp) and dot_operand_source(op.result) is not op.result
+
+
 def takes_producers(op: Operation) -> bool:
-    """Whether `op` computes fusible producers into its kernel (see the module docstring)."""
+    """Whether `op` computes fusible producers into its kernel (see the module docstring).
+    An operand prologue does not: the product loads its operand from a buffer."""
+    if is_operand_prologue(op):
+        return False
     if isinstance(op, ops.ReduceWindowOp):
         return disjoint_windows(op)
     return isinstance(op, FUSING_CONSUMERS)
@@ -269,7 +279,7 @@ def fusing_root(
     consumer, which computes `%x` once. `contracted`: see `epilogue_root`."""
     if isinstance(op, CONTRACTIONS):
         return epilogue_root(op, root_of, dead, contracted)
-    if isinstance(op, ops.ConvertOp) and dot_operand_source(op.result) is not op.result:
+    if is_operand_prologue(op):
         return root_of[next(iter(op.result.uses)).operation]
     if not isinstance(op, FUSIBLE) or len(op.results) != 1:
         return None

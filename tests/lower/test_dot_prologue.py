@@ -73,3 +73,37 @@ def test_integer_operands_are_read_narrow_and_extended(t, m, k, n, tmp_path):
     np.testing.assert_array_equal(got, run(module, "quantized", x, w)[0])
     directory = accy.export(module, tmp_path / "q", target="cuda")
     assert not ptxas_problems(directory)
+
+
+EPILOGUE_THEN_PROLOGUE = """func.func @mlp(%x: tensor<8x16x{t}>, %w1: tensor<16x32x{t}>, %b1: tensor<32x{t}>, %w2: tensor<32x8x{w}>) -> tensor<8x8x{w}> {{
+  %h = accy.dot_general %x, %w1, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x16x{t}>, tensor<16x32x{t}>) -> tensor<8x32x{t}>
+  %bb = accy.broadcast_in_dim %b1, dims = [1] : (tensor<32x{t}>) -> tensor<8x32x{t}>
+  %hb = accy.add %h, %bb : tensor<8x32x{t}>
+  %z = accy.constant dense<0.0> : tensor<8x32x{t}>
+  %r = accy.maximum %hb, %z : tensor<8x32x{t}>
+  %rf = accy.convert %r : (tensor<8x32x{t}>) -> tensor<8x32x{w}>
+  %y = accy.dot_general %rf, %w2, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x32x{w}>, tensor<32x8x{w}>) -> tensor<8x8x{w}>
+  func.return %y : tensor<8x8x{w}>
+}}"""
+
+
+@pytest.mark.parametrize("t, w", [("bf16", "f32"), ("f16", "f32"), ("f32", "f64")])
+def test_an_epilogue_before_a_prologue_convert_is_the_first_products(t, w, tmp_path):
+    # A product whose epilogue (bias + ReLU) ends in a value that a widening convert feeds
+    # to the next product (a mixed-precision MLP): the convert's producers stay in the
+    # first product's kernel, stored narrow, and the second product loads and extends
+    # them (this was "kernel 1 reads ... accy.maximum from no buffer").
+    module = accy.parse(EPILOGUE_THEN_PROLOGUE.format(t=t, w=w))
+    types = {**TYPES, "f32": np.float32, "f64": np.float64}
+    rng = np.random.default_rng(3)
+    shapes = [(8, 16), (16, 32), (32,), (32, 8)]
+    args = [rng.uniform(-1, 1, s).astype(types[t if i < 3 else w]) for i, s in enumerate(shapes)]
+    preparation = accy.prepare(module)
+    kinds = [item.kind for item in preparation.schedule.work_items]
+    assert kinds == ["dot", "dot"], kinds
+    got = accy.compile(module, target="cpu")(*args)[0]
+    np.testing.assert_allclose(got, run(module, "mlp", *args)[0], rtol=1e-5, atol=1e-5)
+    directory = accy.export(module, tmp_path / "mlp", target="cuda")
+    assert not ptxas_problems(directory)
+    result = run_with_fake_driver(directory, args, function="mlp")
+    assert not plan_problems(directory, "mlp", result)
