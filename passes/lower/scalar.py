@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
+    i32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -770,6 +771,24 @@ def lower_select(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSA
     return emit(b, arith.SelectOp(*operands))
 
 
+def round_to_odd_f32(b: Builder, value: SSAValue) -> SSAValue:
+    """The f64 `value` rounded to f32 *to odd*: truncated toward zero, its last bit set when
+    that lost anything. Rounding this to bf16 (to nearest even) rounds `value` once, as
+    the reference does: f32 keeps 13 bits more than f16 and 16 more than bf16, so the odd
+    bit stands for everything below and no tie is made or broken twice. (LLVM's CPU JIT
+    lacks `__truncdfbf2` and `__truncdfhf2`; PTX has no f64 -> bf16 conversion.)"""
+    nearest = emit(b, arith.TruncFOp(value, f32))
+    back = emit(b, arith.ExtFOp(nearest, f64))
+    bits = emit(b, arith.BitcastOp(nearest, i32))
+    inexact = emit(b, arith.CmpfOp(back, value, "one"))
+    magnitude = emit(b, math.AbsFOp(value))
+    rounded_away = emit(b, arith.CmpfOp(emit(b, math.AbsFOp(back)), magnitude, "ogt"))
+    step_back = emit(b, arith.ExtUIOp(rounded_away, i32))
+    toward_zero = emit(b, arith.SubiOp(bits, step_back))
+    odd = emit(b, arith.OrIOp(toward_zero, emit(b, arith.ExtUIOp(inexact, i32))))
+    return emit(b, arith.BitcastOp(odd, f32))
+
+
 def convert_element(
     b: Builder, value: SSAValue, target: Attribute, source: Attribute | None = None
 ) -> SSAValue:
@@ -783,9 +802,10 @@ def convert_element(
       decided in f64 like the reference (`fptosi`/`fptoui` alone would be poison out of
       range);
     - int -> float: `sitofp`/`uitofp`, rounded once, to an f32 or f64 target; for an
-      f16/bf16 target through f64 and f32 (the reference rounds once: the two differ
-      only in rare ties of integers above 2**24);
-    - float -> float: `extf`/`truncf` (f16 <-> bf16 through f32, which is exact);
+      f16/bf16 target through f64 and f32 rounded to odd (`round_to_odd_f32`), which
+      rounds once (i64 beyond 2**53 rounds to f64 first);
+    - float -> float: `extf`/`truncf` (f16 <-> bf16 through f32, which is exact; f64 ->
+      f16/bf16 through f32 rounded to odd);
     - int -> int: `trunci` (wraps) / `extsi` from a signed, `extui` from an unsigned
       source (APSInt's `extOrTrunc`).
     """
@@ -809,6 +829,8 @@ def convert_element(
             return emit(b, arith.TruncFOp(emit(b, arith.ExtFOp(value, f32)), target))
         if target.bitwidth > source.bitwidth:  # type: ignore[attr-defined]
             return emit(b, arith.ExtFOp(value, target))
+        if isinstance(source, Float64Type) and is_low_precision(target):
+            return emit(b, arith.TruncFOp(round_to_odd_f32(b, value), target))
         return emit(b, arith.TruncFOp(value, target))
     if is_float(source):
         width = int_width(target)
@@ -839,8 +861,7 @@ def convert_element(
     if is_float(target):
         if isinstance(target, (Float32Type, Float64Type)):
             return emit(b, to_float(value, target))
-        as_f32 = emit(b, arith.TruncFOp(emit(b, to_float(value, f64)), f32))
-        return narrow(b, as_f32, target)
+        return narrow(b, round_to_odd_f32(b, emit(b, to_float(value, f64))), target)
     if int_width(source) > int_width(target):
         return emit(b, arith.TruncIOp(value, signless(target)))
     extend = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp

@@ -7,12 +7,14 @@ types accy does not compute with, and CUDA export (ptxas, the fake driver's plan
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import accy
 from accy import reference
 from accy.diagnostics import AccyError
+from accy.runtime.plan_check import ptxas_problems
 
 INTEGERS = ["i8", "i16", "ui8", "ui16", "ui32", "ui64"]
 DTYPE = {
@@ -275,3 +277,32 @@ def test_cuda_export_of_the_new_types_with_64_bit_workspaces(tmp_path):
     inputs.append(np.zeros((3, 5000), np.float64))
     result = run_with_fake_driver(directory, inputs)
     assert plan_problems(directory, "f", result) == []
+
+
+ROUND_ONCE = """
+func.func @f(%x: tensor<8xf64>, %i: tensor<4xi32>) -> (tensor<8xbf16>, tensor<8xf16>, tensor<4xbf16>, tensor<4xf16>) {
+  %a = accy.convert %x : (tensor<8xf64>) -> tensor<8xbf16>
+  %b = accy.convert %x : (tensor<8xf64>) -> tensor<8xf16>
+  %c = accy.convert %i : (tensor<4xi32>) -> tensor<4xbf16>
+  %d = accy.convert %i : (tensor<4xi32>) -> tensor<4xf16>
+  func.return %a, %b, %c, %d : tensor<8xbf16>, tensor<8xf16>, tensor<4xbf16>, tensor<4xf16>
+}"""
+
+
+def test_f64_and_integers_round_to_bf16_and_f16_once(tmp_path):
+    """f64 -> bf16 (no instruction on either target; the CPU JIT lacks `__truncdfbf2`) and
+    integers -> bf16/f16 round once, as the reference does, where rounding through f32 to
+    nearest would make a tie of the f32 value and round it again."""
+    x = np.array([1 + 2**-8 + 2**-40, 1 + 2**-8, 3.5e38, -1e-40, np.nan, -np.inf, 1e-3, 7])
+    i = np.array([2**24 + 2**16 + 1, 2**24 + 2**16, 2**20 + 2**11 + 1, -7], np.int32)
+    with np.errstate(over="ignore"):
+        expected = [x.astype(ml_dtypes.bfloat16), x.astype(np.float16)]
+        expected += [i.astype(np.float64).astype(ml_dtypes.bfloat16), i.astype(np.float16)]
+    module = accy.parse(ROUND_ONCE)
+    for outputs in (reference.run(module, "f", x, i), accy.compile(module, threads=1)(x, i)):
+        for index, (out, want) in enumerate(zip(outputs, expected)):
+            np.testing.assert_array_equal(
+                np.asarray(out).view(np.uint16), want.view(np.uint16), err_msg=str(index)
+            )
+    directory = accy.export(module, tmp_path / "round", target="cuda")
+    assert not ptxas_problems(directory)
