@@ -1118,9 +1118,10 @@ def convolution_element(
     load: Load,
 ) -> SSAValue:
     """The convolution's result element at `at`: one `scf.for` over the kernel's window
-    positions (row-major), and inside the input (those that fall on the padded, dilated
-    input only) one over its input features, accumulating input x kernel in the
-    result's compute type (f32 for f16/bf16) from zero; rounded once."""
+    positions (row-major) and, inside, one over its input features, accumulating input x
+    kernel in the result's compute type (f32 for f16/bf16) from zero; rounded once. A
+    position on padding or a dilation hole reads zero and is multiplied like any other
+    (an inf or NaN weight there makes the element NaN, as the reference says)."""
     lhs_shape, rhs_shape = shape_of(op.lhs), shape_of(op.rhs)
     _lb, lf, *_ls = op.window_list("lhs_dims")
     ri, _ro, *rs = op.window_list("rhs_dims")
@@ -1151,6 +1152,8 @@ def convolution_element(
         lhs_at[lf] = channel
         rhs_at[ri] = c
         x = convolution_operand(fb, op, load, op.lhs, lhs_at)
+        if inside is not None:  # the indices are 0 there: the load stays in bounds
+            x = emit(fb, arith.SelectOp(inside, x, zero))
         w = convolution_operand(fb, op, load, op.rhs, rhs_at)
         product = combine(fb, ops.CombinerKind.MUL, x, w)
         fb.insert(scf.YieldOp(combine(fb, ops.CombinerKind.ADD, loop_body.args[1], product)))
@@ -1164,17 +1167,7 @@ def convolution_element(
         builder.insert(loop)
         return loop.results[0]
 
-    if inside is None:
-        inner.insert(scf.YieldOp(features(inner)))
-    else:
-        then = Block()
-        tb = Builder(InsertPoint.at_end(then))
-        tb.insert(scf.YieldOp(features(tb)))
-        otherwise = Block()
-        Builder(InsertPoint.at_end(otherwise)).insert(scf.YieldOp(body.args[1]))
-        branch = scf.IfOp(inside, [acc_type], Region(then), Region(otherwise))
-        inner.insert(branch)
-        inner.insert(scf.YieldOp(branch.results[0]))
+    inner.insert(scf.YieldOp(features(inner)))
     loop = scf.ForOp(_number(b, 0), _number(b, count), _number(b, 1), [zero], body)
     b.insert(loop)
     return narrow(b, loop.results[0], result_type)

@@ -16,6 +16,7 @@ import pytest
 import accy
 from accy.builder import Builder
 from accy.reference import run
+from accy.runtime.plan_check import ptxas_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(7)
@@ -608,3 +609,32 @@ def test_a_convolution_family_of_the_users_runs_one_thread_per_element(tmp_path)
     directory = accy.export(text, tmp_path / "direct", target="cuda", families=[families])
     ptx = (directory / "accy_kernels.ptx").read_text()
     assert ".entry main_item0_convolution(" in ptx and "convolution_tiled" not in ptx
+
+
+PADDED_TAPS = """func.func @conv(%x: tensor<1x1x4x{t}>, %w: tensor<1x1x3x{t}>) -> tensor<1x1x{n}x{t}> {{
+  %c = accy.convolution %x, %w, lhs_dims = [0, 1, 2], rhs_dims = [1, 0, 2], result_dims = [0, 1, 2], strides = [1], padding_low = [1], padding_high = [1], lhs_dilation = [{d}], rhs_dilation = [1], reversal = [0], feature_groups = 1, batch_groups = 1 : (tensor<1x1x4x{t}>, tensor<1x1x3x{t}>) -> tensor<1x1x{n}x{t}>
+  func.return %c : tensor<1x1x{n}x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("t", ["f32", "bf16"])
+@pytest.mark.parametrize("dilation", [1, 2])
+def test_padded_taps_multiply_zero_by_the_weight(t, dilation, tmp_path):
+    """A window position on padding (or a dilation hole) reads zero and multiplies it like
+    any other: an inf weight there makes the element NaN, as StableHLO's interpreter
+    and XLA say (it was skipped: [2, inf, inf, inf] for [nan, inf, inf, inf])."""
+    n = 4 if dilation == 1 else 7
+    module = accy.parse(PADDED_TAPS.format(t=t, d=dilation, n=n))
+    dtype = ml_dtypes.bfloat16 if t == "bf16" else np.float32
+    x = np.ones((1, 1, 4), dtype)
+    w = np.array([np.inf, 1, 1], dtype).reshape(1, 1, 3)
+    if dilation == 1:
+        expected = [np.nan, np.inf, np.inf, np.inf]
+    else:  # x dilated: 1 0 1 0 1 0 1, padded by one zero each side
+        expected = [np.nan, np.inf, np.nan, np.inf, np.nan, np.inf, np.nan]
+    expected = np.array(expected, np.float32).reshape(1, 1, n)
+    (reference,) = run(module, "conv", x, w)
+    (compiled,) = accy.compile(module, threads=1)(x, w)
+    np.testing.assert_array_equal(reference.astype(np.float32), expected)
+    np.testing.assert_array_equal(compiled.astype(np.float32), expected)
+    assert not ptxas_problems(accy.export(module, tmp_path / "conv", target="cuda"))
