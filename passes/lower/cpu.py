@@ -132,6 +132,7 @@ from accy.passes.lower.scalar import (
     combine,
     combiner_identity,
     compute_type,
+    convert_element,
     emit,
     extend,
     is_float,
@@ -160,6 +161,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float32Type,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -204,6 +206,9 @@ REDUCE_FAN = 16
 DYNAMIC_EXTENT = 1 << 32
 """The extent a dynamic reduced dim's blocked loops are built for (past it, the chain of
 the outermost loop grows beyond `REDUCE_FAN`)."""
+
+SCAN_FAN = 16
+"""Float prefix sums and products: positions per block at every level (`blocked_scan`)."""
 
 PARALLEL_MIN_WORK = 1 << 15
 """Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
@@ -1196,6 +1201,12 @@ class FunctionLowering(HostLowering):
         self.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
 
     def scan_loops(self, b: Builder, item: WorkItem) -> None:
+        """Each row of the scan (every position of the other dims, in parallel) along its
+        dim. A float sum or product that does not round every step accumulates in f64,
+        in blocks (`blocked_scan`), each result rounded once from it: within about half
+        an ulp of the exact prefix (XLA's blocked f32 rewrite is off by a few ulps). The
+        others (exact, or rounded every step as the reference does) run one sequential
+        chain from the identity."""
         root = item.root
         assert isinstance(root, ops.ScanOp)
         kind = root.kind.data
@@ -1210,18 +1221,90 @@ class FunctionLowering(HostLowering):
         )
         element_type = root.result.type.get_element_type()
         unsigned = is_unsigned(element_type)
-        identity = combiner_identity(inner, kind, compute_type(element_type), unsigned=unsigned)
+        blocked = (
+            is_float(element_type)
+            and root.rounded is None
+            and kind in (ops.CombinerKind.ADD, ops.CombinerKind.MUL)
+        )
+        acc_type = Float64Type() if blocked else compute_type(element_type)
+        identity = combiner_identity(inner, kind, acc_type, unsigned=unsigned)
         target = self.memref_of(root.result)
-        loop, body, iv, (carry,) = self.loop(inner, sizes[dim], [identity])
         ivs = dict(zip(others, outer_ivs))
-        ivs[dim] = iv
-        indices = [ivs[d] for d in range(len(sizes))]
-        x = widen(body, self.load(body, root.operand, indices))
+
+        def element(body: Builder, position: SSAValue) -> tuple[SSAValue, Callable]:
+            """The operand's element at `position` of the row in the accumulator type,
+            and a function storing an accumulated value there (rounded once)."""
+            indices = [position if d == dim else ivs[d] for d in range(len(sizes))]
+            x = widen(body, self.load(body, root.operand, indices))
+            if x.type != acc_type:
+                x = emit(body, arith.ExtFOp(x, acc_type))
+
+            def store(value: SSAValue) -> SSAValue:
+                if blocked:
+                    stored = convert_element(body, value, element_type, acc_type)
+                else:
+                    stored = narrow(body, value, element_type)
+                self.store(body, stored, target, indices)
+                return stored
+
+            return x, store
+
+        if blocked:
+            extent = shape_of(root.operand)[dim]
+            self.blocked_scan(inner, kind, identity, sizes[dim], extent, element)
+            return
+        loop, body, iv, (carry,) = self.loop(inner, sizes[dim], [identity])
+        x, store = element(body, iv)
         new = combine(body, kind, carry, x, unsigned=unsigned)
-        stored = narrow(body, new, element_type)
-        self.store(body, stored, target, indices)
+        stored = store(new)
         body.insert(scf.YieldOp(widen(body, stored) if root.rounded is not None else new))
         del loop
+
+    def blocked_scan(
+        self,
+        b: Builder,
+        kind: ops.CombinerKind,
+        identity: SSAValue,
+        width: SSAValue,
+        extent: int,
+        element: Callable[[Builder, SSAValue], tuple[SSAValue, Callable]],
+    ) -> None:
+        """A prefix sum (or product) of one row of `width` elements in blocks of
+        `SCAN_FAN` at every level: a position's value is the total of the level-`L` blocks
+        before it, plus the level-`L-1` blocks before it within its block, ..., plus its
+        own block's running sum, each a chain of at most `SCAN_FAN` terms, where one
+        sequential chain adds `width` (an f64 scan's error grows with log(width), not with
+        width, as in XLA's blocked rewrite of a cumulative reduce_window). One pass: each
+        loop carries the total of its completed sub-blocks. `extent` is the static width
+        (-1: dynamic, built for `DYNAMIC_EXTENT`)."""
+        levels, span = 1, SCAN_FAN
+        while span < (DYNAMIC_EXTENT if extent < 0 else extent):
+            levels, span = levels + 1, span * SCAN_FAN
+
+        def level(body: Builder, depth: int, start: SSAValue, base: SSAValue | None):
+            """Positions `start` to `start + SCAN_FAN**depth` (within the row) given the
+            total `base` of those before them (None: none); returns their total."""
+            stride = SCAN_FAN ** (depth - 1)
+            end = emit(body, arith.AddiOp(start, self.index(stride * SCAN_FAN)))
+            end = emit(body, arith.MinUIOp(end, width))
+            count = emit(body, arith.SubiOp(end, start))
+            if stride > 1:
+                count = emit(body, arith.CeilDivUIOp(count, self.index(stride)))
+            loop, inner, iv, (done,) = self.loop(body, count, [identity])
+            position = emit(inner, arith.MuliOp(iv, self.index(stride))) if stride > 1 else iv
+            position = emit(inner, arith.AddiOp(start, position))
+            if depth == 1:
+                x, store = element(inner, position)
+                total = combine(inner, kind, done, x)
+                store(total if base is None else combine(inner, kind, base, total))
+            else:
+                below = done if base is None else combine(inner, kind, base, done)
+                part = level(inner, depth - 1, position, below)
+                total = combine(inner, kind, done, part)
+            inner.insert(scf.YieldOp(total))
+            return loop.results[0]
+
+        level(b, levels, self.index(0), None)
 
 
 # ---------------------------------------------------------------------------------------

@@ -217,6 +217,10 @@ class Item:
 
 
 def test_watchdog_classifies_a_dead_and_a_hanging_worker_and_replaces_them():
+    # The timeout counts from when a worker begins an item, not from when it was given:
+    # spawning and importing a worker (seconds on a loaded machine, and again after the
+    # crash) is not charged to an item. So 3 s need only exceed an item that returns at
+    # once; the hanging one waits forever.
     items = [Item("ok1"), Item("die"), Item("ok2"), Item("hang"), Item("ok3")]
     outcomes = run_in_workers(
         items, "worker_targets:act", jobs=2, timeout=3, options={"note": "seen"}
@@ -226,6 +230,22 @@ def test_watchdog_classifies_a_dead_and_a_hanging_worker_and_replaces_them():
     died = outcomes[1]
     assert "signal 6" in died.detail and "about to abort" in died.detail and died.stage == "die"
     assert outcomes[3].stage == "hang" and outcomes[0].detail == "seen"
+
+
+def test_a_workers_start_up_is_not_charged_to_its_item():
+    # Importing the target takes 2 s, the item no time: within a timeout of 1 s.
+    outcomes = run_in_workers([Item("first")], "worker_slow_start:act", jobs=1, timeout=1)
+    assert [o.kind for o in outcomes] == ["PASS"]
+
+
+def test_watchdog_times_out_a_worker_that_never_starts():
+    # Its import never ends, so it never begins the item, however fast the machine.
+    outcomes = run_in_workers(
+        [Item("first")], "worker_never_starts:act", jobs=1, timeout=60, startup_timeout=1
+    )
+    assert [(o.kind, o.detail) for o in outcomes] == [
+        ("TIMEOUT", "the worker did not begin the item within 1 s")
+    ]
 
 
 def test_a_whole_run_and_its_ratchet(tmp_path, capsys):
@@ -273,3 +293,69 @@ def test_make_subset_copies_a_fixed_sample(tmp_path):
 def test_a_missing_suite_is_an_error(tmp_path, capsys):
     assert conformance.main(["--root", str(tmp_path)]) == 1
     assert "holds no testdata/ or interpret/ folder" in capsys.readouterr().err
+
+
+CUMSUM = """\
+module @jit_main {
+  func.func public @main() -> (tensor<6xf32> {jax.result_info = ""}) {
+    %0 = call @inputs() : () -> tensor<6xf32>
+    %1 = call @expected() : () -> tensor<6xf32>
+    %2 = call @cumsum(%0) : (tensor<6xf32>) -> tensor<6xf32>
+    stablehlo.custom_call @check.expect_close(%2, %1) {has_side_effect = true} : (tensor<6xf32>, tensor<6xf32>) -> ()
+    return %2 : tensor<6xf32>
+  }
+  func.func private @inputs() -> (tensor<6xf32>) {
+    %cst = stablehlo.constant dense<[-0.605086624, 3.20973015, -0.268346637, 0.00158312498, 0.836728096, -3.3338871]> : tensor<6xf32>
+    return %cst : tensor<6xf32>
+  }
+  func.func private @expected() -> (tensor<6xf32>) {
+    %cst = stablehlo.constant dense<[-0.605086624, 2.60464358, 2.33629704, 2.33788013, 3.17460823, LAST]> : tensor<6xf32>
+    return %cst : tensor<6xf32>
+  }
+  func.func private @cumsum(%arg0: tensor<6xf32>) -> tensor<6xf32> {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = "stablehlo.reduce_window"(%arg0, %cst) <{padding = dense<[[5, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 6>}> ({
+    ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>):
+      %2 = stablehlo.add %arg1, %arg2 : tensor<f32>
+      stablehlo.return %2 : tensor<f32>
+    }) : (tensor<6xf32>, tensor<f32>) -> tensor<6xf32>
+    return %1 : tensor<6xf32>
+  }
+}
+"""
+
+
+def test_a_sum_closer_to_the_exact_value_than_its_expectation_passes_and_is_listed(
+    tmp_path, capsys
+):
+    # StableHLO's expectation is the sequential f32 chain (-0.15927887, 8 ULP off the exact
+    # -0.15927899); accy's scan rounds the exact prefix.
+    root = tmp_path / "suite"
+    (root / "testdata").mkdir(parents=True)
+    (root / "testdata" / "cumsum_float32_6.mlir").write_text(CUMSUM.replace("LAST", "-0.15927887"))
+    results = root / "results.json"
+    assert conformance.main(["--root", str(root), "--quiet", "--json", str(results)]) == 0
+    (result,) = json.loads(results.read_text())
+    assert result["kind"] == "PASS"
+    assert "passed closer to the exact value than the expectation (1)" in capsys.readouterr().out
+
+
+def test_the_exact_value_arbitrates_only_what_it_can_vouch_for(tmp_path):
+    from accy.mlir_bridge import eval_stablehlo
+
+    root = tmp_path / "suite"
+    (root / "testdata").mkdir(parents=True)
+    (root / "testdata" / "cumsum_float32_6.mlir").write_text(CUMSUM.replace("LAST", "-0.15927887"))
+    (case,) = cc.collect(root, ("testdata",))
+    (check,) = case.checks
+    inputs = eval_stablehlo(case.inputs_program)
+    (expected,) = eval_stablehlo(case.oracle_program)
+    exact = np.cumsum(inputs[0].astype(np.float64)).astype(np.float32)
+    assert conformance._closer_to_exact(case, check, exact, expected, inputs, eval_stablehlo)
+    off = exact.copy()
+    off[-1] = np.float32(-0.1593)  # off both the expectation and the exact value
+    assert not conformance._closer_to_exact(case, check, off, expected, inputs, eval_stablehlo)
+    add = cc.collect(write_suite(tmp_path / "add", extra="5.0"), ("testdata",))[0]
+    assert not conformance._closer_to_exact(  # no reduction: the expectation is the answer
+        add, add.checks[0], np.float32([4, 7]), np.float32([4, 6]), [], eval_stablehlo
+    )
