@@ -24,7 +24,7 @@ the whole group with `scalar.lower_scalar`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 import numpy as np
 from accy.dialects import accy as ops
@@ -438,16 +438,41 @@ class FusedGroup:
         return self._value(b, value, list(indices), cache)
 
     def _value(self, b, value: SSAValue, indices: Indices, cache) -> SSAValue:
+        """`_element` run without recursion: each element it asks for is computed by a
+        generator pushed on an explicit stack, so a chain of any length (a transformer
+        fuses hundreds of ops) needs no Python stack depth."""
         key = (value, tuple(indices))
         if key in cache:
             return cache[key]
+        stack = [self._element(b, value, indices, cache)]
+        result: SSAValue | None = None
+        while stack:
+            try:
+                wanted, at = stack[-1].send(result)
+            except StopIteration as done:
+                stack.pop()
+                result = done.value
+                continue
+            result = cache.get((wanted, tuple(at)))
+            if result is None:
+                stack.append(self._element(b, wanted, at, cache))
+        assert result is not None
+        return result
+
+    def _element(
+        self, b, value: SSAValue, indices: Indices, cache
+    ) -> Generator[tuple[SSAValue, Indices], SSAValue, SSAValue]:
+        """`value`'s element at `indices`, stored in `cache`; yields `(value, indices)` for
+        each element it needs and is sent that element back (see `_value`)."""
         owner = value.owner
         if isinstance(owner, ops.IotaOp) and owner in self.members:
             result = iota_element(b, owner, indices)
         elif isinstance(owner, ops.DynamicSliceOp) and owner in self.members:
-            starts = [self._value(b, start, [], cache) for start in owner.start_indices]
+            starts = []
+            for start in owner.start_indices:
+                starts.append((yield (start, [])))
             inner = dynamic_slice_operand_indices(b, owner, indices, starts, self.sizes)
-            result = self._value(b, owner.operand, inner, cache)
+            result = yield (owner.operand, inner)
         elif isinstance(owner, ops.GatherOp) and owner in self.members:
             inner = gather_operand_indices(
                 b,
@@ -456,40 +481,44 @@ class FusedGroup:
                 lambda position: self._value(b, owner.start_indices, position, cache),
                 self.sizes,
             )
-            result = self._value(b, owner.operand, inner, cache)
+            result = yield (owner.operand, inner)
         elif isinstance(owner, ops.ConvolutionOp) and owner in self.members:
             result = convolution_element(b, owner, indices, self.load)
         elif isinstance(owner, ops.DynamicUpdateSliceOp) and owner in self.members:
-            starts = [self._value(b, start, [], cache) for start in owner.start_indices]
-            original = self._value(b, owner.operand, indices, cache)
+            starts = []
+            for start in owner.start_indices:
+                starts.append((yield (start, [])))
+            original = yield (owner.operand, indices)
             read = update_indices(b, owner, indices, starts, self.sizes)
             if read is None:  # an empty update
                 result = original
             else:
                 inner, inside = read
-                written = self._value(b, owner.update, inner, cache)
+                written = yield (owner.update, inner)
                 result = emit(b, arith.SelectOp(inside, written, original))
         elif isinstance(owner, ops.PadOp) and owner in self.members:
-            padding = self._value(b, owner.padding_value, [], cache)
+            padding = yield (owner.padding_value, [])
             read = pad_operand_indices(b, owner, indices)
             if read is None:  # an empty operand: every element is padding
                 result = padding
             else:
                 inner, inside = read
-                element = self._value(b, owner.operand, inner, cache)
+                element = yield (owner.operand, inner)
                 result = emit(b, arith.SelectOp(inside, element, padding))
         elif isinstance(owner, Operation) and owner in self.members:
             inner = operand_indices(b, owner, indices, self.sizes)
             if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp, ops.SliceOp, ops.ReverseOp)):
-                result = self._value(b, owner.operands[0], inner, cache)
+                result = yield (owner.operands[0], inner)
             else:
-                operands = [self._value(b, v, inner, cache) for v in owner.operands]
+                operands = []
+                for operand in owner.operands:
+                    operands.append((yield (operand, inner)))
                 result = lower_scalar(b, owner, operands)
         else:
             result = self.splat(b, value) if self.splat is not None else None
             if result is None:
                 result = self.load(b, value, indices)
-        cache[key] = result
+        cache[(value, tuple(indices))] = result
         return result
 
 
