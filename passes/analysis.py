@@ -208,6 +208,7 @@ def check_program(root: Operation) -> None:
             except VerifyException as error:
                 raise AccyVerifyError(f"'func.func' op {error}", op.location) from None
             for inner in op.body.walk():
+                _check_accy_op(inner)
                 for result in inner.results:
                     t = result.type
                     if isinstance(t, TensorType) and (size := static_bytes(t)) > ADDRESSABLE_BYTES:
@@ -216,6 +217,24 @@ def check_program(root: Operation) -> None:
                             f"addresses at most {ADDRESSABLE_BYTES} bytes (2**48)",
                             inner.location,
                         )
+
+
+def _check_accy_op(op: Operation) -> None:
+    """Raise `AccyVerifyError` at an op of a program's body that is not accy's (nor the
+    function's `func.return`): a call between functions, say, which accy does not plan."""
+    if op.name.startswith("accy.") or isinstance(op, (func.ReturnOp, func.FuncOp)):
+        return  # (a nested function is refused as a function)
+    if isinstance(op, func.CallOp):
+        raise AccyVerifyError(
+            f"'func.call' op calls @{op.callee.string_value()}; accy plans each function on "
+            "its own and does not call between them: write the callee's ops in place (the "
+            "StableHLO importer inlines the calls JAX writes)",
+            op.location,
+        )
+    raise AccyVerifyError(
+        f"'{op.name}' op is not an accy op; accy functions hold accy ops and func.return",
+        op.location,
+    )
 
 
 class AnalysisManager:

@@ -30,3 +30,23 @@ func.func @outer(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   func.return %a : tensor<4xf32>
 }
+
+// -----
+
+func.func @callee(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = accy.add %a, %a : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+func.func @caller(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'func.call' op calls @callee; accy plans each function on its own and does not call between them: write the callee's ops in place (the StableHLO importer inlines the calls JAX writes)}}
+  %0 = func.call @callee(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @upstream_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.addf' op is not an accy op; accy functions hold accy ops and func.return}}
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
