@@ -145,9 +145,9 @@ def test_twenty_thousand_identical_buffers_keep_the_fallback_within_the_budget(
         pack_module, "PACKERS", tuple((name, spy(name, p)) for name, p in pack_module.PACKERS)
     )
     intervals = _same(20_000)
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine does not stretch it
     result = pack(intervals, alignment=1, budget_ms=100)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert calls == []
     check_placement(intervals, result.placement, 1)
     assert result.placement.size == result.placement.lower_bound == 2_000_000
