@@ -18,7 +18,8 @@ Two kinds of value get no slot either:
 - *folded* splat constants (`BufferPlan.folded`): a constant of more than
   `FOLD_MIN_BYTES` whose elements are all one value (not NaN) and whose every use is by an op that both targets evaluate
   element by element through its fused group (an elementwise op, compare, select,
-  convert, reshape or broadcast_in_dim, or a slice that is not its group's root). The
+  convert, reshape or broadcast_in_dim, or a slice that is not its group's root; not a
+  convert that a product loads as its operand prologue, which reads memory). The
   lowerings read it as a scalar (`arith.constant`), so a slot would never be read: ReLU's
   `maximum %h, dense<0.0>` keeps no 64 KiB zero buffer. A splat that is returned,
   reduced, transposed, scanned into, carried by a loop, ... keeps its slot.
@@ -44,7 +45,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
-from accy.passes.fusion import DATA_OPS, FUSION, POINTWISE, FusionPlan
+from accy.passes.fusion import DATA_OPS, FUSION, POINTWISE, FusionPlan, is_operand_prologue
 from accy.passes.options import PlanOptions
 from accy.passes.shapes import SHAPES
 from xdsl.dialects import func
@@ -207,7 +208,7 @@ def is_folded_splat(op: ops.ConstantOp, fusion: FusionPlan, byte_size: int | Non
         return False
     users = [use.operation for use in op.result.uses if not fusion.is_dead(use.operation)]
     return bool(users) and all(
-        isinstance(user, ELEMENT_READERS)
+        (isinstance(user, ELEMENT_READERS) and not is_operand_prologue(user))
         or isinstance(user, ops.SliceOp)
         and fusion.is_elided(user.results[0])
         for user in users

@@ -107,3 +107,25 @@ def test_an_epilogue_before_a_prologue_convert_is_the_first_products(t, w, tmp_p
     assert not ptxas_problems(directory)
     result = run_with_fake_driver(directory, args, function="mlp")
     assert not plan_problems(directory, "mlp", result)
+
+
+SPLAT_PROLOGUE = """func.func @f(%x: tensor<12x8xbf16>) -> tensor<8x8xf32> {
+  %c = accy.constant dense<-1.5> : tensor<8x8x12xbf16>
+  %xf = accy.convert %x : (tensor<12x8xbf16>) -> tensor<12x8xf32>
+  %cf = accy.convert %c : (tensor<8x8x12xbf16>) -> tensor<8x8x12xf32>
+  %y = accy.dot_general %xf, %cf, batching_dims = [1] x [1], contracting_dims = [0] x [2] : (tensor<12x8xf32>, tensor<8x8x12xf32>) -> tensor<8x8xf32>
+  func.return %y : tensor<8x8xf32>
+}"""
+
+
+def test_a_splat_constant_a_product_loads_as_its_prologue_keeps_its_buffer(tmp_path):
+    # A splat over 256 bytes read only element by element is folded to a scalar (no
+    # buffer); one that a product's operand prologue loads is read from memory (this was
+    # "kernel 0 reads ... accy.constant from no buffer", found by the program fuzzer).
+    module = accy.parse(SPLAT_PROLOGUE)
+    x = np.random.default_rng(4).uniform(-1, 1, (12, 8)).astype(ml_dtypes.bfloat16)
+    (got,) = accy.compile(module, target="cpu")(x)
+    np.testing.assert_allclose(got, run(module, "f", x)[0], rtol=1e-6)
+    directory = accy.export(module, tmp_path / "splat", target="cuda")
+    assert not ptxas_problems(directory)
+    assert not plan_problems(directory, "f", run_with_fake_driver(directory, [x], function="f"))
