@@ -27,9 +27,11 @@ space is a `#accy.space<...>` attribute):
   output alias, a loop's carried values; `accy.loop`: an `accy.iterate`'s host loop;
   `accy.while_loop`: an `accy.while`'s, reading its condition from a host buffer.
 
-Op verifiers check what one op can see (views inside their arena and aligned, kernel bodies
-matching their buffers); `accy.passes.planned_verifier` checks the whole function (no two
-live buffers overlap, every output is written).
+Op verifiers check what one op can see (arenas aligned to a power of two, views inside
+their arena and aligned, kernel bodies matching their buffers, no kernel or copy writing a
+constant); `accy.passes.planned_verifier` checks the whole function (known target and
+kernel kinds, unique kernel ids, out-parameters numbered in order, parameters never
+written, every read after a write, no two live buffers overlapping, every output written).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -126,7 +128,8 @@ def buffer_bytes(t: MemRefType, rows: int = 0) -> int:
 @irdl_op_definition
 class ArenaOp(IRDLOperation):
     """`%a = accy.arena alignment 256 : memref<1024xi8, #accy.space<device_global>>`: a
-    function's arena, allocated once; every view's offset is a multiple of `alignment`."""
+    function's arena, allocated once; `alignment` is a power of two, and every view's
+    offset is a multiple of it."""
 
     name = "accy.arena"
 
@@ -145,8 +148,11 @@ class ArenaOp(IRDLOperation):
         t = self.buffer.type
         if t.get_element_type() != i8 or len(t.get_shape()) != 1 or t.get_shape()[0] < 0:
             raise VerifyException(f"an arena is a static memref of i8 bytes, not {t}")
-        if self.alignment.value.data < 1:
-            raise VerifyException(f"alignment {self.alignment.value.data} is not positive")
+        alignment = self.alignment.value.data
+        if alignment < 1:
+            raise VerifyException(f"alignment {alignment} is not positive")
+        if alignment & (alignment - 1):
+            raise VerifyException(f"alignment {alignment} is not a power of two")
 
     @property
     def size(self) -> int:
@@ -389,12 +395,24 @@ class KernelOp(IRDLOperation):
             raise VerifyException(
                 f"has {len(self.outs)} outs but its body yields {len(terminator.values)} values"
             )
+        if not self.outs:
+            raise VerifyException("writes no buffer; a kernel stores at least one value (outs)")
         for index, (value, buffer) in enumerate(zip(terminator.values, self.outs)):
             _check_stores(f"yielded value #{index}", value.type, f"outs #{index}", buffer.type)
+            if not isinstance(value.owner, Operation) or value.owner.parent is not self.body.block:
+                raise VerifyException(
+                    f"yielded value #{index} is not computed by its body (a kernel computes "
+                    "what it stores; an input passes to an output by an 'accy.copy')"
+                )
             if space_of(buffer.type) is MemorySpace.DEVICE_CONSTANT or isinstance(
                 buffer.owner, GlobalOp
             ):
                 raise VerifyException(f"outs #{index} is a read-only constant buffer")
+        for index, buffer in enumerate(self.workspaces):
+            if space_of(buffer.type) is MemorySpace.DEVICE_CONSTANT or isinstance(
+                buffer.owner, GlobalOp
+            ):
+                raise VerifyException(f"workspaces #{index} is a read-only constant buffer")
         names = self.workspace_names
         if len(self.workspaces) != (0 if names is None else len(names)):
             raise VerifyException("names each of its workspaces once (workspace_names)")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
+from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
-from accy.diagnostics import AccyError
+from accy.diagnostics import AccyError, AccyTypeError
 
 DEFAULT_CONSTANT_CAPACITY = 64 * 1024
 """Bytes of constant memory one kernel module may use (CUDA's `__constant__` bank)."""
@@ -26,6 +29,23 @@ CPU_ALIGNMENT = 64
 
 DEFAULT_PACK_BUDGET_MS = 20.0
 """Milliseconds the arena improvement search may spend per function."""
+
+MAX_PACK_BUDGET_MS = 7 * 24 * 3600 * 1000.0
+"""The longest packing budget, a week (`accy.passes.arena.pack.MAX_BUDGET_MS`)."""
+
+_KINDS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "constant_capacity": (Integral, "an integer"),
+    "shared_limit": (Integral, "an integer"),
+    "rows": (Integral, "a sequence of integers"),
+    "sm_count": (Integral, "an integer"),
+    "families": (Path, "a sequence of paths"),
+    "alignment": (Integral, "an integer"),
+    "pack_budget_ms": (Real, "a number"),
+    "pack_workers": (Integral, "an integer"),
+    "target": (str, "'cpu' or 'cuda'"),
+}
+"""The type of each option's value (of each element, for `rows` and `families`), and
+what an error says it expects."""
 
 
 @dataclass(frozen=True)
@@ -60,13 +80,23 @@ class PlanOptions:
         unknown = sorted(set(options) - set(names))
         if unknown:
             raise AccyError(f"unknown plan option {unknown[0]!r}; plan options: {', '.join(names)}")
-        if "rows" in options:
-            options["rows"] = tuple(options["rows"])
+        for name in ("rows", "families"):
+            if name in options:
+                options[name] = _sequence(name, options[name])
         if "families" in options:
-            options["families"] = tuple(Path(f) for f in options["families"])
+            options["families"] = tuple(
+                Path(f) if isinstance(f, str | os.PathLike) else f for f in options["families"]
+            )
         return cls(**options)
 
     def __post_init__(self) -> None:
+        for name, (kind, expected) in _KINDS.items():
+            value = getattr(self, name)
+            values = value if name in ("rows", "families") else (value,)
+            if name == "alignment" and value is None:
+                continue
+            if not isinstance(values, tuple) or not all(isinstance(v, kind) for v in values):
+                raise AccyTypeError(f"invalid plan option {name}={value!r}: expected {expected}")
         if self.alignment is None:
             target_alignment = CPU_ALIGNMENT if self.target == "cpu" else DEFAULT_ALIGNMENT
             object.__setattr__(self, "alignment", target_alignment)
@@ -76,7 +106,13 @@ class PlanOptions:
             ("rows", all(r >= 1 for r in self.rows), "row counts >= 1"),
             ("sm_count", self.sm_count >= 1, "a multiprocessor count >= 1"),
             ("alignment", self.alignment >= 1, "a byte alignment >= 1"),
+            ("alignment", self.alignment & (self.alignment - 1) == 0, "a power of two"),
             ("pack_budget_ms", self.pack_budget_ms >= 0, "milliseconds >= 0"),
+            (
+                "pack_budget_ms",
+                self.pack_budget_ms <= MAX_PACK_BUDGET_MS,
+                f"milliseconds <= {MAX_PACK_BUDGET_MS:.0f} (a week)",
+            ),
             ("pack_workers", self.pack_workers >= 1, "a process count >= 1"),
             ("target", self.target in ("cpu", "cuda"), "'cpu' or 'cuda'"),
         )
@@ -85,3 +121,11 @@ class PlanOptions:
                 raise AccyError(
                     f"invalid plan option {name}={getattr(self, name)!r}: expected {expected}"
                 )
+
+
+def _sequence(name: str, value: object) -> tuple:
+    """The option `name`'s sequence `value` as a tuple; `AccyTypeError` for a string or a
+    value that is not iterable (`rows="abc"` is not three rows)."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        raise AccyTypeError(f"invalid plan option {name}={value!r}: expected {_KINDS[name][1]}")
+    return tuple(value)

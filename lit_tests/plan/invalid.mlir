@@ -12,7 +12,8 @@ func.func @overlap(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #a
   accy.copy %x to %a : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<device_global>>
   accy.kernel 0 "reduce" ins(%a : memref<4xf32, #accy.space<device_global>>) outs(%b : memref<4xf32, #accy.space<device_global>>) {
   ^bb0(%t: tensor<4xf32>):
-    accy.yield %t : tensor<4xf32>
+    %e = accy.exponential %t : tensor<4xf32>
+    accy.yield %e : tensor<4xf32>
   }
   accy.copy %b to %out0 : memref<4xf32, #accy.space<device_global>> to memref<4xf32, #accy.space<host>>
   func.return
@@ -88,5 +89,163 @@ func.func @rows_outside(%x: memref<?x4xf32, #accy.space<host>>) attributes {accy
   %arena = accy.arena alignment 16 : memref<256xi8, #accy.space<host>>
   // expected-error @+1 {{'accy.view' op bytes [0, 1024) lie outside the arena of 256 bytes}}
   %a = accy.view %arena[0] max_rows 64 : memref<256xi8, #accy.space<host>> to memref<?x4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A kernel kind that lowering does not know.
+func.func @unknown_kind(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  // expected-error @+1 {{'accy.kernel' op 0 has unknown kind "frobnicate"; kernel kinds: elementwise, broadcast, reshape, transpose, reduce, scan, dot, scatter, fold, sort, window, convolution}}
+  accy.kernel 0 "frobnicate" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %e = accy.exponential %t : tensor<4xf32>
+    accy.yield %e : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// Two kernels with one id.
+func.func @duplicate_ids(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %e = accy.exponential %t : tensor<4xf32>
+    accy.yield %e : tensor<4xf32>
+  }
+  // expected-error @+1 {{'accy.kernel' op id 0 is used twice in @duplicate_ids; kernel ids are unique in a function}}
+  accy.kernel 0 "elementwise" ins(%out0 : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %e = accy.exponential %t : tensor<4xf32>
+    accy.yield %e : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// An out-parameter index beyond the function's results.
+// expected-error @+1 {{out-parameter %out0 of @output_99 has accy.output = 99, expected 0: out-parameters are numbered 0, 1, ... in argument order, one per result (1 here)}}
+func.func @output_99(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 99 : i64}) attributes {accy.planned = "cpu"} {
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// Two out-parameters for one result.
+// expected-error @+1 {{out-parameter %out1 of @output_twice has accy.output = 0, expected 1}}
+func.func @output_twice(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}, %out1: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  accy.copy %x to %out1 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A call passes the parameters, then the results' arrays: out-parameters come last.
+// expected-error @+1 {{parameter %x of @output_first follows an out-parameter; out-parameters come after every parameter}}
+func.func @output_first(%out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}, %x: memref<4xf32, #accy.space<host>>) attributes {accy.planned = "cpu"} {
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// An output index that is not an integer.
+// expected-error @+1 {{accy.output of %out0 is "first", not a result index}}
+func.func @output_named(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = "first"}) attributes {accy.planned = "cpu"} {
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A function planned for a target accy does not have.
+// expected-error @+1 {{function @tpu is planned for "tpu", not a known target (cpu, cuda)}}
+func.func @tpu(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "tpu"} {
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A module planned for a target accy does not have.
+// expected-error @+1 {{the module's accy.target is "tpu"; known targets: cpu, cuda}}
+builtin.module attributes {accy.target = "tpu"} {
+  func.func @f(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+    accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+    func.return
+  }
+}
+
+// -----
+
+// A function planned for another target than its module.
+builtin.module attributes {accy.target = "cuda"} {
+  // expected-error @+1 {{function @f is planned for "cpu" in a module planned for "cuda" (accy.target)}}
+  func.func @f(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+    accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+    func.return
+  }
+}
+
+// -----
+
+// An arena alignment that is not a power of two.
+func.func @alignment_3(%x: memref<4xf32, #accy.space<host>>) attributes {accy.planned = "cpu"} {
+  // expected-error @+1 {{'accy.arena' op alignment 3 is not a power of two}}
+  %arena = accy.arena alignment 3 : memref<64xi8, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A kernel whose workspace is a constant's buffer.
+func.func @constant_workspace(%x: memref<4xf32, #accy.space<host>>, %out0: memref<f32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  %c = accy.global dense<0> : tensor<16xi8> : memref<16xi8, #accy.space<host>>
+  // expected-error @+1 {{'accy.kernel' op workspaces #0 is a read-only constant buffer}}
+  accy.kernel 0 "reduce" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<f32, #accy.space<host>>) workspaces(%c : memref<16xi8, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %s = accy.reduce add %t, dims = [0] : (tensor<4xf32>) -> tensor<f32>
+    accy.yield %s : tensor<f32>
+  } {workspace_names = ["partials"]}
+  func.return
+}
+
+// -----
+
+// A planned module holds planned functions only (lowering would pass this one through).
+builtin.module attributes {accy.target = "cpu"} {
+  // expected-error @+1 {{function @f of a module planned for "cpu" (accy.target) is not planned (accy.planned); a planned module holds planned functions}}
+  func.func @f(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) {
+    accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+    func.return
+  }
+}
+
+// -----
+
+// A kernel that stores nothing.
+func.func @no_outs(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  // expected-error @+1 {{'accy.kernel' op writes no buffer; a kernel stores at least one value (outs)}}
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs() {
+  ^bb0(%t: tensor<4xf32>):
+    accy.yield
+  }
+  accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  func.return
+}
+
+// -----
+
+// A kernel that stores its input as it is: a copy, not a kernel.
+func.func @yields_input(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  // expected-error @+1 {{'accy.kernel' op yielded value #0 is not computed by its body (a kernel computes what it stores; an input passes to an output by an 'accy.copy')}}
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    accy.yield %t : tensor<4xf32>
+  }
   func.return
 }
