@@ -17,6 +17,7 @@ _EXPORTS = {
     "AccyError": "accy.diagnostics",
     "AccyInputError": "accy.diagnostics",
     "AccyParseError": "accy.diagnostics",
+    "AccyTypeError": "accy.diagnostics",
     "AccyVerifyError": "accy.diagnostics",
     "Aliased": "accy.passes.memory",
     "BlockBuilder": "accy.builder",
@@ -42,6 +43,7 @@ __all__ = [
     "AccyError",
     "AccyInputError",
     "AccyParseError",
+    "AccyTypeError",
     "AccyVerifyError",
     "Aliased",
     "BlockBuilder",
@@ -88,6 +90,7 @@ if TYPE_CHECKING:
     from accy.diagnostics import AccyError as AccyError
     from accy.diagnostics import AccyInputError as AccyInputError
     from accy.diagnostics import AccyParseError as AccyParseError
+    from accy.diagnostics import AccyTypeError as AccyTypeError
     from accy.diagnostics import AccyVerifyError as AccyVerifyError
     from accy.passes.analysis import Budget as Budget
     from accy.passes.analysis import Outcome as Outcome

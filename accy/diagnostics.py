@@ -3,22 +3,25 @@
 The CLI prints them as `file:line:col: error: message` and exits with status 1; the Python
 API raises them. A location is an MLIR location attribute (`FileLineColLoc` when accy knows
 the file position) or None.
+
+xDSL is imported only where a location is given or made, so the runtime loader (numpy and
+ctypes alone, `accy.runtime.loader`) raises these errors too.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import (
-    FileLineColLoc,
-    IntAttr,
-    LocationAttr,
-    NameLoc,
-    StringAttr,
-    UnknownLoc,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
 
 
 def format_location(location: LocationAttr | None) -> str | None:
     """`file:line:col` for a file location (looking through a name location), else None."""
+    if location is None:
+        return None
+    from xdsl.dialects.builtin import FileLineColLoc, NameLoc
+
     if isinstance(location, NameLoc):
         location = location.child_loc
     if isinstance(location, FileLineColLoc):
@@ -32,7 +35,7 @@ class AccyError(Exception):
     def __init__(self, message: str, location: LocationAttr | None = None):
         super().__init__(message)
         self.message = message
-        self.location = None if isinstance(location, UnknownLoc) else location
+        self.location = None if _is_unknown(location) else location
 
     def diagnostic(self) -> str:
         """The error in the compiler-diagnostic form users and FileCheck read."""
@@ -42,6 +45,14 @@ class AccyError(Exception):
 
     def __str__(self) -> str:
         return self.diagnostic()
+
+
+def _is_unknown(location: LocationAttr | None) -> bool:
+    if location is None:
+        return False
+    from xdsl.dialects.builtin import UnknownLoc
+
+    return isinstance(location, UnknownLoc)
 
 
 class AccyParseError(AccyError):
@@ -56,11 +67,44 @@ class AccyInputError(AccyError):
     """An argument passed to a function does not match its signature."""
 
 
+class AccyTypeError(AccyError, TypeError):
+    """An argument of accy's Python API of the wrong type (`accy.parse(None)`); the message
+    names the function, the argument and what it takes."""
+
+
+def wrong_type(function: str, argument: str, expected: str, value: object) -> AccyTypeError:
+    """`function`'s `argument` is not `expected`: what it takes and what it was given."""
+    return AccyTypeError(
+        f"{function}: {argument} must be {expected}, not {type(value).__name__} ({value!r:.60})"
+    )
+
+
+class StableHloTextError(AccyParseError):
+    """StableHLO (or CHLO) text given where an accy program was expected: names the op and
+    how to import it (`remedy`: `accy.import_stablehlo` in the API, the flag in a CLI)."""
+
+    def __init__(
+        self, op_name: str, location: LocationAttr | None, remedy: str = "accy.import_stablehlo"
+    ):
+        super().__init__(
+            f"'{op_name}' is a StableHLO op, not an accy op: StableHLO text (e.g. JAX's "
+            f"lowered text) is read with {remedy}",
+            location,
+        )
+        self.op_name = op_name
+
+    def with_remedy(self, remedy: str) -> StableHloTextError:
+        """The same error advising `remedy` (a command line's `--import-stablehlo`)."""
+        return StableHloTextError(self.op_name, self.location, remedy)
+
+
 def decode_source(data: bytes, filename: str, line_offset: int = 0) -> str:
     """`data` as UTF-8 text, or an AccyParseError located at the first byte that is not."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
+        from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
         start = error.start
         line = data.count(b"\n", 0, start) + 1 + line_offset
         column = start - (data.rfind(b"\n", 0, start) + 1) + 1

@@ -16,7 +16,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from accy.diagnostics import AccyError
+from accy.diagnostics import AccyError, wrong_type
 from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.arena_plan import ARENA, ArenaPlan
 from accy.passes.buffers import BUFFERS, BufferPlan
@@ -58,9 +58,16 @@ def prepare(module: ModuleOp, *, budget: Budget | None = None, **options: Any) -
     Raises `WorkBudgetExhausted` when an analysis does not fit the budget,
     `MissingOutputWriter` when a result has no writer, `WorkspaceError` when a family's
     workspace expression fails, `SharedMemoryExceeded` when a kernel needs more shared
-    memory per block than `shared_limit`, and `AccyError` for an unknown or invalid
-    option. `target` (`cuda` or `cpu`, default `cuda`) is what the plan is for."""
+    memory per block than `shared_limit`, `AccyError` for an unknown or invalid option
+    and `AccyTypeError` for a `module` that is not a module or an option of the wrong type.
+    `target` (`cuda` or `cpu`, default `cuda`) is what the plan is for."""
     from accy.passes.planned_form import is_planned
+
+    if not isinstance(module, ModuleOp):
+        expected = "an accy module (from accy.parse, Builder.finish or accy.import_stablehlo)"
+        raise wrong_type("accy.prepare", "module", expected, module)
+    if budget is not None and not isinstance(budget, Budget):
+        raise wrong_type("accy.prepare", "budget", "an accy.Budget or None", budget)
 
     if is_planned(module):
         raise AccyError(

@@ -12,6 +12,7 @@ shaped types spelled the same are built once. `benchmarks/parse_speed.py` measur
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import sys
 import threading
@@ -39,10 +40,13 @@ from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind
 from accy.dense_literal import DenseLiteral, with_float_bit_patterns
 from accy.diagnostics import (
     MAX_NESTING,
+    AccyError,
     AccyParseError,
     AccyVerifyError,
+    StableHloTextError,
     decode_source,
     nesting_error,
+    wrong_type,
 )
 from accy.dialects.accy import Accy, verify_parameter_attributes
 
@@ -180,6 +184,8 @@ class LocatingParser(Parser):
         self._int_attrs: dict[int, IntAttr] = {}
         self._types: dict[str, Attribute] = {}
         self._parser_state = ParserState(LinearLexer(Input(text, filename), self.location_of))
+        self._open_regions: list[int] = []
+        """The position of the `{` of each region being parsed, innermost last."""
 
     def location_of(self, position: int) -> FileLineColLoc:
         if self._line_starts is None:
@@ -196,6 +202,40 @@ class LocatingParser(Parser):
         if attr is None:
             attr = self._int_attrs[value] = IntAttr(value)
         return attr
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """The module of the text; text without tokens (empty, blank or only comments) is
+        an empty module, as mlir-opt reads it."""
+        if self._current_token.kind is MLIRTokenKind.EOF:
+            return ModuleOp([])
+        return super().parse_module(allow_implicit_module)
+
+    def parse_optional_region(self, arguments=None):
+        """xDSL's region, the position of its `{` recorded while it is parsed (for a
+        missing `}`'s message)."""
+        opening = self._current_token
+        if opening.kind is not MLIRTokenKind.L_BRACE:
+            return super().parse_optional_region(arguments)
+        self._open_regions.append(opening.span.start)
+        try:
+            return super().parse_optional_region(arguments)
+        finally:
+            self._open_regions.pop()
+
+    def _parse_block(self):
+        # A region's ops end at a token that starts no op: there `}` closes the region and
+        # a `^label` starts its next block; anything else means the `}` is missing (xDSL
+        # says only " in block definition").
+        token = self._current_token
+        if token.kind is not MLIRTokenKind.CARET_IDENT and self._open_regions:
+            opened = self.location_of(self._open_regions[-1])
+            found = "the end of the input" if token.kind is MLIRTokenKind.EOF else f"'{token.text}'"
+            raise AccyParseError(
+                f"expected '}}' to close the region opened at line {opened.line.data}, "
+                f"column {opened.column.data}, found {found}",
+                self.location_of(token.span.start),
+            )
+        return super()._parse_block()
 
     def parse_operation(self) -> Operation:
         start = self.pos
@@ -286,19 +326,46 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
+_UNREGISTERED_STABLEHLO_OP = re.compile(
+    r"Operation ((?:stablehlo|chlo)\.[\w.$]+) is not registered"
+)
+
+
 def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
-    """An xDSL parse error as a located accy error."""
-    location = error.span.get_location()
+    """An xDSL parse error as a located accy error (a `StableHloTextError` for an op of
+    StableHLO or CHLO, which only the importer reads)."""
+    where = error.span.get_location()
+    location = FileLineColLoc(
+        StringAttr(where.file or "<input>"),
+        IntAttr(where.line + line_offset),
+        IntAttr(where.col),
+    )
+    if stablehlo := _UNREGISTERED_STABLEHLO_OP.match(error.msg):
+        return StableHloTextError(stablehlo.group(1), location)
     # The pinned xDSL leaves one message's placeholder unfilled.
     message = error.msg.replace("{first_char}", repr(error.span.text[:1]))
-    return AccyParseError(
-        message,
-        FileLineColLoc(
-            StringAttr(location.file or "<input>"),
-            IntAttr(location.line + line_offset),
-            IntAttr(location.col),
-        ),
-    )
+    return AccyParseError(message, location)
+
+
+_SOURCE_KINDS = "accy program text (str) or the path of a .mlir file (str or os.PathLike)"
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether `text` reads as a file name rather than a program: one line, no `{`, ending
+    in `.mlir` (no program's text does)."""
+    return "\n" not in text and "{" not in text and text.strip().endswith(".mlir")
+
+
+def read_source_file(path: Path, filename: str | None = None) -> str:
+    """The UTF-8 text of the program file `path`; `AccyError` when it cannot be read,
+    `AccyParseError` at the first byte that is not UTF-8."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise AccyError(f"cannot read '{path}': no such file") from None
+    except OSError as error:
+        raise AccyError(f"cannot read '{path}': {error.strerror or error}") from None
+    return decode_source(data, filename or str(path))
 
 
 def parse(
@@ -308,18 +375,22 @@ def parse(
     ctx: Context | None = None,
     line_offset: int = 0,
 ) -> ModuleOp:
-    """Parse and verify an accy program from text or from a path to a `.mlir` file.
+    """Parse and verify an accy program from its text, or from a `.mlir` file: a path
+    (`os.PathLike`) or a string that `looks_like_path` (one line ending in `.mlir`).
 
-    Raises `AccyParseError` or `AccyVerifyError` carrying the location of the problem.
+    Raises `AccyParseError` or `AccyVerifyError` carrying the location of the problem
+    (`StableHloTextError` for StableHLO text), `AccyError` for a file that cannot be read
+    and `AccyTypeError` for a source that is neither text nor a path. Text without ops is
+    an empty module.
     """
-    if isinstance(source, Path) or (
-        "\n" not in source and source.endswith(".mlir") and Path(source).is_file()
-    ):
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and looks_like_path(source)):
         path = Path(source)
         filename = filename or str(path)
-        text = decode_source(path.read_bytes(), filename)
+        text = read_source_file(path, filename)
+    elif isinstance(source, str):
+        text = source
     else:
-        text = str(source)
+        raise wrong_type("accy.parse", "source", _SOURCE_KINDS, source)
     parser = None
     try:
         with _stack_for_nesting():
@@ -333,6 +404,19 @@ def parse(
         raise AccyParseError("the input is nested too deeply to parse", where) from None
     verify(module)
     return module
+
+
+def program_module(module_or_text: object, function: str) -> ModuleOp:
+    """The module `function` (`accy.compile`, `accy.export`) was given: a module verified as
+    it is, text or a path parsed (`parse`); `AccyTypeError` naming `function` otherwise."""
+    if isinstance(module_or_text, ModuleOp):
+        verify(module_or_text)
+        return module_or_text
+    if not isinstance(module_or_text, str | os.PathLike):
+        raise wrong_type(
+            function, "the program", f"an accy module (ModuleOp), {_SOURCE_KINDS}", module_or_text
+        )
+    return parse(module_or_text)
 
 
 _stack_lock = threading.Lock()

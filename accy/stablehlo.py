@@ -58,7 +58,14 @@ from xdsl.ir import SSAValue
 
 from accy import dtypes, expansions
 from accy.builder import BlockBuilder, Builder
-from accy.diagnostics import MAX_NESTING, AccyError, AccyParseError, decode_source, nesting_error
+from accy.diagnostics import (
+    MAX_NESTING,
+    AccyError,
+    AccyParseError,
+    decode_source,
+    nesting_error,
+    wrong_type,
+)
 from accy.dialects import accy as ops
 from accy.mlir_bridge import (
     MlirUnavailableError,
@@ -123,6 +130,9 @@ def import_stablehlo(
     larger file). Raises `AccyParseError` for malformed text and `AccyError` (at the op's
     location) for anything accy cannot express; the module is verified.
     """
+    if not isinstance(source, str | os.PathLike):
+        expected = "StableHLO text (str) or the path of a file (str or os.PathLike)"
+        raise wrong_type("accy.import_stablehlo", "source", expected, source)
     if isinstance(source, os.PathLike) or (
         isinstance(source, str)
         and "\n" not in source
@@ -1208,7 +1218,7 @@ def _scalar_int(imp: _Importer, value: UpstreamValue) -> int | None:
 def _constant_in(block: UpstreamBlock, imp: _Importer, value: UpstreamValue) -> int | None:
     """An integer scalar constant: defined in `block` or earlier outside the loop."""
     for op in block.ops:
-        if op.name == "stablehlo.constant" and op.results[0].id == value.id:
+        if op.name in ("stablehlo.constant", "arith.constant") and op.results[0].id == value.id:
             array = op.attributes.get("value")
             if isinstance(array, np.ndarray) and array.shape == () and array.dtype.kind in "iu":
                 return int(array[()])
@@ -1349,6 +1359,7 @@ _CONVOLUTION_ATTRIBUTES = {
 
 CONVERTERS: dict[str, Converter] = {
     "stablehlo.constant": Converter(_constant, {"value": None}),
+    "arith.constant": Converter(_constant, {"value": None}),  # torch-mlir's scalars
     "stablehlo.add": Converter(_elementwise_or_on_i1("add", "or_"), {}),
     "stablehlo.multiply": Converter(_elementwise_or_on_i1("multiply", "and_"), {}),
     **{

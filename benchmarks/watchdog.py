@@ -8,8 +8,13 @@ Each worker is a fresh (spawned) Python process that imports the function named 
 an `Outcome` and may call `report_stage("compile")` to say where it is. The parent gives
 each idle worker the next item and watches it: a worker that dies (a signal, an abort,
 an exit) yields a CRASH outcome naming the stage and the last lines the process printed
-(its C-level output goes to a log file, not to the terminal); one that runs past
+(its C-level output goes to a log file, not to the terminal); one that runs an item past
 `timeout` seconds is killed and yields TIMEOUT. Either way a new worker takes its place.
+
+An item's `timeout` counts from when its worker says it began the item, so the time a
+fresh worker takes to start (spawning Python and importing the target: seconds on a
+loaded machine) is not charged to the item. A worker that has not begun its item within
+`startup_timeout` seconds of being given it (its start-up hangs) yields TIMEOUT too.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 KINDS = ("PASS", "WRONG", "REFUSED", "CRASH", "TIMEOUT")
+STARTUP_TIMEOUT = 300.0
+"""Seconds a worker may take to begin an item it was given (start-up included)."""
 
 
 @dataclass
@@ -55,6 +62,7 @@ def _serve(connection, target: str, options: dict[str, Any], log_path: str) -> N
             item = connection.recv()
         except EOFError:
             return
+        connection.send(("began", None))
         start = time.perf_counter()
         outcome = function(item, options, lambda stage: connection.send(("stage", stage)))
         outcome.seconds = time.perf_counter() - start
@@ -72,10 +80,13 @@ class _Worker:
         child.close()
         self.item: Any = None
         self.started = 0.0
+        """When the item was given."""
+        self.began: float | None = None
+        """When the worker said it began the item (None before): its timeout's start."""
         self.stage = ""
 
     def give(self, item: Any) -> None:
-        self.item, self.started, self.stage = item, time.monotonic(), "start"
+        self.item, self.started, self.began, self.stage = item, time.monotonic(), None, "start"
         self.connection.send(item)
 
     def stop(self) -> None:
@@ -91,13 +102,17 @@ class _Worker:
             return ""
         return " | ".join(line.strip() for line in lines[-3:])
 
-    def poll(self, timeout: float) -> Outcome | None:
-        """The item's outcome if it has one now (its own, a CRASH or a TIMEOUT)."""
+    def poll(self, timeout: float, startup_timeout: float = STARTUP_TIMEOUT) -> Outcome | None:
+        """The item's outcome if it has one now (its own, a CRASH or a TIMEOUT: over
+        `timeout` seconds since the worker began it, or `startup_timeout` since it was given
+        without the worker beginning it)."""
         item_id = self.item.id
         try:
             while self.connection.poll():
                 kind, value = self.connection.recv()
-                if kind == "stage":
+                if kind == "began":
+                    self.began = time.monotonic()
+                elif kind == "stage":
                     self.stage = value
                 else:
                     return value
@@ -107,8 +122,11 @@ class _Worker:
             how = f"signal {-code}" if code and code < 0 else f"exit status {code}"
             detail = f"the process died ({how}) during {self.stage}: {self.last_output()}"
             return Outcome(item_id, "CRASH", detail, self.stage)
-        elapsed = time.monotonic() - self.started
-        if elapsed > timeout:
+        now = time.monotonic()
+        if self.began is None and now - self.started > startup_timeout:
+            detail = f"the worker did not begin the item within {startup_timeout:g} s"
+            return Outcome(item_id, "TIMEOUT", detail, self.stage)
+        if self.began is not None and now - self.began > timeout:
             return Outcome(item_id, "TIMEOUT", f"over {timeout:g} s in {self.stage}", self.stage)
         return None
 
@@ -131,8 +149,10 @@ def run_in_workers(
     timeout: float,
     options: dict[str, Any] | None = None,
     progress: Callable[[int, Counter], None] | None = None,
+    startup_timeout: float = STARTUP_TIMEOUT,
 ) -> list[Outcome]:
-    """Every item's outcome, in the order of `items` (each item has a unique `id`)."""
+    """Every item's outcome, in the order of `items` (each item has a unique `id`);
+    `timeout` and `startup_timeout` as the module doc says."""
     context = mp.get_context("spawn")
     options = options or {}
     outcomes: dict[str, Outcome] = {}
@@ -155,7 +175,7 @@ def run_in_workers(
                 busy = [w.connection for w in workers if w.item is not None]
                 mp.connection.wait(busy, timeout=0.2)
                 for i, w in enumerate(workers):
-                    if w.item is None or (outcome := w.poll(timeout)) is None:
+                    if w.item is None or (outcome := w.poll(timeout, startup_timeout)) is None:
                         continue
                     outcome.seconds = outcome.seconds or time.monotonic() - w.started
                     outcomes[w.item.id] = outcome

@@ -25,8 +25,9 @@ from xdsl.targets.mlir import MLIRTarget
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
+from accy.cli.arguments import Integer
 from accy.cli.expected_diagnostics import check_expectations, parse_expectations
-from accy.diagnostics import AccyError, decode_source
+from accy.diagnostics import AccyError, StableHloTextError, decode_source
 from accy.dialects.accy import Accy
 from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.options import PlanOptions
@@ -58,13 +59,6 @@ NO_PASSES_NOTE = (
 )
 
 
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {value}")
-    return value
-
-
 class AccyOptMain(xDSLOptMain):
     """The opt driver of accy: accy's dialects and passes, located diagnostics."""
 
@@ -75,8 +69,17 @@ class AccyOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         # xDSL's `--shrink` (for the shrinkray reducer) means nothing here: accy-opt's
-        # `run` never reports "can shrink"; xDSL's `--version` names xdsl-opt.
-        _remove_arguments(arg_parser, ("shrink", "version"))
+        # `run` never reports "can shrink"; xDSL's `--version` names xdsl-opt; a parse
+        # error is a diagnostic with or without `--parsing-diagnostics` (xDSL's prints it
+        # and exits 0), which `--verify-diagnostics` checks.
+        _remove_arguments(arg_parser, ("shrink", "version", "parsing_diagnostics"))
+        verify_action = _find_action(arg_parser, "verify_diagnostics")
+        if verify_action is not None:
+            verify_action.help = (
+                "check each chunk's error against its `// expected-error {{...}}` "
+                "annotations (@+N, @-N, @above, @below, @unknown) as mlir-opt does; "
+                "exit 0 when they match, 1 on a mismatch"
+            )
         passes_action = _find_action(arg_parser, "passes")
         if passes_action is not None:
             passes_action.help = (
@@ -97,7 +100,7 @@ class AccyOptMain(xDSLOptMain):
         )
         arg_parser.add_argument(
             "--accy-max-work",
-            type=_non_negative,
+            type=Integer(minimum=0),
             metavar="N",
             help="structural visits the planning analyses may make; an analysis whose "
             "estimate does not fit is refused before it runs",
@@ -165,7 +168,12 @@ class AccyOptMain(xDSLOptMain):
             from accy.stablehlo import import_stablehlo
 
             return import_stablehlo(text, filename=self.get_input_name(), line_offset=start_offset)
-        return parse(text, filename=self.get_input_name(), ctx=self.ctx, line_offset=start_offset)
+        try:
+            return parse(
+                text, filename=self.get_input_name(), ctx=self.ctx, line_offset=start_offset
+            )
+        except StableHloTextError as error:
+            raise error.with_remedy("--import-stablehlo") from None
 
     def setup_pipeline(self) -> None:
         """The pipeline of `-p`, verifying after each pass; `--print-between-passes`

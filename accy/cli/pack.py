@@ -15,10 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from accy.cli.arguments import Integer, Number
 from accy.passes.arena import lower_bound, pack, read_minimalloc, write_solution
 from accy.passes.arena.pack import (
     DEFAULT_BUDGET_MS,
     IMPROVED,
+    MAX_BUDGET_MS,
     SEARCHED,
     SEARCHES,
     WINDOWS,
@@ -46,19 +48,26 @@ def _parser() -> argparse.ArgumentParser:
         help="MiniMalloc CSV: id,lower,upper,size or buffer,start,end,size (upper/end exclusive)",
     )
     parser.add_argument(
-        "--capacity", type=int, help="fit the arena in N bytes first; fail if it does not"
+        "--capacity",
+        type=Integer(),
+        metavar="N",
+        help="fit the arena in N bytes first; fail if it does not",
     )
-    parser.add_argument("--alignment", type=int, default=1, help="offset alignment (default 1)")
+    parser.add_argument(
+        "--alignment", type=Integer(), default=1, metavar="N", help="offset alignment (default 1)"
+    )
     parser.add_argument(
         "--budget-ms",
-        type=float,
+        type=Number("milliseconds"),
+        metavar="MS",
         default=DEFAULT_BUDGET_MS,
         help="time for the packers and the searches, in milliseconds (default "
         f"{DEFAULT_BUDGET_MS:g}); when it runs out the best placement so far is kept",
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=Integer(),
+        metavar="N",
         default=workers,
         help="processes for the exact sweeps when the budget is long (default: this machine's "
         f"processors, at most {MAX_WORKERS}: {workers})",
@@ -121,6 +130,10 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError(f"--alignment must be at least 1, got {args.alignment}")
     if not args.budget_ms >= 0:  # also refuses nan
         raise ValueError(f"--budget-ms must be at least 0, got {args.budget_ms:g}")
+    if args.budget_ms > MAX_BUDGET_MS:
+        raise ValueError(
+            f"--budget-ms must be at most {MAX_BUDGET_MS:.0f} (a week), got {args.budget_ms:g}"
+        )
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.output and not Path(args.output).resolve().parent.is_dir():

@@ -3,8 +3,8 @@
 // One chunk per verifier rule of every accy op. Each diagnostic names the file, the line
 // and column where the op's text starts, and the op. Rules that IRDL constraints check
 // (operand types tied by a type variable, element types) are written in the generic form:
-// the custom syntax derives the types from its type list. (No chunk may hold only
-// comments: xDSL refuses an empty module with "Could not parse entire input!".)
+// the custom syntax derives the types from its type list. (A chunk of only comments is an
+// empty module, as in mlir-opt, and passes.)
 
 // Elementwise binary: both operands and the result have one type.
 

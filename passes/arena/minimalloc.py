@@ -6,13 +6,16 @@ benchmark files spell it ``buffer,start,end,size``) and one buffer per row; a so
 end=upper - 1, size)``, and writing maps back. Ids are names (MiniMalloc's examples use
 ``b1``, ``b2``, ...): when every id is a distinct decimal integer the buffers keep them as
 ids, otherwise buffers are numbered in row order; either way the names are written back. The
-other fields are decimal integers, ``lower < upper``, ``size >= 0``, ids are unique. A
-malformed file raises ``MiniMallocFormatError`` whose message starts with ``FILE:LINE:``.
+other fields are decimal integers, ``lower < upper``, ``size >= 0``, ids are unique. The file
+is UTF-8 text. A malformed file (text that is not UTF-8 or not CSV, a field longer than the
+csv module's limit, 131072 characters) raises ``MiniMallocFormatError`` whose message starts
+with ``FILE:LINE:``.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -57,10 +60,39 @@ def _integer(path: Path | str, line: int, name: str, text: str) -> int:
         raise MiniMallocFormatError(path, line, f"{name} '{text}' is not an integer") from None
 
 
+def _text(path: Path | str) -> str:
+    """The file's UTF-8 text; ``MiniMallocFormatError`` at the line of the first byte that
+    is not UTF-8."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        byte = data[error.start]
+        raise MiniMallocFormatError(path, line, f"not UTF-8 text (byte 0x{byte:02x})") from None
+
+
+def _rows(path: Path | str) -> list[tuple[int, list[str]]]:
+    """The non-empty rows of the file, each with the line it ends on."""
+    reader = csv.reader(io.StringIO(_text(path), newline=""))
+    rows = []
+    try:
+        for row in reader:
+            if row:
+                rows.append((reader.line_num, row))
+    except csv.Error as error:  # the line being read is counted
+        message = (
+            f"a field longer than {csv.field_size_limit()} characters"
+            if "field limit" in str(error)
+            else f"not CSV: {error}"
+        )
+        raise MiniMallocFormatError(path, max(reader.line_num, 1), message) from None
+    return rows
+
+
 def read_minimalloc(path: Path | str) -> MiniMallocFile:
     """The buffers (and offsets, for a solution) of a MiniMalloc CSV file."""
-    with open(path, newline="") as stream:
-        rows = [(number, row) for number, row in enumerate(csv.reader(stream), 1) if row]
+    rows = _rows(path)
     if not rows:
         expected = ",".join(PROBLEM_COLUMNS)
         raise MiniMallocFormatError(path, 1, f"empty file, expected header {expected}")

@@ -138,6 +138,9 @@ PARALLEL_MS = 500.0
 """The shortest sweep stage (milliseconds of budget) run in ``workers`` processes: starting
 them costs more than a shorter stage's sweeps would gain."""
 DEFAULT_BUDGET_MS = 100.0
+MAX_BUDGET_MS = 7 * 24 * 3600 * 1000.0
+"""The longest budget, a week (``PlanOptions``' ``MAX_PACK_BUDGET_MS``): the node caps
+derived from it stay integers (an infinite budget has none)."""
 DEFAULT_MAX_ITERATIONS = 2000
 GREEDY_WORK_PER_MS = 1000
 """Greedy packers' visits (``placer.placement_work``) per millisecond of budget, all packers
@@ -266,6 +269,14 @@ def _capacity_nodes(budget_ms: float, search_nodes: int | None) -> int:
     return int(_capacity_ms(budget_ms) * search.NODES_PER_MS)
 
 
+def check_budget_ms(budget_ms: float) -> None:
+    """``ValueError`` unless ``budget_ms`` is from 0 to ``MAX_BUDGET_MS`` (nan is not)."""
+    if not 0 <= budget_ms <= MAX_BUDGET_MS:
+        raise ValueError(
+            f"pack: budget_ms must be from 0 to {MAX_BUDGET_MS:.0f} (a week), got {budget_ms!r}"
+        )
+
+
 def max_work(
     budget_ms: float = DEFAULT_BUDGET_MS,
     *,
@@ -281,6 +292,7 @@ def max_work(
     buffers: the greedy packers' work cap, the largest sum of the search stages' node caps over
     the three shares (after the capacity fit's, when a ``capacity`` is given) and the iteration
     cap."""
+    check_budget_ms(budget_ms)
 
     def stages(budget_ms: float) -> int:  # the most the search stages get within budget_ms
         return max(
@@ -434,6 +446,7 @@ def pack(
     sweeps."""
     if workers < 1:
         raise ValueError(f"pack: workers must be at least 1, got {workers}")
+    check_budget_ms(budget_ms)
     check_alignment(alignment)
     check_unique_ids(intervals)
     started = time.perf_counter()
