@@ -19,9 +19,12 @@ The directory holds:
   thread pool the parallel loops run on), linked the same way.
 - `<kernel module>.ptx` (CUDA): each kernel module's PTX, for inspection and `ptxas`.
 - `manifest.json`: format, target, chip, file names, each library's size and sha256
-  (`libraries`), and per function its C symbol, the shapes (`?` for dynamic dims) and
-  numpy dtypes of its arguments and results, and a plan summary: arena bytes, work items
-  (kind, family, launches with grid and block), planned transfers and output sources.
+  (`libraries`), and per function its C symbol (`_mlir_ciface_accy_fn_<name>`: the
+  lowered functions have a prefix of their own, `accy.passes.lower.host.host_symbol`, so
+  no function name is a symbol of the C library or the runtimes), the shapes (`?` for
+  dynamic dims) and numpy dtypes of its arguments and results, and a plan summary: arena
+  bytes, work items (kind, family, launches with grid and block), planned transfers and
+  output sources.
 
 The program library also holds `accy_export_signature` (a small generated C file linked
 in): the canonical JSON of the functions' names, symbols, shapes and dtypes
@@ -30,8 +33,11 @@ in): the canonical JSON of the functions' names, symbols, shapes and dtypes
 An export never removes what it did not write. The target must be absent, empty, or an
 earlier export: a manifest accy can read and only the files that manifest names. The
 new export is built in a scratch directory beside the target, then moved in file by file
-(the old manifest removed first, the old export's other files replaced or removed, the
-new manifest moved in last), so the target directory itself stays in place (`.` works).
+(`_move_into_place`: the earlier export's files moved aside, its manifest first, into a
+scratch directory inside the target; the new files moved in, the manifest last; the
+earlier files then removed), so the target directory itself stays in place (`.` works).
+A failure at any step removes what it moved in and moves the earlier export back, so
+the earlier export still loads; no scratch directory is left behind.
 
 The object code is not position-independent: the link warns about text relocations
 (`DT_TEXTREL`); the library loads on x86-64 Linux.
@@ -67,11 +73,11 @@ from accy.runtime.loader import (
     export_signature,
     read_manifest,
 )
-from accy.source import parse, verify
+from accy.source import program_module
 
 PROGRAM_LIBRARY = PROGRAM_LIBRARY_NAME
 TARGETS = ("cpu", "cuda")
-REPLACEABLE_FORMATS = (1, MANIFEST_FORMAT)
+REPLACEABLE_FORMATS = (1, 2, MANIFEST_FORMAT)
 """Manifest formats of earlier exports that an export may replace."""
 
 
@@ -97,14 +103,11 @@ def export(
     The export is built in a scratch directory beside `path` and moved into place only
     when it is complete, so a failure leaves nothing half-written. An existing `path` must
     be empty or an earlier export (a manifest accy reads and only the files it names); only
-    that export's files are then replaced or removed (see the module docstring)."""
+    that export's files are then replaced or removed, and a failure leaves it as it was
+    (see the module docstring)."""
     if target not in TARGETS:
         raise AccyError(f"unknown export target '{target}'; known targets: {', '.join(TARGETS)}")
-    if isinstance(module_or_text, ModuleOp):
-        module = module_or_text
-        verify(module)
-    else:
-        module = parse(module_or_text)
+    module = program_module(module_or_text, "accy.export")
     if threads is not None and target != "cpu":
         raise AccyError(f"threads applies to the cpu target, not to {target}")
     directory = Path(path)
@@ -187,7 +190,10 @@ def _listing(names: list[str], most: int = 5) -> str:
 
 
 def _move_into_place(staging: Path, directory: Path, resolved: Path) -> None:
-    """Move the complete export in `staging` to `resolved` (see `_earlier_export`)."""
+    """Move the complete export in `staging` to `resolved` (see `_earlier_export`). The
+    earlier export's files go aside first (its manifest first: the directory stops being
+    a loadable export), then the new files come in (the manifest last: it becomes one
+    again); on a failure `_restore` puts the earlier export back."""
     ignore = frozenset([staging.name]) if staging.parent == resolved else frozenset()
     old = _earlier_export(directory, resolved, ignore)  # again: it may have changed
     try:
@@ -197,18 +203,40 @@ def _move_into_place(staging: Path, directory: Path, resolved: Path) -> None:
             os.chmod(staging, 0o777 & ~umask)  # mkdtemp made it private
             staging.rename(resolved)
             return
-        new = sorted(os.listdir(staging))
-        if MANIFEST_NAME in old:  # first: the directory stops being a loadable export
-            os.unlink(resolved / MANIFEST_NAME)
-        for name in old:
-            if name != MANIFEST_NAME and name not in new:
-                os.unlink(resolved / name)
-        for name in new:
-            if name != MANIFEST_NAME:
-                _replace(staging / name, resolved / name)
-        _replace(staging / MANIFEST_NAME, resolved / MANIFEST_NAME)  # last
+        aside = Path(tempfile.mkdtemp(prefix=".accy-replaced-", dir=resolved))
     except OSError as error:
         raise ExportError(f"cannot export to '{directory}': {error}") from None
+    moved_aside: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in sorted(old, key=lambda n: n != MANIFEST_NAME):  # the manifest first
+            os.rename(resolved / name, aside / name)  # the same directory: never copies
+            moved_aside.append(name)
+        for name in sorted(os.listdir(staging), key=lambda n: n == MANIFEST_NAME):  # last
+            _replace(staging / name, resolved / name)
+            moved_in.append(name)
+    except OSError as error:
+        raise ExportError(
+            f"cannot export to '{directory}': {error}"
+            + _restore(resolved, aside, moved_aside, moved_in)
+        ) from None
+    shutil.rmtree(aside, ignore_errors=True)  # the earlier export's files, and only those
+
+
+def _restore(resolved: Path, aside: Path, moved_aside: list[str], moved_in: list[str]) -> str:
+    """Undo a failed `_move_into_place`: remove the files it moved in, move the earlier
+    export's files back (its manifest last) and remove `aside`. Returns what to add to
+    the error: nothing, or where the earlier export's files are when they cannot be moved
+    back."""
+    try:
+        for name in reversed(moved_in):
+            os.unlink(resolved / name)
+        for name in reversed(moved_aside):
+            os.rename(aside / name, resolved / name)
+        os.rmdir(aside)
+    except OSError as error:
+        return f"; the earlier export could not be put back ({error}): its files are in '{aside}'"
+    return " (the earlier export is unchanged)"
 
 
 def _replace(source: Path, target: Path) -> None:
@@ -312,10 +340,9 @@ def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) ->
     from accy.passes.lower.lower_pass import lower_module
     from accy.runtime.cpu_features import host_flags, instruction_sets
     from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
-    from accy.targets.cpu import check_symbol_names, cpu_pipeline, module_text, resolve_threads
+    from accy.targets.cpu import cpu_pipeline, module_text, resolve_threads
 
     threads = resolve_threads(threads)
-    check_symbol_names(module)
     text = module_text(lower_module(module, preparation.manager, "cpu", host_flags()))
     libraries = ["-lm"]
     if threads > 1:
@@ -386,12 +413,14 @@ def _tensor_spec(t: Any) -> dict:
 
 
 def _manifest(module: ModuleOp, preparation: Preparation, target: str, programs) -> dict:
+    from accy.passes.lower.host import host_symbol
+
     functions = {}
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.body.blocks:
             name = op.sym_name.data
             functions[name] = {
-                "symbol": f"_mlir_ciface_{name}",
+                "symbol": f"_mlir_ciface_{host_symbol(name)}",
                 "args": [_tensor_spec(t) for t in op.function_type.inputs],
                 "results": [_tensor_spec(t) for t in op.function_type.outputs],
                 "plan": plan_summary(preparation, op, programs),

@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from accy.diagnostics import AccyError
 from accy.passes.planned_form import is_planned
 from accy.preparation import prepare
-from accy.source import parse, verify
+from accy.source import program_module
 
 TARGET_MODULES = {"cpu": "accy.targets.cpu", "cuda": "accy.targets.cuda"}
 
@@ -50,11 +50,7 @@ def compile(
     (`MissingOutputWriter`, `WorkBudgetExhausted`, ...), `AccyError` for an unknown or
     unavailable target or a program the target cannot lower.
     """
-    if isinstance(module_or_text, ModuleOp):
-        module = module_or_text
-        verify(module)
-    else:
-        module = parse(module_or_text)
+    module = program_module(module_or_text, "accy.compile")
     if target not in TARGET_MODULES:
         raise AccyError(
             f"unknown target '{target}'; known targets: {', '.join(sorted(TARGET_MODULES))}"

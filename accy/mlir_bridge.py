@@ -823,6 +823,10 @@ class JitModule:
 
     ``invoke(name, *ctypes_args)`` is the raw form (arguments already pointers).
 
+    ``symbol_prefix``: the module's functions are ``symbol_prefix + NAME``, and every
+    method takes (and reports) the NAME without it (accy's lowered host functions are
+    ``accy.passes.lower.host.host_symbol(NAME)``).
+
     ``target="cuda"`` JITs lowered CUDA host code (kernels already ``gpu.binary``);
     the ``mgpu*`` runtime ABI must then come from ``shared_libs`` (accy's runtime
     library) or ``symbols`` (name -> ctypes function, e.g. a test double).
@@ -838,11 +842,18 @@ class JitModule:
         target: Target = "cpu",
         symbols: Mapping[str, Any] | None = None,
         pipeline: str | None = None,
+        symbol_prefix: str = "",
     ):
         b = _host()
         self._s = s = _Session(b)
         module = s.parse(text)
-        self.signatures = _signatures(s, module)
+        self.symbol_prefix = symbol_prefix
+        self.signatures = {
+            name.removeprefix(symbol_prefix): signature
+            for name, signature in _signatures(s, module).items()
+            if name.startswith(symbol_prefix)
+        }
+        """Parameter specs by function NAME (the symbol without `symbol_prefix`)."""
         _lower(s, module, target, pipeline, True)
         self._module = module
         self._keep: list[Any] = []
@@ -872,22 +883,27 @@ class JitModule:
     def __del__(self) -> None:
         self.close()
 
+    def c_interface(self, name: str) -> str:
+        """The symbol of the C interface of the function NAME."""
+        return f"_mlir_ciface_{self.symbol_prefix}{name}"
+
     def lookup(self, name: str) -> int:
-        """Address of the packed wrapper ``_mlir__mlir_ciface_NAME`` (0 if absent).
+        """Address of the packed wrapper of ``c_interface(name)`` (0 if absent).
         ORC lookups cost about as much as a small kernel, so addresses are cached."""
         cache = self.__dict__.setdefault("_addresses", {})
         if name not in cache:
-            cache[name] = int(self.engine.raw_lookup("_mlir_ciface_" + name))
+            cache[name] = int(self.engine.raw_lookup(self.c_interface(name)))
         return cache[name]
 
     def invoke(self, name: str, *ctypes_args: Any) -> None:
-        """Call ``_mlir_ciface_NAME`` with each argument given as a ctypes pointer to
+        """Call ``c_interface(name)`` with each argument given as a ctypes pointer to
         its value (memrefs: ``memref_arg(array)``)."""
         addr = self.lookup(name)
         if not addr:
             raise UpstreamMlirError(
                 f"looking up @{name}",
-                f"no function _mlir_ciface_{name} (is @{name} public, defined, with llvm.emit_c_interface?)",
+                f"no function {self.c_interface(name)} (is @{self.symbol_prefix}{name} "
+                "public, defined, with llvm.emit_c_interface?)",
             )
         # Each argument's pointer value, read from the pointer object itself:
         # `ctypes.cast` would tie the argument (and the arrays it keeps alive) into a
@@ -969,7 +985,7 @@ class JitModule:
         out-params); see ``PreparedCall``."""
         addr = self.lookup(name)
         if not addr:
-            raise UpstreamMlirError(f"looking up @{name}", f"no function _mlir_ciface_{name}")
+            raise UpstreamMlirError(f"looking up @{name}", f"no function {self.c_interface(name)}")
         return PreparedCall(_PACKED_ENTRY(addr), shapes, name)
 
     def dump_object(self, path: str | os.PathLike[str]) -> Path:
@@ -1310,8 +1326,59 @@ def _dense_from_text(text: str, element: str, shape: tuple[int, ...]) -> np.ndar
     return flat.astype(dtype).reshape(shape)
 
 
-def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
+_RESOURCES = re.compile(r"\{-#\s*dialect_resources\s*:\s*\{(.*?)\}\s*#-\}", re.DOTALL)
+_RESOURCE_BLOB = re.compile(r'([\w.$-]+|"[^"]*")\s*:\s*"0x([0-9A-Fa-f]*)"')
+_RESOURCE_NAME = re.compile(r"^dense_resource<([^>]*)>")
+
+
+def dialect_resources(text: str) -> dict[str, str]:
+    """The blobs of the `{-# dialect_resources: {...} #-}` section of MLIR text (where
+    torch-mlir puts a model's weights), by name, as hex text; decoded only when a
+    `dense_resource` attribute is read (`_resource_array`)."""
+    blobs: dict[str, str] = {}
+    for section in _RESOURCES.finditer(text):
+        for name, digits in _RESOURCE_BLOB.findall(section.group(1)):
+            blobs[name.strip('"')] = digits
+    return blobs
+
+
+def _resource_array(text: str, t: UpstreamType, resources: dict[str, str]) -> Any:
+    """The values of `dense_resource<NAME> : t` from its blob: 4 bytes of alignment, then
+    the elements little-endian (i1 one byte each), as `DenseResourceElementsAttr` stores
+    them; an `UpstreamOpaque` naming what is missing or wrong."""
+    np = _np()
+    match = _RESOURCE_NAME.match(text)
+    name = match.group(1).strip('"') if match else text
+    if t.element not in _NUMPY_ELEMENTS or t.shape is None:
+        return UpstreamOpaque(f"dense_resource<{name}> of type {t.text}")
+    if name not in resources:
+        return UpstreamOpaque(f"dense_resource<{name}>, whose blob the text does not hold")
+    shape = tuple(int(d) for d in t.shape)
+    count = math.prod(shape)
+    if count > MAX_DECODED_ELEMENTS:
+        return UpstreamOpaque(
+            f"dense_resource<{name}>: {count} elements, over the {MAX_DECODED_ELEMENTS} "
+            "accy decodes"
+        )
+    dtype = _numpy_dtype(str(t.element))
+    stored = np.dtype(np.uint8) if dtype == np.bool_ else dtype.newbyteorder("<")
+    raw = bytes.fromhex(resources[name])[4:]
+    if len(raw) != count * stored.itemsize:
+        return UpstreamOpaque(
+            f"dense_resource<{name}> holds {len(raw)} bytes; {t.text} takes "
+            f"{count * stored.itemsize}"
+        )
+    return np.frombuffer(raw, dtype=stored).astype(dtype).reshape(shape)
+
+
+def _describe_attribute(
+    b: SimpleNamespace, shlo: Any, attr: Any, resources: dict[str, str] | None = None
+) -> Any:
     ir, np = b.ir, _np()
+    resource_class = getattr(ir, "DenseResourceElementsAttr", None)
+    if resource_class is not None and _isa(resource_class, attr):
+        t = _describe_type(ir, resource_class(attr).type)
+        return _resource_array(str(attr), t, resources or {})
     if _isa(ir.DenseElementsAttr, attr):
         dense = ir.DenseElementsAttr(attr)
         t = _describe_type(ir, dense.type)
@@ -1358,9 +1425,11 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
     if _isa(ir.TypeAttr, attr):
         return _describe_type(ir, ir.TypeAttr(attr).value)
     if _isa(ir.ArrayAttr, attr):
-        return tuple(_describe_attribute(b, shlo, a) for a in ir.ArrayAttr(attr))
+        return tuple(_describe_attribute(b, shlo, a, resources) for a in ir.ArrayAttr(attr))
     if _isa(ir.DictAttr, attr):
-        return {str(n.name): _describe_attribute(b, shlo, n.attr) for n in ir.DictAttr(attr)}
+        return {
+            str(n.name): _describe_attribute(b, shlo, n.attr, resources) for n in ir.DictAttr(attr)
+        }
     if _isa(ir.UnitAttr, attr):
         return True
     if shlo is not None:
@@ -1428,8 +1497,9 @@ def _describe_attribute(b: SimpleNamespace, shlo: Any, attr: Any) -> Any:
 
 
 class _Describer:
-    def __init__(self, b: SimpleNamespace, shlo: Any, source_name: str):
+    def __init__(self, b: SimpleNamespace, shlo: Any, source_name: str, resources: dict[str, str]):
         self.b, self.shlo, self.source_name = b, shlo, source_name
+        self.resources = resources
         self.ids: dict[Any, int] = {}
 
     def value(self, v: Any) -> UpstreamValue:
@@ -1443,7 +1513,9 @@ class _Describer:
         attributes = {}
         for i in range(len(op.attributes)):
             named = op.attributes[i]
-            attributes[str(named.name)] = _describe_attribute(self.b, self.shlo, named.attr)
+            attributes[str(named.name)] = _describe_attribute(
+                self.b, self.shlo, named.attr, self.resources
+            )
         name = str(op.name)
         return UpstreamOp(
             name="chlo." + name.removeprefix(HIDDEN_CHLO) if name.startswith(HIDDEN_CHLO) else name,
@@ -1585,7 +1657,7 @@ def parse_stablehlo(text: str, source_name: str = "<input>") -> UpstreamOp:
     if legalize:
         s.run(module, CHLO_LEGALIZATION, "expanding chlo ops into StableHLO")
     with s.ctx:
-        return _Describer(b, shlo, source_name).op(module.operation)
+        return _Describer(b, shlo, source_name, dialect_resources(text)).op(module.operation)
 
 
 def eval_stablehlo(text: str, *arrays: np.ndarray) -> list[np.ndarray]:

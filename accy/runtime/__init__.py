@@ -14,9 +14,16 @@ programs run where no compiler package is installed.
 """
 
 from accy.runtime.libraries import fake_driver_library_path, runtime_library_path
-from accy.runtime.loader import CudaRuntimeError, UnsupportedCpuError, device_sm_count, load
+from accy.runtime.loader import (
+    ClosedModuleError,
+    CudaRuntimeError,
+    UnsupportedCpuError,
+    device_sm_count,
+    load,
+)
 
 __all__ = [
+    "ClosedModuleError",
     "CudaRuntimeError",
     "UnsupportedCpuError",
     "device_sm_count",

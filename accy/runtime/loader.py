@@ -13,9 +13,18 @@ copy of `libaccy_runtime.so` for the CUDA target (found through the library's
 Every function takes its inputs and returns its results as numpy arrays. Arguments are
 checked against the manifest before anything runs: count, dtype (exactly; no silent
 casts) and shape (a `?` dim takes any size, but every `?` of one call takes the same
-size, the row count; results' `?` dims take it too). Calls into the CUDA runtime are
-checked with `accy_runtime_last_error()`; a failure raises `CudaRuntimeError` with the
-runtime's message (no driver, no device, out of memory, a failed launch...).
+size, the row count; results' `?` dims take it too); a mismatch is an `AccyInputError`
+that is also a `TypeError` (`ArgumentTypeError`: count, dtype, keywords) or a
+`ValueError` (`ArgumentShapeError`), and `mod["g"]` of no function `@g` one that is also a
+`KeyError`. Calls into the CUDA runtime are checked with `accy_runtime_last_error()`; a
+failure raises `CudaRuntimeError` with the runtime's message (no driver, no device, out of
+memory, a failed launch...). A plan whose memory cannot be allocated raises
+`OutOfMemoryError` (an `AccyMemoryError`). `close()` waits for the calls in flight, then
+unloads; a call after it raises `ClosedModuleError`.
+
+Each function `@f` is the library's `_mlir_ciface_accy_fn_f` (`function_symbol`): the
+lowered host functions carry a prefix of their own (`accy.passes.lower.host.host_symbol`),
+so no function name is a symbol of the C library, the runtimes or the export's glue.
 
 The loader trusts nothing in the directory that it has not checked (`InvalidExportError`,
 a `ValueError`, names the file and what is wrong): the manifest must follow accy's schema
@@ -30,8 +39,9 @@ compiled for the CPU it was exported on: its manifest lists that CPU's instructi
 (`instruction_sets`), and a machine lacking one is refused (`UnsupportedCpuError`) before
 any library is opened.
 
-This module imports only the standard library, numpy and ctypes: it runs where no
-compiler package (xdsl, MLIR bindings) is installed.
+This module imports only the standard library, numpy, ctypes and accy's error classes
+(`accy.diagnostics`, which imports xdsl only for locations): it runs where no compiler
+package (xdsl, MLIR bindings) is installed.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from typing import Any
 
 import numpy as np
 
+from accy.diagnostics import AccyError, AccyInputError, AccyMemoryError
 from accy.runtime.cpu_features import missing_instruction_sets
 from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, RUNTIME_LIBRARY_NAME
 
@@ -57,29 +68,38 @@ __all__ = [
     "MANIFEST_NAME",
     "PROGRAM_LIBRARY_NAME",
     "SIGNATURE_SYMBOL",
+    "ArgumentShapeError",
+    "ArgumentTypeError",
+    "ClosedModuleError",
     "CudaRuntimeError",
     "ExportedFunction",
     "ExportedModule",
     "InvalidExportError",
     "MemRefDescriptor",
     "OutOfMemoryError",
+    "UnknownFunctionError",
     "UnsupportedCpuError",
     "device_sm_count",
     "export_files",
     "export_signature",
+    "function_name",
+    "function_symbol",
     "load",
     "read_manifest",
     "validate_manifest",
 ]
 
 MANIFEST_NAME = "manifest.json"
-MANIFEST_FORMAT = 2
-"""2: `libraries` records each library's size and sha256, and the program library holds
-`accy_export_signature`. 1: neither (read only to let `accy.export` replace such an
-export)."""
+MANIFEST_FORMAT = 3
+"""3: each function's symbol is `_mlir_ciface_accy_fn_<name>`. 2: `_mlir_ciface_<name>`
+(which the C library's functions of the same name could displace); `libraries` records
+each library's size and sha256, and the program library holds `accy_export_signature`.
+1: neither. Formats 1 and 2 are read only to let `accy.export` replace such an export."""
 PROGRAM_LIBRARY_NAME = "libaccy_program.so"
 SIGNATURE_SYMBOL = "accy_export_signature"
 """The program library's `const char[]`: `export_signature` of its manifest, as JSON."""
+FUNCTION_SYMBOL_PREFIX = "_mlir_ciface_accy_fn_"
+"""The C interface (`_mlir_ciface_`) of `accy.passes.lower.host.host_symbol`."""
 TARGETS = ("cpu", "cuda")
 DTYPES = (
     "float64",
@@ -107,6 +127,48 @@ class UnsupportedCpuError(RuntimeError):
 
 class CudaRuntimeError(RuntimeError):
     """The CUDA runtime reported a failure (its first message since the call began)."""
+
+
+def function_symbol(name: str, fmt: int = MANIFEST_FORMAT) -> str:
+    """The program library's symbol of the function `@name` in a manifest of format
+    `fmt`."""
+    return f"{FUNCTION_SYMBOL_PREFIX}{name}" if fmt >= 3 else f"_mlir_ciface_{name}"
+
+
+class ArgumentTypeError(AccyInputError, TypeError):
+    """A compiled function called with the wrong number of arguments, with keywords, or
+    with an argument that is not an array of its parameter's dtype; or a function looked
+    up by something other than its name."""
+
+
+class ArgumentShapeError(AccyInputError, ValueError):
+    """An argument whose shape does not fit its parameter (or whose `?` dim disagrees
+    with the call's row count)."""
+
+
+class UnknownFunctionError(AccyInputError, KeyError):
+    """`module[name]` where the module has no function `@name`."""
+
+
+class ClosedModuleError(AccyError, ValueError):
+    """A function of a loaded module called after `close()`."""
+
+
+def function_name(key: object) -> str:
+    """`key` of `module[key]` as a function name (a leading `@` dropped)."""
+    if not isinstance(key, str):
+        raise ArgumentTypeError(
+            "functions are looked up by name (a str such as 'f' or '@f'), not by "
+            f"{type(key).__name__} ({key!r:.60})"
+        )
+    return key.removeprefix("@")
+
+
+def positional_only(name: str, keywords: dict[str, Any]) -> ArgumentTypeError:
+    """The error for a call of `@name` with `keywords`."""
+    return ArgumentTypeError(
+        f"@{name} takes its arguments by position, not by keyword ({', '.join(keywords)})"
+    )
 
 
 class InvalidExportError(ValueError):
@@ -191,7 +253,7 @@ def dtype_of(name: str) -> np.dtype:
         try:
             import ml_dtypes
         except ImportError:
-            raise TypeError("bfloat16 arrays need the ml_dtypes package") from None
+            raise ArgumentTypeError("bfloat16 arrays need the ml_dtypes package") from None
         return np.dtype(ml_dtypes.bfloat16)
     return np.dtype(name)
 
@@ -204,16 +266,21 @@ def check_arguments(
     name: str, params: list[dict], arrays: tuple
 ) -> tuple[list[np.ndarray], int | None]:
     """The arguments as C-contiguous arrays and the call's row count (the size every `?`
-    dim takes), or a `TypeError`/`ValueError` naming the argument."""
+    dim takes), or an `ArgumentTypeError`/`ArgumentShapeError` naming the argument."""
     if len(arrays) != len(params):
-        raise TypeError(f"@{name} takes {len(params)} arguments, got {len(arrays)}")
+        raise ArgumentTypeError(f"@{name} takes {len(params)} arguments, got {len(arrays)}")
     rows: int | None = None
     checked = []
     for index, (param, value) in enumerate(zip(params, arrays)):
-        array = np.asarray(value)
         expected = dtype_of(param["dtype"])
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise ArgumentTypeError(
+                f"argument #{index} of @{name}: not an array of {expected} ({error})"
+            ) from None
         if array.dtype != expected:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"argument #{index} of @{name}: dtype {array.dtype}, expected {expected}"
             )
         shape = param["shape"]
@@ -221,14 +288,14 @@ def check_arguments(
             d == "?" or d == s for d, s in zip(shape, array.shape)
         )
         if not fits:
-            raise ValueError(
+            raise ArgumentShapeError(
                 f"argument #{index} of @{name}: shape {format_shape(list(array.shape))}, "
                 f"expected {format_shape(shape)}"
             )
         for d, size in zip(shape, array.shape):
             if d == "?":
                 if rows is not None and size != rows:
-                    raise ValueError(
+                    raise ArgumentShapeError(
                         f"argument #{index} of @{name}: a '?' dim is {size}, but another "
                         f"'?' of this call is {rows} (every '?' takes the row count)"
                     )
@@ -281,7 +348,7 @@ def validate_manifest(
 ) -> dict:
     """`manifest` (parsed JSON) if it follows accy's schema in one of `formats`, else an
     `InvalidExportError` naming `path` and the first thing wrong. Only the names accy
-    writes are accepted for files, and each function's symbol is `_mlir_ciface_<name>`."""
+    writes are accepted for files, and each function's symbol is `function_symbol`'s."""
     path = Path(path)
     if not isinstance(manifest, dict):
         raise InvalidExportError(path, f"the manifest must be a JSON object, got {_kind(manifest)}")
@@ -360,9 +427,10 @@ def validate_manifest(
         for key in ("symbol", "args", "results"):
             if key not in entry:
                 raise InvalidExportError(path, f"{where} has no '{key}'")
-        if entry["symbol"] != f"_mlir_ciface_{name}":
+        symbol = function_symbol(name, fmt)
+        if entry["symbol"] != symbol:
             raise InvalidExportError(
-                path, f"{where}: symbol must be '_mlir_ciface_{name}', got {entry['symbol']!r}"
+                path, f"{where}: symbol must be '{symbol}', got {entry['symbol']!r}"
             )
         _validate_tensors(path, f"{where} args", entry["args"])
         _validate_tensors(path, f"{where} results", entry["results"])
@@ -564,8 +632,43 @@ def _signature_mismatch(expected: dict, found: Any) -> str:
 # ---------------------------------------------------------------------------------------
 
 
-class OutOfMemoryError(MemoryError):
+class OutOfMemoryError(AccyMemoryError):
     """A call could not allocate the memory its plan needs; nothing ran."""
+
+
+class CallGate:
+    """Keeps a loaded library open while its functions run: `enter` counts a call in
+    (`ClosedModuleError` once `close` began), `leave` counts it out, and `close` refuses
+    new calls and returns once none is in. So the library is unloaded only while no call
+    runs in it, whichever thread closes it."""
+
+    def __init__(self, what: str, remedy: str):
+        self.what = what
+        """What closes (`the export DIR`), for the error."""
+        self.remedy = remedy
+        """What to do instead (`load it again`)."""
+        self.closed = False
+        self._calls = 0
+        self._condition = threading.Condition()
+
+    def enter(self, name: str) -> None:
+        with self._condition:
+            if self.closed:
+                raise ClosedModuleError(
+                    f"@{name} called after {self.what} was closed; {self.remedy}"
+                )
+            self._calls += 1
+
+    def leave(self) -> None:
+        with self._condition:
+            self._calls -= 1
+            if not self._calls:
+                self._condition.notify_all()
+
+    def close(self) -> None:
+        with self._condition:
+            self.closed = True
+            self._condition.wait_for(lambda: not self._calls)
 
 
 class ExportedFunction:
@@ -585,7 +688,9 @@ class ExportedFunction:
             ) from None
         self._symbol.restype = None
 
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+    def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
+        if keywords:
+            raise positional_only(self.name, keywords)
         inputs, rows = check_arguments(self.name, self.params, arrays)
         outputs = []
         for result in self.results:
@@ -594,14 +699,21 @@ class ExportedFunction:
                 raise ValueError(f"@{self.name}: a result has a '?' dim but no argument does")
             outputs.append(np.empty(shape, dtype=dtype_of(result["dtype"])))
         descriptors = [MemRefDescriptor(a) for a in (*inputs, *outputs)]
-        with self.module.lock:
-            errors = self.module.errors
-            if errors is not None:
-                errors.clear()
-            self._symbol(*[ctypes.byref(d) for d in descriptors])
-            if errors is not None:
-                errors.check(f"running @{self.name}")
-            failed = self.module.take_allocation_failure()
+        pointers = [ctypes.byref(d) for d in descriptors]
+        module = self.module
+        module.gate.enter(self.name)
+        try:
+            errors = module.errors
+            if errors is None:  # the CPU: calls run at once, in any threads
+                self._symbol(*pointers)
+            else:  # the CUDA runtime's error record is the process's: one call at a time
+                with module.lock:
+                    errors.clear()
+                    self._symbol(*pointers)
+                    errors.check(f"running @{self.name}")
+            failed = module.take_allocation_failure()
+        finally:
+            module.gate.leave()
         if failed >= 0:
             raise OutOfMemoryError(
                 f"@{self.name} could not allocate {failed} bytes for its plan (the arena or "
@@ -622,6 +734,9 @@ class ExportedModule:
         self.manifest = validate_manifest(manifest, path / MANIFEST_NAME)
         self.target: str = manifest["target"]
         self.lock = threading.Lock()
+        """Held by each call on CUDA (the runtime's error record is one per process)."""
+        self.gate = CallGate(f"the export {path}", "load it again")
+        """Counts the calls running in the library (see `close`)."""
         self.errors: RuntimeErrors | None = None
         missing = missing_instruction_sets(manifest.get("instruction_sets", []))
         if missing:
@@ -695,13 +810,14 @@ class ExportedModule:
         return list(self.functions)
 
     def close(self) -> None:
-        """Unload the program library (its destructor unloads the CUDA kernels); the
-        functions cannot be called afterwards. Done at process exit otherwise."""
+        """Unload the program library (its destructor unloads the CUDA kernels) once the
+        calls in flight have returned; a call afterwards raises `ClosedModuleError`. Done
+        at process exit otherwise."""
         import _ctypes
 
+        self.gate.close()
         library = self.__dict__.pop("library", None)
         if library is not None:
-            self.functions = {}
             _ctypes.dlclose(library._handle)
             if self.errors is not None:
                 self.errors.check(f"unloading the kernels of {self.path}")
@@ -712,12 +828,12 @@ class ExportedModule:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def __getitem__(self, name: str) -> ExportedFunction:
-        name = name.removeprefix("@")
+    def __getitem__(self, key: str) -> ExportedFunction:
+        name = function_name(key)
         if name not in self.functions:
-            raise KeyError(
-                f"no function @{name} in {self.path} (or it was closed); it has: "
-                + ", ".join(f"@{n}" for n in self.functions)
+            raise UnknownFunctionError(
+                f"no function @{name} in {self.path}; it has: "
+                + (", ".join(f"@{n}" for n in self.functions) or "none")
             )
         return self.functions[name]
 

@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from accy.diagnostics import AccyInputError
 from accy.passes.analysis import AnalysisManager
 from accy.preparation import Preparation
-from accy.reference import find_function
+from accy.runtime.loader import UnknownFunctionError, function_name
 
 
 def planned_input(module: ModuleOp, preparation: Preparation | None, target: str) -> ModuleOp:
@@ -36,7 +36,9 @@ class Executable:
     """A compiled module: its functions by name, callable with numpy arrays.
 
     `exe(*arrays)` calls the first function, `exe["f"](*arrays)` or `exe.f(*arrays)` any
-    other.
+    other. Looking up a function by anything but a name is an `ArgumentTypeError`, by a
+    name it lacks an `UnknownFunctionError` (`AccyInputError`s, also a `TypeError` and a
+    `KeyError`).
     """
 
     target: str
@@ -51,10 +53,13 @@ class Executable:
     def function_names(self) -> list[str]:
         return list(self.functions)
 
-    def __getitem__(self, name: str) -> Callable[..., tuple[np.ndarray, ...]]:
-        name = name.removeprefix("@")
+    def __getitem__(self, key: str) -> Callable[..., tuple[np.ndarray, ...]]:
+        name = function_name(key)
         if name not in self.functions:
-            find_function(self.module, name)  # raises AccyInputError listing the functions
+            known = ", ".join(f"@{n}" for n in self.functions) or "none"
+            raise UnknownFunctionError(
+                f"no function @{name} in the module; known functions: {known}"
+            )
         return self.functions[name]
 
     def __getattr__(self, name: str) -> Callable[..., tuple[np.ndarray, ...]]:
@@ -63,7 +68,7 @@ class Executable:
             return functions[name]
         raise AttributeError(name)
 
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+    def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
         if not self.functions:
             raise AccyInputError("the module has no function to run")
-        return next(iter(self.functions.values()))(*arrays)
+        return next(iter(self.functions.values()))(*arrays, **keywords)

@@ -40,11 +40,12 @@ from accy import mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
 from accy.dtypes import numpy_dtype
 from accy.passes.lower.cpu import lower_cpu
-from accy.passes.lower.host import planned_functions
+from accy.passes.lower.host import HOST_SYMBOL_PREFIX, planned_functions
 from accy.passes.planned_form import max_rows_of, row_binding, signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
 from accy.runtime.cpu_features import host_flags
+from accy.runtime.loader import positional_only
 from accy.targets import Executable, planned_input
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
@@ -124,23 +125,30 @@ def _static_signature(function: func.FuncOp) -> tuple[Signature, Signature] | No
 
 
 def _fits(arrays: Sequence[Any], params: Signature, strides: list[tuple[int, ...]]) -> bool:
-    """Whether `arrays` are numpy arrays of exactly `params`' dtypes and shapes with the
-    C-contiguous `strides` (anything else takes the checked path, which reports what is
-    wrong)."""
+    """Whether `arrays` are C-contiguous numpy arrays of exactly `params`' dtypes and
+    shapes (`strides`: the usual C-contiguous strides, compared first because that is
+    quicker than numpy's flag; anything else takes the checked path, which reports what
+    is wrong)."""
     if len(arrays) != len(params):
         return False
     for a, (dtype, shape), contiguous in zip(arrays, params, strides):
-        if type(a) is not np.ndarray or a.shape != shape or a.strides != contiguous:
+        if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
             return False
-        if a.dtype != dtype:
+        if a.strides != contiguous and not a.flags.c_contiguous:
             return False
     return True
 
 
 def _contiguous_strides(dtype: np.dtype, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The strides of a C-contiguous array (numpy's: any, here 0, for a dim of size 1
-    or an empty array, so compare against an array numpy made)."""
-    return np.empty(shape, dtype).strides
+    """The usual strides of a C-contiguous array of `shape` (a dim's is the item size
+    times the later dims' sizes), computed without making one: a parameter may be far
+    larger than this machine's memory. (numpy may give an array with a dim of size 1, or
+    an empty one, other strides: `_fits` then asks numpy.)"""
+    strides, step = [], dtype.itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 class CpuFunction:
@@ -195,7 +203,9 @@ class CpuFunction:
             specs.append((shape, numpy_dtype(t.get_element_type())))  # type: ignore[misc]
         return specs
 
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+    def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
+        if keywords:
+            raise positional_only(self.name, keywords)
         static = self.static
         if static is not None and _fits(arrays, static[0], self._strides):
             outputs = tuple(np.empty(shape, dtype) for dtype, shape in static[1])
@@ -236,7 +246,6 @@ class CpuExecutable(Executable):
         """The planned form it runs (`accy-plan{target=cpu}`)."""
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
-        check_symbol_names(module)
         lowered = lower_cpu(self.planned, host_flags())
         self.lowered_text = module_text(lowered)
         libraries = [async_runtime(self.threads)] if self.threads > 1 else []
@@ -245,40 +254,13 @@ class CpuExecutable(Executable):
             opt_level=opt_level,
             pipeline=cpu_pipeline(self.threads),
             shared_libs=libraries,
+            symbol_prefix=HOST_SYMBOL_PREFIX,
         )
         self.functions = {
             op.sym_name.data: CpuFunction(self, op) for op in planned_functions(self.planned)
         }
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
-
-
-C_LIBRARY_SYMBOLS = frozenset(
-    f"{name}{suffix}"
-    for name in (
-        "sin", "cos", "tan", "atan", "atan2", "cbrt", "log", "log1p", "log2", "log10",
-        "exp", "exp2", "expm1", "pow", "sqrt", "erf", "tanh", "sinh", "cosh", "asin",
-        "acos", "fmod", "round", "roundeven", "floor", "ceil", "trunc", "fabs", "fma",
-    )
-    for suffix in ("", "f")
-) | {"memset", "memcpy", "memmove", "malloc", "free", "aligned_alloc", "abort"}  # fmt: skip
-"""C functions the CPU target's machine code may call (libm for the `math` ops, the C
-library for memory): a function of the program with one of these names would be called in
-their place."""
-
-
-def check_symbol_names(module: ModuleOp) -> None:
-    """Raise a located `AccyError` for a function whose name is one of the C symbols the
-    compiled code calls, or in a runtime's name space (`mgpu`, `mlirAsyncRuntime`,
-    `_mlir_`): in the JIT's or the shared library's symbol table it would replace them."""
-    for function in planned_functions(module):
-        name = function.sym_name.data
-        if name in C_LIBRARY_SYMBOLS or name.startswith(("mgpu", "mlirAsyncRuntime", "_mlir_")):
-            raise AccyError(
-                f"function name '{name}' is reserved on the CPU target: the compiled code "
-                "calls a C or runtime function of that name; rename the function",
-                function.location,
-            )
 
 
 def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CpuExecutable:

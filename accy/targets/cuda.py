@@ -32,12 +32,12 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from accy.dtypes import numpy_dtype
 from accy.passes.lower.cuda import lower_cuda_programs
 from accy.passes.lower.cuda_kernels import KernelProgram
-from accy.passes.lower.host import planned_functions
+from accy.passes.lower.host import HOST_SYMBOL_PREFIX, planned_functions
 from accy.passes.planned_form import signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
 from accy.runtime.libraries import runtime_library_path
-from accy.runtime.loader import CudaRuntimeError, RuntimeErrors
+from accy.runtime.loader import CallGate, CudaRuntimeError, RuntimeErrors, positional_only
 from accy.targets import Executable, planned_input
 from accy.targets.cpu import module_text
 
@@ -89,16 +89,22 @@ class CudaFunction:
         self.last_seconds: float | None = None
         """Wall time of the last call (copies in, kernels, copies out)."""
 
-    def __call__(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+    def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
+        if keywords:
+            raise positional_only(self.name, keywords)
         checked = check_arguments(self.function, arrays)
         inputs = [np.ascontiguousarray(a) for a in checked]
         executable = self.executable
-        with executable.lock:
-            executable.errors.clear()
-            start = time.perf_counter()
-            outputs = executable.jit.run(self.name, inputs, result_specs(self.function))
-            self.last_seconds = time.perf_counter() - start
-            executable.errors.check(f"running @{self.name} on the GPU")
+        executable.gate.enter(self.name)
+        try:
+            with executable.lock:
+                executable.errors.clear()
+                start = time.perf_counter()
+                outputs = executable.jit.run(self.name, inputs, result_specs(self.function))
+                self.last_seconds = time.perf_counter() - start
+                executable.errors.check(f"running @{self.name} on the GPU")
+        finally:
+            executable.gate.leave()
         return tuple(outputs)
 
 
@@ -125,9 +131,15 @@ class CudaExecutable(Executable):
         runtime = runtime_library_path()
         self.errors = RuntimeErrors(ctypes.CDLL(str(runtime), mode=ctypes.RTLD_GLOBAL))
         self.lock = threading.Lock()
+        self.gate = CallGate("its executable", "compile it again")
+        """Counts the calls running in the JIT's code (see `close`)."""
         self.errors.clear()
         self.jit = mlir_bridge.JitModule(
-            self.code.binary_text, opt_level=opt_level, target="cuda", shared_libs=[runtime]
+            self.code.binary_text,
+            opt_level=opt_level,
+            target="cuda",
+            shared_libs=[runtime],
+            symbol_prefix=HOST_SYMBOL_PREFIX,
         )
         try:
             self.errors.check("loading the kernels")
@@ -142,10 +154,11 @@ class CudaExecutable(Executable):
         }
 
     def close(self) -> None:
-        """Release the JIT engine (its destructor unloads the kernels)."""
+        """Release the JIT engine (its destructor unloads the kernels) once the calls in
+        flight have returned; a call afterwards raises `ClosedModuleError`."""
+        self.gate.close()
         jit = self.__dict__.pop("jit", None)
         if jit is not None:
-            self.functions = {}
             jit.close()
 
     @property

@@ -6,10 +6,10 @@
 // and summed by FMAs; for a CPU with AVX512_BF16 (`cpu-features=avx512_bf16`, which
 // accy.compile passes where the machine has it) pairs of k positions are summed by
 // `x86.avx512.dot` (vdpbf16ps), the lhs pair broadcast as one 32-bit word.
-// CHECK-LABEL: func.func @bf16
+// CHECK-LABEL: func.func @accy_fn_bf16
 // CHECK-NOT:     x86.avx512.dot
 // CHECK:         vector.fma
-// PAIRS-LABEL: func.func @bf16
+// PAIRS-LABEL: func.func @accy_fn_bf16
 // PAIRS-NOT:     vector.fma
 // PAIRS:         vector.load %{{.*}} : memref<8x32xbf16>, vector<2xbf16>
 // PAIRS:         "x86.avx512.dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
@@ -22,7 +22,7 @@ func.func @bf16(%a: tensor<8x32xbf16>, %b: tensor<32x40xbf16>) -> tensor<8x40xbf
 // A product with an epilogue (bias, ReLU): each register tile's sums are staged in a
 // stack buffer released after the tile, and each element's epilogue value is stored
 // into the result, read from nowhere else.
-// CHECK-LABEL: func.func @dense
+// CHECK-LABEL: func.func @accy_fn_dense
 // CHECK:         vector.fma
 // CHECK:         %[[SP:.*]] = llvm.intr.stacksave : !llvm.ptr
 // CHECK-NEXT:    %[[STAGE:.*]] = memref.alloca() {alignment = 64 : i64} : memref<8x32xf32>
@@ -45,7 +45,7 @@ func.func @dense(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>, %b: tensor<64xf32
 // partial sums along k; a tree of shuffles and adds sums them all at once (each level
 // adds the low and high halves of every lane group of two vectors: 16, 8, 4, 2, 1 lanes
 // per accumulator), leaving the tile's 16 sums in one vector, a row's 4 stored together.
-// CHECK-LABEL: func.func @rows
+// CHECK-LABEL: func.func @accy_fn_rows
 // CHECK-COUNT-16: vector.fma
 // CHECK-NOT:     vector.reduction
 // CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23]

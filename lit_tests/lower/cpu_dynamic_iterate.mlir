@@ -21,7 +21,7 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
   return %t, %r : tensor<?x4xf32>, tensor<4xf32>
 }
 
-// CHECK:      func.func @f(%[[X:.*]]: memref<?x4xf32> {llvm.noalias}, %[[V:.*]]: memref<4xf32> {llvm.noalias}, %[[T:.*]]: memref<?x4xf32> {llvm.noalias}, %[[R:.*]]: memref<4xf32> {llvm.noalias})
+// CHECK:      func.func @accy_fn_f(%[[X:.*]]: memref<?x4xf32> {llvm.noalias}, %[[V:.*]]: memref<4xf32> {llvm.noalias}, %[[T:.*]]: memref<?x4xf32> {llvm.noalias}, %[[R:.*]]: memref<4xf32> {llvm.noalias})
 // CHECK:      %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
 // CHECK-DAG:  %[[C3:.*]] = arith.constant 3 : index

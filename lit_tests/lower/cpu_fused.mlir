@@ -32,7 +32,7 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // The constant lives in a read-only global.
 // CHECK:      "memref.global"() <{sym_name = "accy_constant_0", type = memref<4xf32>, initial_value = dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>, sym_visibility = "private", constant
 // Inputs first, then one out-param per result.
-// CHECK:      func.func @f(%[[A:.*]]: memref<4xf32> {llvm.noalias}, %[[B:.*]]: memref<4xf32> {llvm.noalias}, %[[OUT:.*]]: memref<4xf32> {llvm.noalias}) attributes {llvm.emit_c_interface} {
+// CHECK:      func.func @accy_fn_f(%[[A:.*]]: memref<4xf32> {llvm.noalias}, %[[B:.*]]: memref<4xf32> {llvm.noalias}, %[[OUT:.*]]: memref<4xf32> {llvm.noalias}) attributes {llvm.emit_c_interface} {
 // CHECK-DAG:  %[[OFF0:.*]] = arith.constant 0 : index
 // The arena is allocated once at the CPU plan's 256 bytes (slot 4, 4 bytes aligned up).
 // CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
@@ -61,5 +61,5 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:      memref.dealloc %arena : memref<256xi8>
 // CHECK-NEXT: func.return
 
-// LLVM: llvm.func @f(
-// LLVM: llvm.func @_mlir_ciface_f(
+// LLVM: llvm.func @accy_fn_f(
+// LLVM: llvm.func @_mlir_ciface_accy_fn_f(

@@ -22,7 +22,7 @@ func.func @rows(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
   %e = accy.exponential %x : tensor<256x512xf32>
   return %e : tensor<256x512xf32>
 }
-// CHECK-LABEL: func.func @rows
+// CHECK-LABEL: func.func @accy_fn_rows
 // CHECK:       "scf.parallel"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
 // CHECK-NEXT:  ^{{.*}}(%[[I:.*]]: index):
 // CHECK:         scf.for %[[J:.*]] = {{.*}} {
@@ -33,7 +33,7 @@ func.func @small(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %e = accy.exponential %x : tensor<64x64xf32>
   return %e : tensor<64x64xf32>
 }
-// CHECK-LABEL: func.func @small
+// CHECK-LABEL: func.func @accy_fn_small
 // CHECK-NOT:   scf.parallel
 // CHECK:       scf.for
 // CHECK-NOT:   scf.parallel
@@ -43,7 +43,7 @@ func.func @flat(%a: tensor<65536xf32>, %b: tensor<65536xf32>) -> tensor<65536xf3
   %s = accy.add %a, %b : tensor<65536xf32>
   return %s : tensor<65536xf32>
 }
-// CHECK-LABEL: func.func @flat
+// CHECK-LABEL: func.func @accy_fn_flat
 // CHECK:       "scf.parallel"
 // CHECK-NOT:   scf.for
 // CHECK:       arith.addf
@@ -53,7 +53,7 @@ func.func @rowsum(%x: tensor<128x512xf32>) -> tensor<128xf32> {
   %r = accy.reduce add %x, dims = [1] : (tensor<128x512xf32>) -> tensor<128xf32>
   return %r : tensor<128xf32>
 }
-// CHECK-LABEL: func.func @rowsum
+// CHECK-LABEL: func.func @accy_fn_rowsum
 // CHECK:       "scf.parallel"
 // CHECK:         scf.for {{.*}} iter_args
 // CHECK:           arith.addf {{.*}} fastmath<reassoc>
@@ -64,7 +64,7 @@ func.func @total(%x: tensor<65536xf32>) -> tensor<f32> {
   %r = accy.reduce add %x, dims = [0] : (tensor<65536xf32>) -> tensor<f32>
   return %r : tensor<f32>
 }
-// CHECK-LABEL: func.func @total
+// CHECK-LABEL: func.func @accy_fn_total
 // CHECK-DAG:   %[[C4096:.*]] = arith.constant 4096 : index
 // CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
@@ -85,7 +85,7 @@ func.func @split(%x: tensor<4x1048576xf32>) -> tensor<4xf32> {
   %r = accy.reduce add %x, dims = [1] : (tensor<4x1048576xf32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
-// CHECK-LABEL: func.func @split
+// CHECK-LABEL: func.func @accy_fn_split
 // The planned reduce.chunks workspace (16 chunks x 4 rows x 4 bytes), viewed as f32.
 // CHECK:       %[[WS:.*]] = memref.view %arena[%{{.*}}][] : memref<256xi8> to memref<256xi8>
 // CHECK:       %[[PARTS:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<256xi8> to memref<16x4xf32>
@@ -109,7 +109,7 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
   %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x128xf32>, tensor<128x256xf32>) -> tensor<64x256xf32>
   return %d : tensor<64x256xf32>
 }
-// CHECK-LABEL: func.func @mm
+// CHECK-LABEL: func.func @accy_fn_mm
 // CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
@@ -135,7 +135,7 @@ func.func @tall(%a: tensor<1024x128xf32>, %b: tensor<128x32xf32>) -> tensor<1024
   %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<1024x128xf32>, tensor<128x32xf32>) -> tensor<1024x32xf32>
   return %d : tensor<1024x32xf32>
 }
-// CHECK-LABEL: func.func @tall
+// CHECK-LABEL: func.func @accy_fn_tall
 // CHECK-DAG:   %[[T0:.*]] = arith.constant 0 : index
 // CHECK-DAG:   %[[T8:.*]] = arith.constant 8 : index
 // CHECK-DAG:   %[[T32:.*]] = arith.constant 32 : index

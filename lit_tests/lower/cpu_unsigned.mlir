@@ -15,7 +15,7 @@ func.func @f(%a: tensor<4xui8>, %b: tensor<4xui8>, %x: tensor<4xf64>) -> (tensor
   return %d, %r, %m, %lt, %top, %e : tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xi1>, tensor<ui8>, tensor<4xf64>
 }
 
-// CHECK:     func.func @f(%a: memref<4xi8> {{.*}}, %b: memref<4xi8> {{.*}}, %x: memref<4xf64>
+// CHECK:     func.func @accy_fn_f(%a: memref<4xi8> {{.*}}, %b: memref<4xi8> {{.*}}, %x: memref<4xf64>
 // CHECK-DAG: arith.divui %{{.*}}, %{{.*}} : i8
 // CHECK-DAG: arith.remui %{{.*}}, %{{.*}} : i8
 // CHECK-DAG: arith.maxui %{{.*}}, %{{.*}} : i8

@@ -10,7 +10,7 @@
 // (`gpu.container_module` is on the module `lower_cuda` returns; `accy-lower` moves only
 // the ops into the pass's module, so it is not checked here.)
 // CHECK:      builtin.module
-// CHECK:        func.func @f(%x: memref<4x8xf32>, %b: memref<8xf32>, %out0: memref<4xf32>) attributes {llvm.emit_c_interface} {
+// CHECK:        func.func @accy_fn_f(%x: memref<4x8xf32>, %b: memref<8xf32>, %out0: memref<4xf32>) attributes {llvm.emit_c_interface} {
 // CHECK:          %arena = "gpu.alloc"() <{operandSegmentSizes = array<i32: 0, 0, 0>}> : () -> memref<[[ARENA:[0-9]+]]xi8>
 // CHECK-NEXT:     "memref.extract_aligned_pointer_as_index"(%arena)
 // CHECK:          scf.if

@@ -5,7 +5,7 @@
 // the temporary at offset 1024) lowers to an arena of exactly that size and alignment
 // with the view at that offset, the kernels as loop nests over their ins and outs.
 
-// CHECK:      func.func @f(%x: memref<4xf32> {llvm.noalias}, %out0: memref<4xf32> {llvm.noalias})
+// CHECK:      func.func @accy_fn_f(%x: memref<4xf32> {llvm.noalias}, %out0: memref<4xf32> {llvm.noalias})
 // CHECK-DAG:  %[[OFF:.*]] = arith.constant 1024 : index
 // CHECK:      %arena = memref.alloc() {alignment = 1024 : i64} : memref<2048xi8>
 // CHECK:      scf.if

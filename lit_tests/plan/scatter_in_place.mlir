@@ -31,7 +31,7 @@ func.func @grad(%table: tensor<6x3xf32> {accy.donated}, %ids: tensor<4x1xi32>, %
 // CUDA:         arith.cmpi ult, %{{.*}}, %{{.*}} : index
 // CUDA:         %{{.*}} = "memref.atomic_rmw"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{kind = 0 : i64}> : (f32, memref<6x3xf32>, index, index) -> f32
 
-// CPU:        func.func @grad(%table: memref<6x3xf32> {llvm.noalias}, %ids: memref<4x1xi32> {llvm.noalias}, %u: memref<4x3xf32> {llvm.noalias}, %out0: memref<6x3xf32> {llvm.noalias})
+// CPU:        func.func @accy_fn_grad(%table: memref<6x3xf32> {llvm.noalias}, %ids: memref<4x1xi32> {llvm.noalias}, %u: memref<4x3xf32> {llvm.noalias}, %out0: memref<6x3xf32> {llvm.noalias})
 // CPU:          memref.store %{{.*}}, %out0[%{{.*}}, %{{.*}}] : memref<6x3xf32>
 // CPU:          scf.if
 // CPU:            arith.addf

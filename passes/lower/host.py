@@ -20,7 +20,15 @@
 When the function allocates, everything after the allocations runs inside an `scf.if`
 taken only when every allocation succeeded (a failed one returns null); otherwise the
 target's `allocation_failed` runs. Buffer types lose their planned memory space: the
-lowered function is `@f(%in..., %out...)` on plain memrefs, `llvm.emit_c_interface`.
+lowered function is `@accy_fn_f(%in..., %out...)` on plain memrefs, `llvm.emit_c_interface`.
+
+Symbols: the lowered function of `@f` is `host_symbol("f")`, `accy_fn_f` (its C interface
+`_mlir_ciface_accy_fn_f`), so no name a program gives a function is a symbol of anything
+else in the process or the module: the C library's and libm's (`abs`, `exit`, `main`,
+`_start`), the runtimes' (`mgpu*`, `mlirAsyncRuntime*`, `accy_*`), the module's own globals
+(`accy_constant_N`, the kernel module `accy_kernels`, `accy_allocation_failed`) or what
+upstream passes outline (`parallel_compute_fn`). Callers (the JIT, `accy.export`'s
+manifest) keep the program's names and look up `host_symbol(name)`.
 
 Invariants: the lowered function reads nothing but the planned function (and the module
 attributes `accy.target` and `accy.sm_count`); every planned buffer maps to one lowered
@@ -65,6 +73,14 @@ from accy.diagnostics import AccyError
 INDEX = IndexType()
 EMIT_C_INTERFACE = "llvm.emit_c_interface"
 CONSTANT_ALIGNMENT = 64
+HOST_SYMBOL_PREFIX = "accy_fn_"
+"""What every lowered host function's symbol starts with, and nothing else accy or
+upstream MLIR emits."""
+
+
+def host_symbol(name: str) -> str:
+    """The symbol of the lowered host function of the planned function `@name`."""
+    return HOST_SYMBOL_PREFIX + name
 
 
 def lowered_type(t: Attribute) -> MemRefType:
@@ -256,7 +272,9 @@ class HostLowering(ABC):
             for op in list(block.ops):
                 op.detach()
                 entry.insert_op_before(op, first)  # type: ignore[arg-type]
-        function = func.FuncOp(self.name, FunctionType.from_lists(types, []), Region(entry))
+        function = func.FuncOp(
+            host_symbol(self.name), FunctionType.from_lists(types, []), Region(entry)
+        )
         function.attributes[EMIT_C_INTERFACE] = UnitAttr()
         return function
 

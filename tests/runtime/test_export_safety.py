@@ -168,13 +168,20 @@ def test_replacing_removes_only_the_earlier_exports_files(tmp_path):
     assert oct(target.stat().st_mode & 0o777) != oct(0o700)  # not the scratch's mode
 
 
-def test_an_earlier_format_1_export_is_replaced(exported, tmp_path):
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_an_earlier_format_export_is_replaced(exported, tmp_path, fmt):
+    """Formats 1 and 2 named a function's symbol `_mlir_ciface_<name>`; 1 recorded no
+    libraries."""
     target = tmp_path / "old"
     shutil.copytree(exported, target)
     manifest = json.loads((target / "manifest.json").read_text())
-    manifest["format"] = 1
-    del manifest["libraries"]
+    manifest["format"] = fmt
+    manifest["functions"]["f"]["symbol"] = "_mlir_ciface_f"
+    if fmt == 1:
+        del manifest["libraries"]
     write(target, manifest)
+    with pytest.raises(InvalidExportError, match=f"manifest format {fmt}, this loader reads"):
+        load(target)
     export(ADD4, target, target="cpu", threads=1)
     assert json.loads((target / "manifest.json").read_text())["format"] == MANIFEST_FORMAT
 
@@ -194,7 +201,7 @@ def test_a_failed_export_leaves_the_earlier_one(exported, tmp_path):
 
 def test_the_export_loads_and_records_its_libraries(exported):
     manifest = json.loads((exported / "manifest.json").read_text())
-    assert manifest["format"] == MANIFEST_FORMAT == 2
+    assert manifest["format"] == MANIFEST_FORMAT == 3
     data = (exported / "libaccy_program.so").read_bytes()
     assert manifest["libraries"] == {
         "libaccy_program.so": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
@@ -224,13 +231,13 @@ def test_a_symbol_must_be_the_functions_c_interface(copy):
     directory, manifest = copy
     manifest["functions"]["f"]["symbol"] = "cos"
     write(directory, manifest)
-    refused(directory, "function 'f': symbol must be '_mlir_ciface_f', got 'cos'")
+    refused(directory, "function 'f': symbol must be '_mlir_ciface_accy_fn_f', got 'cos'")
 
 
 def test_functions_must_be_those_compiled_in(copy):
     directory, manifest = copy
     entry = manifest["functions"].pop("f")
-    manifest["functions"]["cos"] = dict(entry, symbol="_mlir_ciface_cos")
+    manifest["functions"]["cos"] = dict(entry, symbol="_mlir_ciface_accy_fn_cos")
     write(directory, manifest)
     refused(directory, "does not describe the functions compiled into libaccy_program.so")
 
@@ -271,7 +278,7 @@ def test_malformed_manifests_are_clear_errors(copy, text, detail):
 @pytest.mark.parametrize(
     ("edit", "detail"),
     [
-        (lambda m: m.update(format=7), "manifest format 7, this loader reads format 2"),
+        (lambda m: m.update(format=7), "manifest format 7, this loader reads format 3"),
         (lambda m: m.update(format=1), "manifest format 1"),
         (lambda m: m.update(target="tpu"), "target must be one of cpu, cuda, got 'tpu'"),
         (lambda m: m.update(functions=[1]), "'functions' must be an object, got list"),
@@ -383,7 +390,7 @@ def test_elf_checks(exported, tmp_path):
 def test_a_library_without_a_signature_is_refused(copy, tmp_path):
     directory, manifest = copy
     source = tmp_path / "plain.c"
-    source.write_text("void _mlir_ciface_f(void *a, void *b, void *c) {}\n")
+    source.write_text("void _mlir_ciface_accy_fn_f(void *a, void *b, void *c) {}\n")
     subprocess.run(
         ["cc", "-shared", "-fPIC", "-o", str(directory / "libaccy_program.so"), str(source)],
         check=True,
