@@ -1342,6 +1342,20 @@ def dialect_resources(text: str) -> dict[str, str]:
     return blobs
 
 
+def _decodable_shape(t: UpstreamType, what: str) -> tuple[int, ...] | UpstreamOpaque:
+    """The static shape of a constant of type `t` that accy decodes into numpy, or an
+    `UpstreamOpaque` saying why it does not (`what` names the constant)."""
+    if t.element not in _NUMPY_ELEMENTS or t.shape is None:
+        return UpstreamOpaque(f"{what} of type {t.text}")
+    shape = tuple(int(d) for d in t.shape)
+    if (count := math.prod(shape)) > MAX_DECODED_ELEMENTS:
+        return UpstreamOpaque(
+            f"{what} of type {t.text}: {count} elements, over the {MAX_DECODED_ELEMENTS} "
+            "accy decodes"
+        )
+    return shape
+
+
 def _resource_array(text: str, t: UpstreamType, resources: dict[str, str]) -> Any:
     """The values of `dense_resource<NAME> : t` from its blob: 4 bytes of alignment, then
     the elements little-endian (i1 one byte each), as `DenseResourceElementsAttr` stores
@@ -1349,17 +1363,12 @@ def _resource_array(text: str, t: UpstreamType, resources: dict[str, str]) -> An
     np = _np()
     match = _RESOURCE_NAME.match(text)
     name = match.group(1).strip('"') if match else text
-    if t.element not in _NUMPY_ELEMENTS or t.shape is None:
-        return UpstreamOpaque(f"dense_resource<{name}> of type {t.text}")
+    shape = _decodable_shape(t, f"dense_resource<{name}>")
+    if isinstance(shape, UpstreamOpaque):
+        return shape
     if name not in resources:
         return UpstreamOpaque(f"dense_resource<{name}>, whose blob the text does not hold")
-    shape = tuple(int(d) for d in t.shape)
     count = math.prod(shape)
-    if count > MAX_DECODED_ELEMENTS:
-        return UpstreamOpaque(
-            f"dense_resource<{name}>: {count} elements, over the {MAX_DECODED_ELEMENTS} "
-            "accy decodes"
-        )
     dtype = _numpy_dtype(str(t.element))
     stored = np.dtype(np.uint8) if dtype == np.bool_ else dtype.newbyteorder("<")
     raw = bytes.fromhex(resources[name])[4:]
@@ -1382,15 +1391,9 @@ def _describe_attribute(
     if _isa(ir.DenseElementsAttr, attr):
         dense = ir.DenseElementsAttr(attr)
         t = _describe_type(ir, dense.type)
-        if t.element not in _NUMPY_ELEMENTS or t.shape is None:
-            return UpstreamOpaque(f"dense elements of type {t.text}")
-        shape = tuple(int(d) for d in t.shape)
-        count = math.prod(shape)
-        if count > MAX_DECODED_ELEMENTS:
-            return UpstreamOpaque(
-                f"dense elements of type {t.text}: {count} elements, over the "
-                f"{MAX_DECODED_ELEMENTS} accy decodes"
-            )
+        shape = _decodable_shape(t, "dense elements")
+        if isinstance(shape, UpstreamOpaque):
+            return shape
         try:
             if t.element == "bf16":  # numpy has no bfloat16: the buffer protocol refuses it
                 raise TypeError("bf16")
