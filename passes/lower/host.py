@@ -203,8 +203,9 @@ class HostLowering(ABC):
         return self.scalar(value, INDEX)
 
     def scalar(self, value: object, t: Attribute) -> SSAValue:
-        """A scalar constant of type `t`, built once at the function's start."""
-        key = (value, t)
+        """A scalar constant of type `t`, built once at the function's start (a float by
+        its bits: -0.0 is not 0.0)."""
+        key = (value.hex() if isinstance(value, float) else value, t)
         if key not in self.constants:
             self.constants[key] = constant(self.start, value, t)
         return self.constants[key]

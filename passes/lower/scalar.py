@@ -692,9 +692,27 @@ def lower_tan(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAVal
     return narrow(b, result, element_type(op.results[0]))
 
 
+PI = 3.141592653589793
+
+
+def atan2(b: Builder, y: SSAValue, x: SSAValue) -> SSAValue:
+    """`math.atan2` (within 3 ulp on both targets), but for y and x both zero: +-0 where x
+    is +0, +-pi where x is -0 (the sign of y), as C's atan2 and StableHLO say. MLIR folds
+    `math.atan2` of two constant zeros to NaN, so that case never reaches it."""
+    zero = constant(b, 0.0, x.type)
+    both_zero = emit(
+        b,
+        arith.AndIOp(emit(b, arith.CmpfOp(y, zero, "oeq")), emit(b, arith.CmpfOp(x, zero, "oeq"))),
+    )
+    x_negative = arith.CmpfOp(emit(b, math.CopySignOp(constant(b, 1.0, x.type), x)), zero, "olt")
+    on_zeros = emit(b, math.CopySignOp(_where(b, x_negative, constant(b, PI, x.type), zero), y))
+    return emit(b, arith.SelectOp(both_zero, on_zeros, emit(b, math.Atan2Op(y, x))))
+
+
 def lower_atan2(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.atan2` (within 3 ulp on both targets)."""
-    return _float_binary(b, op, operands, math.Atan2Op)
+    """`atan2` (f16/bf16 through f32)."""
+    y, x = (widen(b, v) for v in operands)
+    return narrow(b, atan2(b, y, x), element_type(op.results[0]))
 
 
 def logistic(b: Builder, x: SSAValue) -> SSAValue:

@@ -161,3 +161,22 @@ def test_atan2_within_three_ulp_and_quadrants():
     expected = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
     assert int(ulp_difference(actual, expected).max()) <= MAX_ULP
     np.testing.assert_array_equal(np.signbit(actual), np.signbit(expected))
+
+
+def test_atan2_of_constant_zeros_is_zero_or_pi():
+    """MLIR folds `math.atan2` of two constant zeros to NaN; StableHLO (and C) say +-0, or
+    +-pi where x is -0 (found by the program fuzzer: a zero splat's atan2)."""
+    text = """func.func @f() -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf64>) {
+  %z = accy.constant dense<0.0> : tensor<16xf32>
+  %n = accy.constant dense<-0.0> : tensor<16xf32>
+  %w = accy.constant dense<-0.0> : tensor<16xf64>
+  %a = accy.atan2 %z, %z : tensor<16xf32>
+  %b = accy.atan2 %n, %n : tensor<16xf32>
+  %c = accy.atan2 %w, %w : tensor<16xf64>
+  func.return %a, %b, %c : tensor<16xf32>, tensor<16xf32>, tensor<16xf64>
+}"""
+    zeros, negative_zeros, wide = accy.compile(text, target="cpu")()
+    np.testing.assert_array_equal(zeros, np.zeros(16, np.float32))
+    assert not np.signbit(zeros).any()
+    np.testing.assert_array_equal(negative_zeros, np.full(16, -np.pi, np.float32))
+    np.testing.assert_array_equal(wide, np.full(16, -np.pi))
