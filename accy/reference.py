@@ -458,9 +458,17 @@ def _dynamic_update_slice(
     return result
 
 
+def _count(shape: Sequence[int]) -> int:
+    """The elements of `shape` (a reshape to it may not write -1 when it holds none)."""
+    count = 1
+    for n in shape:
+        count *= n
+    return count
+
+
 def _gather(op: accy.GatherOp, operand: np.ndarray, indices: np.ndarray) -> np.ndarray:
     shape = tuple(_tensor_type(op.result).get_shape())
-    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), _count(shape))
     offset_dims = op.dims("offset_dims")
     batch = [grid[d] for d in range(len(shape)) if d not in offset_dims]
     dropped = set(op.dims("collapsed_slice_dims")) | set(op.dims("operand_batching_dims"))
@@ -488,7 +496,7 @@ def scatter_positions(
     addresses, in row-major order of the updates (StableHLO's scatter; out-of-bounds ones
     included)."""
     rank = _tensor_type(op.operand).get_num_dims()
-    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    grid = np.indices(shape, dtype=np.int64).reshape(len(shape), _count(shape))
     window_dims = op.dims("update_window_dims")
     scatter = [grid[d] for d in range(len(shape)) if d not in window_dims]
     position = np.zeros((rank, grid.shape[1]), dtype=np.int64)
@@ -567,7 +575,10 @@ def _fold(op: accy.FoldOp, *arrays: np.ndarray) -> list[np.ndarray]:
     kept = [d for d in range(inputs[0].ndim) if d not in dims]
     # each input with its kept dims first, then its reduced dims flattened in row-major order
     rows = [
-        np.transpose(x, kept + list(dims)).reshape(*(x.shape[d] for d in kept), -1) for x in inputs
+        np.transpose(x, kept + list(dims)).reshape(
+            *(x.shape[d] for d in kept), _count([x.shape[d] for d in dims])
+        )
+        for x in inputs
     ]
     results = [np.empty(r.shape[:-1], r.dtype) for r in rows]
     block = op.body.block

@@ -1288,6 +1288,12 @@ class GatherOp(AccyOperation):
                 raise self.error(
                     f"slice size {sizes[d]} of collapsed or batching dim {d} exceeds 1"
                 )
+            if sizes[d] == 0 and 0 not in result.get_shape():
+                raise self.error(
+                    f"slice size 0 of collapsed or batching dim {d} leaves no element to "
+                    "gather into the result's (StableHLO leaves their values to the "
+                    "implementation; accy refuses them)"
+                )
         for d, e in zip(operand_batching, indices_batching):
             sizes_of_batch = (source.get_shape()[d], indices.get_shape()[e])
             if DYNAMIC_INDEX not in sizes_of_batch and sizes_of_batch[0] != sizes_of_batch[1]:
