@@ -994,7 +994,8 @@ def select_and_scatter_element(
             conditions.append(emit(inner, arith.CmpiOp(rem, _number(inner, 0), "eq")))
         windows.append(t)
     holds = _all(inner, conditions)
-    assert holds is not None
+    if holds is None:  # no dim moves (windows of 1, strides of 1): every window holds
+        holds = constant(inner, True, IntegerType(1))
 
     then = Block()
     tb = Builder(InsertPoint.at_end(then))

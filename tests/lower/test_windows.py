@@ -408,6 +408,7 @@ def direct_select_and_scatter(x, source, init, window, strides, padding, ge=True
         ((2, 8, 8, 3), [1, 2, 2, 1], [1, 2, 2, 1], [(0, 0)] * 4),
         ((1, 7, 9, 2), [1, 3, 3, 1], [1, 2, 2, 1], [(0, 0), (1, 1), (1, 1), (0, 0)]),
         ((6, 5), [3, 2], [1, 1], [(2, 0), (0, 1)]),
+        ((3, 4), [1, 1], [1, 1], [(0, 0), (0, 0)]),  # no dim moves (the fuzzer's)
     ],
 )
 def test_select_and_scatter_matches_direct_loops(shape, window, strides, padding):
