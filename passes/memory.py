@@ -208,9 +208,10 @@ def transfer_for(role: BufferRole) -> BoundaryTransfer:
 
 
 def written_slots(item: WorkItem, buffers: BufferPlan) -> list[int]:
-    """Slots a work item writes: its outputs (for scan, the scratch operand's slot)."""
+    """Slots a work item writes: its outputs (for scan, the scratch operand's slot where
+    the result shares it)."""
     values = list(item.outputs)
-    if item.kind is WorkKind.SCAN:
+    if item.kind is WorkKind.SCAN and item.root.operands[1].has_one_use():
         values.append(item.root.operands[1])
     return [s.id for v in values if (s := buffers.get_slot(v)) is not None]
 

@@ -397,6 +397,25 @@ func.func @f(%a: tensor<6x9x{t}>) -> tensor<6x9x{t}> {{
     check(text, data((6, 9), TYPES[t], -1, 1))
 
 
+def test_a_scan_keeps_a_scratch_read_elsewhere() -> None:
+    # The scan writes into its scratch's buffer only where the scan is that value's one use;
+    # a scratch that is returned or read later keeps its value (a constant scratch
+    # returned as well read the scan's result: found by the program fuzzer).
+    text = """
+func.func @f(%a: tensor<4xf32>, %p: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c = accy.constant dense<1.0> : tensor<4xf32>
+  %m = accy.scan max %a, %c, dim = 0 : tensor<4xf32>
+  %n = accy.negate %a : tensor<4xf32>
+  %s = accy.scan add %a, %n, dim = 0 : tensor<4xf32>
+  %q = accy.multiply %n, %s : tensor<4xf32>
+  %t = accy.scan add %a, %p, dim = 0 : tensor<4xf32>
+  return %m, %c, %q, %p : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}"""
+    a = np.array([0.5, -2, 3, 1], np.float32)
+    _, got = check(text, a, a.copy())
+    np.testing.assert_array_equal(got[1], np.ones(4, np.float32))
+
+
 # ---------------------------------------------------------------------------- iterate
 
 
