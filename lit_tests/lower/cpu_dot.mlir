@@ -5,14 +5,24 @@
 // A bf16 product: for any x86-64 CPU, its operands are extended to f32 as they are loaded
 // and summed by FMAs; for a CPU with AVX512_BF16 (`cpu-features=avx512_bf16`, which
 // accy.compile passes where the machine has it) pairs of k positions are summed by
-// `x86.avx512.dot` (vdpbf16ps), the lhs pair broadcast as one 32-bit word.
+// `x86.avx512.dot` (vdpbf16ps), the lhs pair broadcast as one 32-bit word, unless a check
+// of both operands at the call finds a subnormal value (which vdpbf16ps reads as zero):
+// then the FMA tiles run.
 // CHECK-LABEL: func.func @accy_fn_bf16
 // CHECK-NOT:     x86.avx512.dot
 // CHECK:         vector.fma
 // PAIRS-LABEL: func.func @accy_fn_bf16
-// PAIRS-NOT:     vector.fma
-// PAIRS:         vector.load %{{.*}} : memref<8x32xbf16>, vector<2xbf16>
-// PAIRS:         "x86.avx512.dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+// PAIRS:         memref.collapse_shape %a
+// PAIRS:         vector.reduction <minui>
+// PAIRS:         memref.collapse_shape %b
+// PAIRS:         %[[SUBNORMAL:.*]] = arith.cmpi ult
+// PAIRS:         scf.if %[[SUBNORMAL]] {
+// PAIRS-NOT:       x86.avx512.dot
+// PAIRS:           vector.fma
+// PAIRS:         } else {
+// PAIRS-NOT:       vector.fma
+// PAIRS:           vector.load %{{.*}} : memref<8x32xbf16>, vector<2xbf16>
+// PAIRS:           "x86.avx512.dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
 // LLVM:        llvm.x86.avx512bf16.dpbf16ps.512
 func.func @bf16(%a: tensor<8x32xbf16>, %b: tensor<32x40xbf16>) -> tensor<8x40xbf16> {
   %r = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<8x32xbf16>, tensor<32x40xbf16>) -> tensor<8x40xbf16>

@@ -20,8 +20,11 @@ Operands are loaded in their stored type and extended to the accumulators' as lo
 product's operand prologue, `dot_operand_source`, is read narrow); the sums are rounded
 to the result's type once, as they are stored. bf16 products on a CPU with AVX512_BF16
 (`BF16_PAIRS` among the lowering's features) sum pairs of contracting positions with
-`vdpbf16ps` (`x86.avx512.dot`): its products are exact and summed in f32, with bf16
-denormals read as zero. With an epilogue (the kernel's root is not the product), a
+`vdpbf16ps` (`x86.avx512.dot`): its products are exact and summed in f32. It reads
+subnormal bf16 inputs as zero, so each call first checks both operands and runs tiles
+that extend and multiply where either holds one (`emit_dot_tiles`); it also flushes f32
+sums below the smallest normal number (2**-126) to zero, an error within that of the
+exact sum each step. With an epilogue (the kernel's root is not the product), a
 columns tile's sums are staged in a stack buffer and each element's epilogue value is
 stored, a rows tile's sums are stored as their epilogue values: an element's epilogue
 inputs are read before it is written, so the output may take one's buffer in place.
@@ -30,7 +33,7 @@ inputs are read before it is written, so the output may take one's buffer in pla
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,18 +54,22 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
     BFloat16Type,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
+    IntegerAttr,
     IntegerType,
+    MemRefType,
     VectorType,
     i1,
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
+from xdsl.rewriter import InsertPoint
 
 if TYPE_CHECKING:
     from accy.passes.lower.cpu import FunctionLowering
@@ -207,22 +214,128 @@ def emit_dot_tiles(
     lowering: FunctionLowering, b: Builder, item: WorkItem, root: ops.DotGeneralOp
 ) -> bool:
     """Emit `root` (the product of dot kernel `item`) as register tiles at `b`; False
-    (nothing emitted) when it has no tiling."""
+    (nothing emitted) when it has no tiling. Tiles that may sum bf16 pairs (`_pairs`) are
+    built twice, behind a check of both operands for subnormal values made at every call:
+    `vdpbf16ps` reads those as zero, so where one holds any the tiles extend and multiply
+    as the other element types do."""
     tiling = dot_tiling(root)
     if tiling is None:
         return False
+    lhs = lowering.memref_of(dot_operand_source(root.lhs))
+    rhs = lowering.memref_of(dot_operand_source(root.rhs))
+    if not _pairs(lhs, rhs, lowering.features):
+        _emit_tiles(lowering, b, item, root, tiling, pairs=False)
+        return True
+    subnormal = any_subnormal_bf16(lowering, b, [lhs, rhs])
+    exact, paired = Block(), Block()
+    b.insert(scf.IfOp(subnormal, [], Region(exact), Region(paired)))
+    for block, pairs in ((exact, False), (paired, True)):
+        inner = Builder(InsertPoint.at_end(block))
+        _emit_tiles(lowering, inner, item, root, tiling, pairs=pairs)
+        inner.insert(scf.YieldOp())
+    return True
+
+
+def _emit_tiles(
+    lowering: FunctionLowering,
+    b: Builder,
+    item: WorkItem,
+    root: ops.DotGeneralOp,
+    tiling: DotTiling,
+    *,
+    pairs: bool,
+) -> None:
     out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
     n_size = out_shape[tiling.n]
     if tiling.form == "rows":
-        DotTiles(lowering, b, item, root, tiling, 0, n_size, tiling.columns, None).rows_form()
-        return True
+        DotTiles(
+            lowering, b, item, root, tiling, 0, n_size, tiling.columns, None, pairs
+        ).rows_form()
+        return
     main = n_size - n_size % tiling.lanes
     if main:
-        DotTiles(lowering, b, item, root, tiling, 0, main, tiling.columns, None).columns_form()
+        DotTiles(
+            lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs
+        ).columns_form()
     if main != n_size:
         remainder = n_size - main
-        DotTiles(lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder).columns_form()
-    return True
+        DotTiles(
+            lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs
+        ).columns_form()
+
+
+MAGNITUDE, SMALLEST_NORMAL = 0x7FFF, 0x0080
+"""bf16 bits: a value is subnormal when its magnitude bits lie in [1, `SMALLEST_NORMAL`)."""
+
+SUBNORMAL_LANES = 32
+"""bf16 elements a step of `any_subnormal_bf16` checks (one 512-bit load)."""
+
+
+def any_subnormal_bf16(lowering: FunctionLowering, b: Builder, buffers: Sequence[SSAValue]):
+    """An i1 at `b`: whether any element of the bf16 `buffers` (contiguous memrefs) is
+    subnormal, i.e. whether the least of their magnitude bits minus one (unsigned: zero
+    wraps to the largest) is below `SMALLEST_NORMAL - 1`. One pass over each,
+    `SUBNORMAL_LANES` elements a step, lane-wise minima (then the remainder one by one):
+    O(M K + K N) reads before a product of M N K steps."""
+    i16, bf16 = IntegerType(16), BFloat16Type()
+    lanes = VectorType(i16, [SUBNORMAL_LANES])
+    least = _int(b, 0xFFFF, i16)
+    for buffer in buffers:
+        flat = _flat(b, buffer)
+        size = emit(b, memref.DimOp.from_source_and_index(flat, lowering.index(0)))
+        steps = emit(b, arith.DivUIOp(size, lowering.index(SUBNORMAL_LANES)))
+        top = emit(b, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(lanes, [0xFFFF])))
+        loop, body, iv, (acc,) = lowering.loop(b, steps, [top])
+        at = emit(body, arith.MuliOp(iv, lowering.index(SUBNORMAL_LANES)))
+        chunk = emit(body, vector.LoadOp(flat, [at], VectorType(bf16, [SUBNORMAL_LANES])))
+        key = _magnitude_less_one(body, emit(body, arith.BitcastOp(chunk, lanes)), lanes)
+        body.insert(scf.YieldOp(emit(body, arith.MinUIOp(acc, key))))
+        minui = vector.CombiningKindAttr(vector.CombiningKindFlag.MINUI)
+        least = emit(b, arith.MinUIOp(least, emit(b, sum_of_lanes(loop.results[0], minui, None))))
+        start = emit(b, arith.MuliOp(steps, lowering.index(SUBNORMAL_LANES)))
+        rest = emit(b, arith.SubiOp(size, start))
+        loop, body, iv, (acc,) = lowering.loop(b, rest, [least])
+        element = emit(body, memref.LoadOp.get(flat, [emit(body, arith.AddiOp(start, iv))]))
+        key = _magnitude_less_one(body, emit(body, arith.BitcastOp(element, i16)), i16)
+        body.insert(scf.YieldOp(emit(body, arith.MinUIOp(acc, key))))
+        least = loop.results[0]
+    return emit(b, arith.CmpiOp(least, _int(b, SMALLEST_NORMAL - 1, i16), "ult"))
+
+
+def _magnitude_less_one(b: Builder, bits: SSAValue, t: Attribute) -> SSAValue:
+    """bf16 `bits` (i16, or a vector of them of type `t`): magnitude bits minus one."""
+
+    def splat(value: int) -> SSAValue:
+        if isinstance(t, VectorType):
+            return emit(b, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [value])))
+        return _int(b, value, t)  # type: ignore[arg-type]
+
+    magnitude = emit(b, arith.AndIOp(bits, splat(MAGNITUDE)))
+    return emit(b, arith.SubiOp(magnitude, splat(1)))
+
+
+def _flat(b: Builder, buffer: SSAValue) -> SSAValue:
+    """`buffer` (a contiguous memref) as one dim."""
+    shape = buffer.type.get_shape()  # type: ignore[attr-defined]
+    if len(shape) == 1:
+        return buffer
+    count = -1 if DYNAMIC_INDEX in shape else math.prod(shape)
+    return emit(
+        b,
+        memref.CollapseShapeOp.build(
+            operands=[buffer],
+            result_types=[MemRefType(buffer.type.get_element_type(), [count])],  # type: ignore[attr-defined]
+            properties={
+                "reassociation": ArrayAttr(
+                    [ArrayAttr([IntegerAttr(d, i64) for d in range(len(shape))])]
+                )
+            },
+        ),
+    )
+
+
+def _int(b: Builder, value: int, t: IntegerType) -> SSAValue:
+    return emit(b, arith.ConstantOp(IntegerAttr(value, t)))
 
 
 class DotTiles:
@@ -240,8 +353,11 @@ class DotTiles:
         extent: int,
         columns: int,
         mask: int | None,
+        pairs: bool,
     ):
         self.lowering, self.item, self.root, self.tiling = lowering, item, root, tiling
+        self.pairs = pairs
+        """Whether the tiles sum bf16 pairs with `DotBF16Op` (`emit_dot_tiles`)."""
         self.columns, self.mask = columns, mask
         self.out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
         self.k = root.lhs.type.get_shape()[root.contracting[0][0]]  # type: ignore[attr-defined]
@@ -342,7 +458,7 @@ class DotTiles:
     def columns_form(self) -> None:
         """The columns form (see the module docstring)."""
         lane_mask = None if self.mask is None else self.mask_of(self.tile, self.mask, self.lanes)
-        if _pairs(self.lhs, self.rhs, self.lowering.features):
+        if self.pairs:
             totals = self._column_pairs(lane_mask)
         else:
             totals = self._column_products(lane_mask)
@@ -509,7 +625,7 @@ class DotTiles:
         masked step for K's remainder; bf16 pairs: steps of 2 x `lanes` consecutive
         positions summed in pairs by `DotBF16Op` (16 lanes from K = 32 on, else 8)."""
         lowering, tiling, columns = self.lowering, self.tiling, self.columns
-        pairs = _pairs(self.lhs, self.rhs, lowering.features)
+        pairs = self.pairs
         lanes = self.lanes
         if pairs:
             lanes = 16 if self.k >= 32 else 8

@@ -129,3 +129,22 @@ def test_a_splat_constant_a_product_loads_as_its_prologue_keeps_its_buffer(tmp_p
     directory = accy.export(module, tmp_path / "splat", target="cuda")
     assert not ptxas_problems(directory)
     assert not plan_problems(directory, "f", run_with_fake_driver(directory, [x], function="f"))
+
+
+@pytest.mark.parametrize("m, k, n", [(16, 32, 48), (7, 1, 16), (8, 64, 8)])
+def test_bf16_products_read_subnormal_operands_as_themselves(m, k, n):
+    # vdpbf16ps (AVX512_BF16) reads subnormal bf16 inputs as zero: a call whose operands
+    # hold one runs the tiles that extend and multiply (9.2e-41 x -3.0e38 = -0.0276, not 0;
+    # found by the program fuzzer). Without subnormals both paths agree with the reference.
+    module = accy.parse(MIXED.format(m=m, k=k, n=n, t="bf16"))
+    function = accy.compile(module, target="cpu")
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (m, k)).astype(ml_dtypes.bfloat16)
+    w = rng.uniform(-1, 1, (k, n)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_allclose(function(x, w)[0], run(module, "mixed", x, w)[0], rtol=1e-5)
+    x[m // 2, 0] = ml_dtypes.bfloat16(9.18355e-41)
+    w[0, :] = ml_dtypes.bfloat16(-3.0e38)
+    (got,) = function(x, w)
+    (want,) = run(module, "mixed", x, w)
+    assert want[m // 2, 0] != 0
+    np.testing.assert_allclose(got, want, rtol=1e-5)
