@@ -10,8 +10,9 @@ numpy and returns its results as fresh arrays. Semantics are StableHLO's:
   divide and sqrt this is exactly the correctly rounded result). Reductions, scans and
   dot_general on f16/bf16 accumulate in float32 and round once at the end. Float sums of a
   reduce are pairwise (`_reduce`), so their error does not grow with the number of
-  elements (StableHLO leaves a reduce's order unspecified); float prefix sums and products
-  of a scan accumulate in float64 and round once (a `rounded` scan rounds every step).
+  elements (StableHLO leaves a reduce's order unspecified); float prefix sums of a scan
+  accumulate in float64 and round once (a `rounded` scan rounds every step; products
+  multiply in order in their compute type).
 - Integer arithmetic wraps (two's complement). Integer divide truncates toward zero; as in
   XLA, `x / 0` is -1 and `MIN / -1` is MIN. Integer power is repeated multiplication
   (wrapping); a negative exponent gives 0, except for bases 1 (-> 1) and -1 (-> +-1).
@@ -675,7 +676,7 @@ def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarr
     """An inclusive scan; the scratch operand only names the output buffer."""
     del scratch
     stepwise = op.rounded is not None and operand.dtype in _LOW_PRECISION
-    exact = op.kind.data in (accy.CombinerKind.ADD, accy.CombinerKind.MUL) and not stepwise
+    exact = op.kind.data is accy.CombinerKind.ADD and not stepwise
     if exact and (operand.dtype.kind == "f" or operand.dtype == _BFLOAT16):
         operand_in = operand.astype(np.float64)  # rounded once, as the targets do
     else:

@@ -1202,11 +1202,13 @@ class FunctionLowering(HostLowering):
 
     def scan_loops(self, b: Builder, item: WorkItem) -> None:
         """Each row of the scan (every position of the other dims, in parallel) along its
-        dim. A float sum or product that does not round every step accumulates in f64,
-        in blocks (`blocked_scan`), each result rounded once from it: within about half
-        an ulp of the exact prefix (XLA's blocked f32 rewrite is off by a few ulps). The
-        others (exact, or rounded every step as the reference does) run one sequential
-        chain from the identity."""
+        dim. A float sum that does not round every step accumulates in f64, in blocks
+        (`blocked_scan`), each result rounded once from it: within about half an ulp of
+        the exact prefix (XLA's blocked f32 rewrite is off by a few ulps). The others run
+        one sequential chain from the identity: exact ones, those rounded every step as
+        the reference does, and products, whose relative error grows with the number of
+        factors in any order, and whose overflow to inf (then NaN at a zero) is the
+        sequential chain's, as XLA's and StableHLO's interpreter's."""
         root = item.root
         assert isinstance(root, ops.ScanOp)
         kind = root.kind.data
@@ -1221,11 +1223,7 @@ class FunctionLowering(HostLowering):
         )
         element_type = root.result.type.get_element_type()
         unsigned = is_unsigned(element_type)
-        blocked = (
-            is_float(element_type)
-            and root.rounded is None
-            and kind in (ops.CombinerKind.ADD, ops.CombinerKind.MUL)
-        )
+        blocked = is_float(element_type) and root.rounded is None and kind is ops.CombinerKind.ADD
         acc_type = Float64Type() if blocked else compute_type(element_type)
         identity = combiner_identity(inner, kind, acc_type, unsigned=unsigned)
         target = self.memref_of(root.result)
@@ -1269,7 +1267,7 @@ class FunctionLowering(HostLowering):
         extent: int,
         element: Callable[[Builder, SSAValue], tuple[SSAValue, Callable]],
     ) -> None:
-        """A prefix sum (or product) of one row of `width` elements in blocks of
+        """A prefix sum of one row of `width` elements in blocks of
         `SCAN_FAN` at every level: a position's value is the total of the level-`L` blocks
         before it, plus the level-`L-1` blocks before it within its block, ..., plus its
         own block's running sum, each a chain of at most `SCAN_FAN` terms, where one
