@@ -282,7 +282,7 @@ def any_subnormal_bf16(lowering: FunctionLowering, b: Builder, buffers: Sequence
     least = _int(b, 0xFFFF, i16)
     for buffer in buffers:
         flat = _flat(b, buffer)
-        size = emit(b, memref.DimOp.from_source_and_index(flat, lowering.index(0)))
+        size = emit(b, memref.DimOp(flat, lowering.index(0)))
         steps = emit(b, arith.DivUIOp(size, lowering.index(SUBNORMAL_LANES)))
         top = emit(b, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(lanes, [0xFFFF])))
         loop, body, iv, (acc,) = lowering.loop(b, steps, [top])
