@@ -524,6 +524,32 @@ def native_atomic(op: ops.ScatterOp) -> str | None:
     return kinds.get(type(combiner)) if integer else None
 
 
+def compare_and_swaps(op: ops.ScatterOp) -> bool:
+    """Whether a one-input scatter's updates can combine by `memref.generic_atomic_rmw`
+    (where they need an atomic, see `scatter_combine`): not into i1 elements (no
+    compare-and-swap of one bit), nor updates computed from constants alone, which MLIR
+    folds with the combiner into a constant the body yields from outside it (`minui(x,
+    0)`), a body its lowering fails on."""
+    if op.result.type.get_element_type() == IntegerType(1):  # type: ignore[attr-defined]
+        return False
+    return native_atomic(op) is not None or not _computed_from_constants(op.updates[0])
+
+
+def _computed_from_constants(value: SSAValue) -> bool:
+    """Whether a kernel body's `value` is computed from its constants alone (no argument:
+    no buffer it reads)."""
+    pending, seen = [value], set()
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, Block):
+            return False
+        if owner in seen or isinstance(owner, ops.ConstantOp):
+            continue
+        seen.add(owner)
+        pending.extend(owner.operands)
+    return True
+
+
 def scatter_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     """A `scatter`: one thread per element copies the inputs into the results (but the
     first when its result took its buffer); then the updates combine into the elements
@@ -564,8 +590,9 @@ def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]
     correctly, in an unspecified order (StableHLO leaves it to the implementation); a
     single add, max, min, and or or is a native atomic (`native_atomic`); a replacing
     scatter, or one whose `unique_indices` promises no duplicates, reads and stores
-    plainly. With several inputs no atomic updates them together: one thread per update
-    element when the indices are unique, else one thread combines every update in order."""
+    plainly. With several inputs no atomic updates them together (nor where
+    `compare_and_swaps` says no): one thread per update element when the indices are
+    unique, else one thread combines every update in order."""
     root = item.root
     assert isinstance(root, ops.ScatterOp)
     shape = static_shape(root.updates[0])
@@ -573,7 +600,7 @@ def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]
     if not count:
         return []
     several = len(root.inputs) > 1
-    serial = several and root.unique_indices is None
+    serial = root.unique_indices is None and (several or not compare_and_swaps(root))
     reads = [v for v in item.inputs if v not in root.inputs]  # (the results hold those)
     kernel = context.kernel(item, "scatter", reads=reads, writes=list(root.res))
     group = kernel.fused(item)
@@ -595,7 +622,7 @@ def scatter_combine(context: KernelContext, item: PlannedKernel) -> list[Launch]
                 kernel.store(then, elements[0], root.result, at)
             elif not several and yielded[0] is block.args[0]:  # yields the current: no-op
                 pass
-            elif several or root.unique_indices is not None:  # no other thread writes here
+            elif serial or root.unique_indices is not None:  # no other thread writes here
                 currents = [kernel.load(then, r, at) for r in root.res]
                 body = [*currents, *elements]
                 values = lower_scalar_body(then, root.update_computation, body)

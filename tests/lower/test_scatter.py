@@ -336,6 +336,46 @@ def test_cuda_scatter_of_two_operands_is_serial_unless_indices_are_unique(tmp_pa
     assert [f"block={block}" in c for c in launches] == [True]
 
 
+NARROW = """func.func @f(%m: tensor<2x24xui8>, %b: tensor<4x2xi1>, %i: tensor<3x2xi32>) -> (tensor<2x24xui8>, tensor<4x2xi1>) {
+  %zeros = accy.constant dense<0> : tensor<3xui8>
+  %mins = accy.scatter %m[%i] updates(%zeros), update_window_dims = [], inserted_window_dims = [0, 1], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1 : (tensor<2x24xui8>), tensor<3x2xi32>, (tensor<3xui8>) -> (tensor<2x24xui8>) {
+  ^bb0(%x: tensor<ui8>, %u: tensor<ui8>):
+    %y = accy.minimum %x, %u : tensor<ui8>
+    accy.yield %y : tensor<ui8>
+  }
+  %trues = accy.constant dense<true> : tensor<3xi1>
+  %ors = accy.scatter %b[%i] updates(%trues), update_window_dims = [], inserted_window_dims = [0, 1], input_batching_dims = [], scatter_indices_batching_dims = [], scatter_dims_to_operand_dims = [0, 1], index_vector_dim = 1 : (tensor<4x2xi1>), tensor<3x2xi32>, (tensor<3xi1>) -> (tensor<4x2xi1>) {
+  ^bb0(%p: tensor<i1>, %q: tensor<i1>):
+    %r = accy.xor %p, %q : tensor<i1>
+    accy.yield %r : tensor<i1>
+  }
+  func.return %mins, %ors : tensor<2x24xui8>, tensor<4x2xi1>
+}"""
+
+
+def test_cuda_scatters_no_compare_and_swap_can_update_run_in_order(tmp_path):
+    # No compare-and-swap updates one i1 element (LLVM refuses the cmpxchg), and MLIR
+    # folds a combiner of constant updates (unsigned min with 0) into a constant its
+    # atomic body yields from outside, which its lowering refuses: such scatters combine in
+    # order on one thread (found by the program fuzzer's CUDA run).
+    from accy.runtime.plan_check import plan_problems, ptxas_problems, run_with_fake_driver
+
+    m = np.arange(48, dtype=np.uint8).reshape(2, 24)
+    b = np.zeros((4, 2), np.bool_)
+    i = np.array([[1, 1], [1, 1], [0, 0]], np.int32)
+    mins, ors = accy.compile(NARROW, threads=1)(m, b, i)
+    assert mins[1, 1] == 0 and mins[0, 0] == 0 and mins[1, 2] == 26
+    assert not ors[1, 1] and ors[0, 0]  # two xors of true, one
+    directory = accy.export(NARROW, tmp_path / "narrow", target="cuda")
+    assert not ptxas_problems(directory)
+    result = run_with_fake_driver(directory, [m, b, i], function="f")
+    assert plan_problems(directory, "f", result) == []
+    launches = [
+        c for c in result["calls"] if c.startswith("launch name=f_item") and "scatter " in c
+    ]
+    assert len(launches) == 2 and all("block=1,1,1" in c for c in launches), launches
+
+
 DYNAMIC_ROWS = ROWS.replace("tensor<6x3xf32>", "tensor<?x3xf32>")
 
 
