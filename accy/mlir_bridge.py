@@ -34,6 +34,7 @@ Command line (debugging aid)::
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import importlib
@@ -42,8 +43,9 @@ import math
 import os
 import re
 import sys
+import tempfile
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -771,6 +773,35 @@ def _signatures(s: _Session, module: Any) -> dict[str, tuple[ArgSpec, ...]]:
 # ------------------------------------------------------------------------------- JIT
 
 
+_MISSING_SYMBOLS = re.compile(r"Symbols not found: \[([^\]]*)\]")
+"""What ORC prints on stderr when code it generates calls a function nothing defines."""
+
+
+class _Captured:
+    text = ""
+
+
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[_Captured]:
+    """Collect what native code writes to file descriptor 2 meanwhile (ORC's errors),
+    and write it through to stderr afterwards, so nothing is lost."""
+    captured = _Captured()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            data = sink.read()
+            captured.text = data.decode(errors="replace")
+            if data:
+                os.write(2, data)
+
+
 ALLOCATION_FAILED = "accy_allocation_failed"
 """`void accy_allocation_failed(int64_t bytes)`: what CPU host code calls, before returning
 without running anything, when an allocation of its plan fails (`accy.passes.lower.cpu`,
@@ -892,7 +923,15 @@ class JitModule:
         ORC lookups cost about as much as a small kernel, so addresses are cached."""
         cache = self.__dict__.setdefault("_addresses", {})
         if name not in cache:
-            cache[name] = int(self.engine.raw_lookup(self.c_interface(name)))
+            with _stderr_captured() as captured:
+                cache[name] = int(self.engine.raw_lookup(self.c_interface(name)))
+            if not cache[name] and (missing := _MISSING_SYMBOLS.search(captured.text)):
+                raise UpstreamMlirError(
+                    f"looking up @{name}",
+                    f"the JIT found no definition of {missing.group(1).strip()}, which the "
+                    "machine code LLVM generated for it calls (an operation accy lowers to a "
+                    "runtime function the JIT lacks)",
+                )
         return cache[name]
 
     def invoke(self, name: str, *ctypes_args: Any) -> None:

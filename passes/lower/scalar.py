@@ -684,12 +684,12 @@ def lower_exponential_minus_one(
 
 
 def lower_tan(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`math.tan` in f64, rounded once (libdevice's f32 `tanf` may be 4 ulp off)."""
+    """`math.tan` in f64, rounded once (libdevice's f32 `tanf` may be 4 ulp off; f16 and
+    bf16 through f32 rounded to odd, `convert_element`)."""
     if isinstance(operands[0].type, Float64Type):
         return emit(b, math.TanOp(operands[0]))
     wide = emit(b, arith.ExtFOp(widen(b, operands[0]), Float64Type()))
-    result = emit(b, arith.TruncFOp(emit(b, math.TanOp(wide)), Float32Type()))
-    return narrow(b, result, element_type(op.results[0]))
+    return convert_element(b, emit(b, math.TanOp(wide)), element_type(op.results[0]))
 
 
 PI = 3.141592653589793

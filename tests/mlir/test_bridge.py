@@ -429,3 +429,27 @@ def test_dump_objects(compiled_kernels, tmp_path):
         assert "U mgpuLaunchKernel" in syms and "U mgpuMemAlloc" in syms
         assert "__orc_init_func.LLVMDialectModule" in syms
         assert "_mlir_ciface_main" in syms
+
+
+UNDEFINED_CALL = """
+module {
+  func.func private @accy_test_nothing_defines_this(f32) -> f32
+  func.func @calls(%x: memref<4xf32>, %out: memref<4xf32>) attributes {llvm.emit_c_interface} {
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%c0] : memref<4xf32>
+    %r = func.call @accy_test_nothing_defines_this(%v) : (f32) -> f32
+    memref.store %r, %out[%c0] : memref<4xf32>
+    return
+  }
+}
+"""
+
+
+def test_a_function_calling_what_nothing_defines_names_the_symbol():
+    # ORC only prints the missing symbol on stderr; the lookup error says it (an f64 ->
+    # f16 truncation once called __truncdfhf2 and reported only "no function").
+    jit = mb.JitModule(UNDEFINED_CALL)
+    with pytest.raises(
+        mb.UpstreamMlirError, match="no definition of accy_test_nothing_defines_this"
+    ):
+        jit.lookup("calls")
