@@ -30,6 +30,7 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.arena_plan import UPDATES
 from accy.passes.lower.scalar import (
+    bits_of,
     combine,
     compute_type,
     constant,
@@ -42,8 +43,15 @@ from accy.passes.lower.scalar import (
 )
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, TensorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BFloat16Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 Indices = list[SSAValue]
@@ -611,7 +619,26 @@ def memref_elements(sources: Sequence[SSAValue]) -> SortLoad:
 
 def _less(b: Builder, op: ops.SortOp, lhs: Sequence[SSAValue], rhs: Sequence[SSAValue]):
     pairs = [v for pair in zip(lhs, rhs) for v in pair]
-    return lower_scalar_body(b, op.comparator, pairs)[0]
+    types = [argument.type for argument in op.comparator.block.args]
+    return lower_scalar_body(b, op.comparator, [_released(b, v, t) for v, t in zip(pairs, types)])[
+        0
+    ]
+
+
+def _held(b: Builder, values: Sequence[SSAValue]) -> list[SSAValue]:
+    """`values` as a CPU sort holds and moves them: a bf16 one as its i16 bits (`bits_of`).
+    LLVM holds a bf16 value in an f32 register on x86 and stores it with `vcvtneps2bf16`
+    where the CPU has AVX512_BF16, which reads subnormals as zero: an element a sort only
+    moves must keep its bits."""
+    return [bits_of(b, v) if isinstance(v.type, BFloat16Type) else v for v in values]
+
+
+def _released(b: Builder, value: SSAValue, t: Attribute) -> SSAValue:
+    """A `_held` value as element type `t` (a tensor's, a buffer's or a scalar type)."""
+    element = t.get_element_type() if isinstance(t, (TensorType, MemRefType)) else t
+    if isinstance(element, BFloat16Type) and value.type != element:
+        return emit(b, arith.BitcastOp(value, element))
+    return value
 
 
 def merge_destination(
@@ -699,7 +726,7 @@ def merge_runs(
 
     def element_at(position: SSAValue, last: SSAValue) -> list[SSAValue]:
         clamped = emit(inner, arith.MinUIOp(position, last))
-        return load(inner, [clamped if d == dim else v for d, v in enumerate(at)])
+        return _held(inner, load(inner, [clamped if d == dim else v for d, v in enumerate(at)]))
 
     one = constant(inner, 1, INDEX)
     left = element_at(i, emit(inner, arith.SubiOp(mid, one)))
@@ -712,9 +739,8 @@ def merge_runs(
     )
     out = [k if d == dim else v for d, v in enumerate(at)]
     for r, l, target in zip(right, left, targets):
-        inner.insert(
-            memref.StoreOp.get(emit(inner, arith.SelectOp(takes_right, r, l)), target, out)
-        )
+        chosen = emit(inner, arith.SelectOp(takes_right, r, l))
+        inner.insert(memref.StoreOp.get(_released(inner, chosen, target.type), target, out))
     step = emit(inner, arith.SelectOp(takes_right, one, constant(inner, 0, INDEX)))
     next_i = emit(inner, arith.SubiOp(emit(inner, arith.AddiOp(i, one)), step))
     next_j = emit(inner, arith.AddiOp(j, step))
@@ -759,7 +785,7 @@ def insert_sorted(
     body = Block(arg_types=[INDEX])
     inner = Builder(InsertPoint.at_end(body))
     (i,) = body.args
-    element = load(inner, at_position(i))
+    element = _held(inner, load(inner, at_position(i)))
     placed = emit(inner, arith.MinUIOp(i, number(inner, kept)))
 
     search = Block(arg_types=[INDEX, INDEX, INDEX])
@@ -793,13 +819,15 @@ def insert_sorted(
     to = emit(move, arith.SubiOp(last, shift.args[0]))
     below = at_position(emit(move, arith.SubiOp(to, number(move, 1))))
     for target in targets:
-        value = emit(move, memref.LoadOp.get(target, below))
-        move.insert(memref.StoreOp.get(value, target, at_position(to)))
+        (value,) = _held(move, [emit(move, memref.LoadOp.get(target, below))])
+        stored = _released(move, value, target.type)
+        move.insert(memref.StoreOp.get(stored, target, at_position(to)))
     move.insert(scf.YieldOp())
     moves = emit(insert, arith.SubiOp(last, place))
     insert.insert(scf.ForOp(number(insert, 0), moves, number(insert, 1), [], shift))
     for value, target in zip(element, targets):
-        insert.insert(memref.StoreOp.get(value, target, at_position(place)))
+        stored = _released(insert, value, target.type)
+        insert.insert(memref.StoreOp.get(stored, target, at_position(place)))
     insert.insert(scf.YieldOp())
     fits = emit(inner, arith.CmpiOp(place, number(inner, kept), "ult"))
     inner.insert(scf.IfOp(fits, [], Region(then)))

@@ -778,7 +778,7 @@ def total_order_key(b: Builder, x: SSAValue) -> SSAValue:
     flipped where the sign is set (`bits ^ ((bits >> (w - 1)) & MAX)`)."""
     width = x.type.bitwidth  # type: ignore[attr-defined]
     integer = IntegerType(width)
-    bits = emit(b, arith.BitcastOp(x, integer))
+    bits = bits_of(b, x)
     sign = emit(b, arith.ShRSIOp(bits, constant(b, width - 1, integer)))
     magnitude = emit(b, arith.AndIOp(sign, constant(b, 2 ** (width - 1) - 1, integer)))
     return emit(b, arith.XOrIOp(bits, magnitude))
@@ -893,11 +893,27 @@ def lower_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SS
     )
 
 
+def bits_of(b: Builder, x: SSAValue) -> SSAValue:
+    """The bits of float `x` as a signless integer of its width. A bf16 value's are the high
+    half of its exact f32 extension: LLVM holds a bf16 value in an f32 register on x86 and
+    narrows it back for a bitcast with `vcvtneps2bf16` where the CPU has AVX512_BF16, which
+    reads subnormals as zero (a bitcast made 0x8001 0x8000)."""
+    if not isinstance(x.type, BFloat16Type):
+        return emit(b, arith.BitcastOp(x, IntegerType(x.type.bitwidth)))  # type: ignore[attr-defined]
+    wide = emit(b, arith.BitcastOp(emit(b, arith.ExtFOp(x, f32)), i32))
+    high = emit(b, arith.ShRUIOp(wide, constant(b, 16, i32)))
+    return emit(b, arith.TruncIOp(high, IntegerType(16)))
+
+
 def lower_bitcast_convert(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.bitcast` between the storage types (none between equal signless types)."""
+    """`arith.bitcast` between the storage types (none between equal signless types; a
+    bf16 source's bits by `bits_of`)."""
     target = signless(element_type(op.results[0]))
     if operands[0].type == target:
         return operands[0]
+    if isinstance(operands[0].type, BFloat16Type):
+        bits = bits_of(b, operands[0])
+        return bits if bits.type == target else emit(b, arith.BitcastOp(bits, target))
     return emit(b, arith.BitcastOp(operands[0], target))
 
 
