@@ -5,8 +5,9 @@ A slot is created, in pre-order through each function, for every function argume
 (role `constant`) and every result a work item leaves in storage; a slot whose value is
 returned by `func.return` also has role `output`. Some values share a slot instead of
 getting one: the result of `accy.scan` is written into the slot of its scratch operand
-when the scan is that value's one use (#1; a scratch read elsewhere keeps its value, and
-the scan's result gets a slot of its own), and the block arguments of an `accy.iterate` body (of an `accy.while`'s cond and
+when the scan is that value's one use and it is no constant (#1; a scratch read elsewhere
+keeps its value, and a constant's buffer is never written: the scan's result then gets a
+slot of its own), and the block arguments of an `accy.iterate` body (of an `accy.while`'s cond and
 body) are the loop's carried buffers, i.e. the slots of the loop's results. A loop's
 result takes the slot of its init when that init is a temporary computed for the loop
 alone (#2: the zeros a scan's outputs start from are computed in the loop's buffer), and
@@ -224,7 +225,7 @@ def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, func
             plan.folded.append(op.result)
             return
         builder.new(op.result, op, BufferRole(constant=True), function)
-    elif isinstance(op, ops.ScanOp) and op.scratch.has_one_use():
+    elif isinstance(op, ops.ScanOp) and _scratch_taken_over(op, plan) is not None:
         builder.share(op.result, plan.slot_of_value[op.scratch])
     elif isinstance(op, ops.LOOP_OPS):
         for index, result in enumerate(op.results):
@@ -244,6 +245,16 @@ def _assign(op: Operation, fusion, plan: BufferPlan, builder: _SlotBuilder, func
     else:
         for result in op.results:
             builder.new(result, op, BufferRole(), function)
+
+
+def _scratch_taken_over(op: ops.ScanOp, plan: BufferPlan) -> BufferSlot | None:
+    """The slot of a scan's scratch operand that its result takes (#1 of the module
+    docstring), or None: the scan is the scratch's one use, and the scratch is no constant
+    (whose buffer no kernel writes: CUDA keeps it in constant memory)."""
+    slot = plan.slot_of_value.get(op.scratch)
+    if slot is None or not op.scratch.has_one_use() or slot.role.constant:
+        return None
+    return slot
 
 
 def _init_taken_over(init: SSAValue, plan: BufferPlan) -> BufferSlot | None:

@@ -42,7 +42,7 @@ from accy.passes.buffers import (
     value_names,
 )
 from accy.passes.options import DEFAULT_CONSTANT_CAPACITY, PlanOptions
-from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
 from xdsl.dialects import func
 from xdsl.dialects.builtin import LocationAttr
 from xdsl.ir import Operation, SSAValue
@@ -210,10 +210,7 @@ def transfer_for(role: BufferRole) -> BoundaryTransfer:
 def written_slots(item: WorkItem, buffers: BufferPlan) -> list[int]:
     """Slots a work item writes: its outputs (for scan, the scratch operand's slot where
     the result shares it)."""
-    values = list(item.outputs)
-    if item.kind is WorkKind.SCAN and item.root.operands[1].has_one_use():
-        values.append(item.root.operands[1])
-    return [s.id for v in values if (s := buffers.get_slot(v)) is not None]
+    return [s.id for v in item.outputs if (s := buffers.get_slot(v)) is not None]
 
 
 def plan_memory_spaces(
