@@ -7,7 +7,8 @@
 // accy.compile passes where the machine has it) pairs of k positions are summed by
 // `x86.avx512.dot` (vdpbf16ps), the lhs pair broadcast as one 32-bit word, unless a check
 // of both operands at the call finds a subnormal value (which vdpbf16ps reads as zero):
-// then the FMA tiles run.
+// then the FMA tiles run. bf16 buffers are i16 in CPU code (`passes/lower/bf16_storage.py`),
+// each load bitcast to bf16.
 // CHECK-LABEL: func.func @accy_fn_bf16
 // CHECK-NOT:     x86.avx512.dot
 // CHECK:         vector.fma
@@ -21,7 +22,7 @@
 // PAIRS:           vector.fma
 // PAIRS:         } else {
 // PAIRS-NOT:       vector.fma
-// PAIRS:           vector.load %{{.*}} : memref<8x32xbf16>, vector<2xbf16>
+// PAIRS:           vector.load %{{.*}} : memref<8x32xi16>, vector<2xi16>
 // PAIRS:           "x86.avx512.dot"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
 // LLVM:        llvm.x86.avx512bf16.dpbf16ps.512
 func.func @bf16(%a: tensor<8x32xbf16>, %b: tensor<32x40xbf16>) -> tensor<8x40xbf16> {

@@ -96,6 +96,7 @@ from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.fusion import dot_operand_source
+from accy.passes.lower.bf16_storage import store_bf16_as_i16
 from accy.passes.lower.cpu_dot import emit_dot_tiles
 from accy.passes.lower.host import (
     HostGlobals,
@@ -300,6 +301,7 @@ def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
     if hook:
         lowered.body.block.add_op(func.FuncOp.external(ALLOCATION_FAILED, [i64], []))
     drop_unread_globals(lowered)
+    store_bf16_as_i16(lowered)
     return lowered
 
 

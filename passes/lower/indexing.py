@@ -39,6 +39,7 @@ from accy.passes.lower.scalar import (
     lower_scalar,
     lower_scalar_body,
     narrow,
+    select_value,
     widen,
 )
 from xdsl.builder import Builder
@@ -503,7 +504,7 @@ class FusedGroup:
             else:
                 inner, inside = read
                 written = yield (owner.update, inner)
-                result = emit(b, arith.SelectOp(inside, written, original))
+                result = select_value(b, inside, written, original)
         elif isinstance(owner, ops.PadOp) and owner in self.members:
             padding = yield (owner.padding_value, [])
             read = pad_operand_indices(b, owner, indices)
@@ -512,7 +513,7 @@ class FusedGroup:
             else:
                 inner, inside = read
                 element = yield (owner.operand, inner)
-                result = emit(b, arith.SelectOp(inside, element, padding))
+                result = select_value(b, inside, element, padding)
         elif isinstance(owner, Operation) and owner in self.members:
             inner = operand_indices(b, owner, indices, self.sizes)
             if isinstance(owner, (ops.BroadcastInDimOp, ops.ReshapeOp, ops.SliceOp, ops.ReverseOp)):

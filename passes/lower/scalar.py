@@ -785,8 +785,18 @@ def total_order_key(b: Builder, x: SSAValue) -> SSAValue:
 
 
 def lower_select(b: Builder, op: Operation, operands: Sequence[SSAValue]) -> SSAValue:
-    """`arith.select` on the stored element type (no widening needed)."""
-    return emit(b, arith.SelectOp(*operands))
+    """`select_value` on the stored element type (no widening needed)."""
+    return select_value(b, *operands)
+
+
+def select_value(b: Builder, condition: SSAValue, on_true: SSAValue, on_false: SSAValue):
+    """`arith.select` of two elements; of bf16 ones, of their bits (`bits_of`): LLVM selects
+    bf16 values in f32 registers and stores the choice with `vcvtneps2bf16` where the CPU
+    has AVX512_BF16, which reads subnormals as zero."""
+    if not isinstance(on_true.type, BFloat16Type):
+        return emit(b, arith.SelectOp(condition, on_true, on_false))
+    chosen = emit(b, arith.SelectOp(condition, bits_of(b, on_true), bits_of(b, on_false)))
+    return emit(b, arith.BitcastOp(chosen, on_true.type))
 
 
 def round_to_odd_f32(b: Builder, value: SSAValue) -> SSAValue:
