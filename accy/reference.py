@@ -288,7 +288,17 @@ def _select(
 
 
 def _bitcast_convert(op: accy.BitcastConvertOp, operand: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(operand).view(_dtype_of(op.result))
+    """The operand's bytes read as the result's type (one element's bytes, a dim of narrower
+    elements: the result's shape; a rank-0 operand stays rank 0)."""
+    flat = np.array(operand, order="C").reshape(-1)
+    shape = tuple(_tensor_type(op.result).get_shape())
+    viewed = flat.view(_dtype_of(op.result))
+    if DYNAMIC_INDEX in shape:
+        ratio = operand.dtype.itemsize // viewed.dtype.itemsize
+        shape = operand.shape + ((ratio,) if ratio > 1 else ())
+        if ratio < 1:
+            shape = operand.shape[:-1]
+    return viewed.reshape(shape)
 
 
 def _convert(op: accy.ConvertOp, operand: np.ndarray) -> np.ndarray:
@@ -422,7 +432,7 @@ def _pad(op: accy.PadOp, operand: np.ndarray, value: np.ndarray) -> np.ndarray:
     result = operand
     for d, (low, high, interior) in enumerate(op.edges):
         size = result.shape[d]
-        if interior and size:  # interior first, then the edges (a negative one crops)
+        if interior and size:  # interior first, then the edges
             shape = list(result.shape)
             shape[d] = size + (size - 1) * interior
             spread = np.full(shape, value, dtype=operand.dtype)
@@ -430,12 +440,12 @@ def _pad(op: accy.PadOp, operand: np.ndarray, value: np.ndarray) -> np.ndarray:
             index[d] = slice(None, None, interior + 1)
             spread[tuple(index)] = result
             result = spread
-        keep = [slice(None)] * result.ndim
-        keep[d] = slice(max(-low, 0), result.shape[d] - max(-high, 0))
-        result = result[tuple(keep)]
-        widths = [(0, 0)] * result.ndim
+        widths = [(0, 0)] * result.ndim  # the positive edges, then the negative ones crop
         widths[d] = (max(low, 0), max(high, 0))
         result = np.pad(result, widths, constant_values=value)
+        keep = [slice(None)] * result.ndim
+        keep[d] = slice(max(-low, 0), max(result.shape[d] - max(-high, 0), max(-low, 0)))
+        result = result[tuple(keep)]
     return np.array(result, dtype=operand.dtype, order="C")
 
 

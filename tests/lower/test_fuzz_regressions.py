@@ -325,12 +325,6 @@ func.func @f(%x: tensor<0x2xf16>) -> tensor<0xf16> {
 }"""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reference's bitcast_convert of a rank-0 tensor returns shape (1,) "
-    "(np.ascontiguousarray makes a 0-d array 1-d): 'result shape (1,) at run time differs "
-    "from the declared ()'",
-)
 def test_the_reference_bitcasts_a_rank_0_tensor():
     x = np.array(1.0, np.float32)
     assert int(reference(RANK_0_BITCAST, x)[0]) == 0x3F800000
@@ -353,12 +347,6 @@ def test_the_reference_folds_an_empty_operand():
     assert compiled(EMPTY_FOLD, x)[0].shape == (0,)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reference's pad crops a negative high edge before it adds the low edge, "
-    "so a crop reaching into the low padding keeps too much: 'result shape (2,) at run "
-    "time differs from the declared (1,)'",
-)
 def test_the_reference_crops_a_negative_edge_after_padding():
     """[1, 1, a, b] without its last 3 elements is [1]."""
     x = np.float32([5, 6])
