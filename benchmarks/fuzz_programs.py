@@ -18,9 +18,12 @@ fatal:
               gap: counted per message)
     INVALID   the generator made a program that does not verify (a generator bug)
 JAX mode adds XLA_DIFFERS (accy disagrees with XLA and agrees with StableHLO's reference
-interpreter: recorded, never counted as accy wrong) and UNDECIDED (accy and XLA disagree
-and the interpreter cannot say who is right: it cannot parse JAX's `chlo` ops, or differs
-from both; reported with whether accy agrees with its numpy reference).
+interpreter: recorded, never counted as accy wrong), EXACT (accy disagrees with both in a
+program that accumulates in an order StableHLO leaves open, and agrees with the
+interpreter's run of it in f64: a sum accy rounds from its exact value, which the f32
+chain overflowed) and UNDECIDED (accy and XLA disagree and the interpreter cannot say
+who is right: it cannot parse JAX's `chlo` ops, or differs from both; reported with
+whether accy agrees with its numpy reference).
 
 `--cuda` also exports every program that passed for CUDA: its PTX through `ptxas` (the
 CUDA toolkit's, /usr/local/cuda/bin; skipped when absent) and one call under the fake
@@ -47,8 +50,8 @@ from watchdog import Outcome, run_in_workers
 from accy.runtime import plan_check
 
 FAILING = check.FAILURES
-ORDER = ("PASS", "WRONG", "INTERNAL", "CRASH", "TIMEOUT", "UNDECIDED", "XLA_DIFFERS", "REFUSED",
-         "INVALID")  # fmt: skip
+ORDER = ("PASS", "WRONG", "INTERNAL", "CRASH", "TIMEOUT", "UNDECIDED", "XLA_DIFFERS", "EXACT",
+         "REFUSED", "INVALID")  # fmt: skip
 SHOWN = {"TIMEOUT": "HANG"}
 
 

@@ -327,3 +327,31 @@ def test_jax_disagreements_go_to_the_interpreter(monkeypatch):
     monkeypatch.setattr(accy, "compile", accy_moved)
     outcome = jax_mode.run_case(jax_mode.JaxCase("j", 0, 0, plain), {}, lambda s: None)
     assert outcome.kind == "WRONG" and "accy's reference" in outcome.detail, outcome.detail
+
+
+CUMSUM_OVERFLOW = """module @jit_f {
+  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32>) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = "stablehlo.reduce_window"(%arg0, %cst) <{padding = dense<[[2, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %1 = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %1 : tensor<f32>
+    }) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}"""
+
+
+def test_a_sum_the_f32_chain_overflows_is_judged_by_its_exact_value():
+    # The f32 chain (the interpreter's, XLA's) gives 3e38, inf, inf: inf - 3e38 is inf. In
+    # f64 the last prefix is 3e38 again, which accy's scan (f64, rounded once) gives: the
+    # exact value decides, EXACT, not WRONG. Without a sum there is no such excuse.
+    from program_fuzz import jax_mode
+
+    x = np.float32([3e38, 3e38, -3e38])
+    actual = [np.float32([3e38, np.inf, 3e38])]
+    (exact,) = jax_mode.exact_results(CUMSUM_OVERFLOW, [x], actual)
+    np.testing.assert_array_equal(exact, actual[0])
+    assert (
+        jax_mode.exact_results(CUMSUM_OVERFLOW.replace("reduce_window", "map"), [x], actual) is None
+    )
