@@ -1286,8 +1286,12 @@ f6, f4, ...) are described as `UpstreamOpaque` and never decoded."""
 
 
 def _same_integer_storage(a: Any, b: Any) -> bool:
-    """Integer dtypes of one width (`uint32` and `int32`: the same bits in a memref)."""
-    return a.kind in "iu" and b.kind in "iu" and a.itemsize == b.itemsize
+    """Dtypes stored as one integer type (`uint32` and `int32`: the same bits in a memref;
+    bfloat16 in lowered CPU code's i16 memrefs, `passes/lower/bf16_storage.py`)."""
+    stored = "iu" if a.name != "bfloat16" else "i"
+    return (
+        (a.kind in "iu" or a.name == "bfloat16") and b.kind in stored and a.itemsize == b.itemsize
+    )
 
 
 MAX_DECODED_ELEMENTS = 1 << 28

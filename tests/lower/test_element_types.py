@@ -325,3 +325,21 @@ def test_f16_and_bf16_tan_round_once_from_f64():
     for g, w, r in zip(got, want, reference.run(module, "f", *args)):
         np.testing.assert_array_equal(g.view(np.uint16), w.view(np.uint16))
         np.testing.assert_array_equal(r.view(np.uint16), w.view(np.uint16))
+
+
+def test_bf16_arrays_reach_the_i16_buffers_of_cpu_code_on_every_call_path(tmp_path):
+    """CPU code holds bf16 buffers as i16 (`passes/lower/bf16_storage.py`); an array that
+    does not fit the prepared call (not contiguous, or of a dynamic size) goes through the
+    bridge's checked call, which takes its bits, not its values converted to int16 (the
+    program fuzzer found that path)."""
+    text = """func.func @f(%x: tensor<?x4xbf16>) -> tensor<?x4xbf16> {
+  %y = accy.negate %x : tensor<?x4xbf16>
+  func.return %y : tensor<?x4xbf16>
+}"""
+    x = np.arange(-8, 8, dtype=np.float32).reshape(4, 4).astype(ml_dtypes.bfloat16)
+    exe = accy.compile(text, threads=1)
+    for argument in (x, x.T, x[:3]):
+        (got,) = exe(argument)
+        np.testing.assert_array_equal(got.astype(np.float32), -argument.astype(np.float32))
+    loaded = accy.runtime.load(accy.export(text, tmp_path / "f", target="cpu"))
+    np.testing.assert_array_equal(loaded.f(x.T)[0].astype(np.float32), -x.T.astype(np.float32))
