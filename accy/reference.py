@@ -21,7 +21,7 @@ numpy and returns its results as fresh arrays. Semantics are StableHLO's:
   as XLA does); anything -> i1 is `!= 0`; i1 -> number is 0/1; int -> int wraps; float ->
   float rounds to nearest even; int -> float rounds via float64.
 - Floats follow IEEE: division by zero, overflow and NaN give inf/NaN without warnings;
-  maximum/minimum propagate NaN.
+  maximum/minimum propagate NaN and order -0 below +0 (IEEE 754-2019's, as MLIR's).
 - Dynamic dims (`?`) take the size of the actual arrays. Shapes that disagree at run time
   (two `?` operands of an elementwise op with different sizes, say) raise `AccyInputError`
   at the op's location instead of letting numpy broadcast.
@@ -148,6 +148,15 @@ def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
         base == 1, one, np.where(base == -1, np.where(exponent % 2 == 0, one, -one), 0 * one)
     )
     return np.where(exponent < 0, negative, result)
+
+
+def _signed_zero(result: np.ndarray, x: np.ndarray, y: np.ndarray, negative) -> np.ndarray:
+    """`result` of a float maximum or minimum with IEEE 754-2019's zeros: of two zeros the
+    maximum is -0 only where both are (`negative` = and), the minimum where either is
+    (`negative` = or); numpy's returns its first operand."""
+    zeros = (x == 0) & (y == 0)
+    signed = np.where(negative(np.signbit(x), np.signbit(y)), -0.0, 0.0).astype(result.dtype)
+    return np.where(zeros, signed, result)
 
 
 def _binary(float_fn: Callable, int_fn: Callable) -> Callable:
@@ -643,6 +652,13 @@ def _reduce(op: accy.ReduceOp, operand: np.ndarray) -> np.ndarray:
         result = np.max(wide, axis=axes, initial=_identity(kind, dtype))
     else:
         result = np.min(wide, axis=axes, initial=_identity(kind, dtype))
+    if _is_float(dtype) and kind in (accy.CombinerKind.MAX, accy.CombinerKind.MIN):
+        # IEEE 754-2019's zeros: the maximum of zeros is +0 where any is, the minimum -0
+        signbits = np.signbit(wide) if kind == accy.CombinerKind.MIN else ~np.signbit(wide)
+        present = np.any((wide == 0) & signbits, axis=axes)
+        sign = np.where(present, 1, 0) if kind == accy.CombinerKind.MIN else np.where(present, 0, 1)
+        zero = np.where(sign == 1, -0.0, 0.0).astype(dtype)
+        result = np.where(np.asarray(result) == 0, zero, result)
     return np.asarray(result).astype(operand.dtype, copy=False)
 
 
@@ -677,9 +693,19 @@ def _dot_general(op: accy.DotGeneralOp, lhs: np.ndarray, rhs: np.ndarray) -> np.
 _SCANS = {
     accy.CombinerKind.ADD: lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
     accy.CombinerKind.MUL: lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
-    accy.CombinerKind.MAX: lambda x, axis: np.maximum.accumulate(x, axis=axis),
-    accy.CombinerKind.MIN: lambda x, axis: np.minimum.accumulate(x, axis=axis),
+    accy.CombinerKind.MAX: lambda x, axis: _accumulate(x, axis, np.maximum, np.logical_and),
+    accy.CombinerKind.MIN: lambda x, axis: _accumulate(x, axis, np.minimum, np.logical_or),
 }
+
+
+def _accumulate(x: np.ndarray, axis: int, ufunc, negative) -> np.ndarray:
+    """A running maximum or minimum; of floats, with IEEE 754-2019's zeros (`_signed_zero`)."""
+    if not _is_float(x.dtype):
+        return ufunc.accumulate(x, axis=axis)
+    moved = np.moveaxis(x, axis, 0).copy()
+    for i in range(1, moved.shape[0]):
+        moved[i] = _signed_zero(ufunc(moved[i - 1], moved[i]), moved[i - 1], moved[i], negative)
+    return np.moveaxis(moved, 0, axis)
 
 
 def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarray:
@@ -879,8 +905,12 @@ _EVALUATORS: dict[type[Operation], Callable[..., np.ndarray]] = {
     accy.SubtractOp: _binary(np.subtract, np.subtract),
     accy.MultiplyOp: _binary(np.multiply, np.multiply),
     accy.DivideOp: _binary(np.divide, _int_divide),
-    accy.MaximumOp: _binary(np.maximum, np.maximum),
-    accy.MinimumOp: _binary(np.minimum, np.minimum),
+    accy.MaximumOp: _binary(
+        lambda x, y: _signed_zero(np.maximum(x, y), x, y, np.logical_and), np.maximum
+    ),
+    accy.MinimumOp: _binary(
+        lambda x, y: _signed_zero(np.minimum(x, y), x, y, np.logical_or), np.minimum
+    ),
     accy.PowerOp: _binary(np.power, _int_power),
     accy.RemainderOp: _binary(np.fmod, _int_remainder),
     accy.ShiftLeftOp: _shift("left"),

@@ -627,10 +627,10 @@ def _less(b: Builder, op: ops.SortOp, lhs: Sequence[SSAValue], rhs: Sequence[SSA
 
 
 def _held(b: Builder, values: Sequence[SSAValue]) -> list[SSAValue]:
-    """`values` as a CPU sort holds and moves them: a bf16 one as its i16 bits (`bits_of`).
-    LLVM holds a bf16 value in an f32 register on x86 and stores it with `vcvtneps2bf16`
-    where the CPU has AVX512_BF16, which reads subnormals as zero: an element a sort only
-    moves must keep its bits."""
+    """`values` as elements are held across blocks (a sort's, a carried sum): a bf16 one as
+    its i16 bits (`bits_of`). LLVM holds a bf16 value in an f32 register on x86 and
+    stores it with `vcvtneps2bf16` where the CPU has AVX512_BF16, which reads subnormals
+    as zero: an element that is only moved or carried must keep its bits."""
     return [bits_of(b, v) if isinstance(v.type, BFloat16Type) else v for v in values]
 
 
@@ -1003,6 +1003,10 @@ def select_and_scatter_element(
     me = linearize(b, [at[d] for d in moving], [_number(b, shape[d]) for d in moving])
     sizes = [_number(b, w) for w in window]
 
+    # The result is carried as its bits where it is bf16 (see `_held`): it is stored after
+    # the loop, and the windows may combine nothing into it.
+    element_type = init.type
+    init = _held(b, [init])[0]
     body = Block(arg_types=[INDEX, init.type])
     inner = Builder(InsertPoint.at_end(body))
     # windows in row-major order: window offsets from the last one back
@@ -1033,7 +1037,7 @@ def select_and_scatter_element(
         for t, stride in zip(windows, strides)
     ]
     # the window's pick: (linear index, value, found) through its elements in order
-    pick_body = Block(arg_types=[INDEX, INDEX, init.type, IntegerType(1)])
+    pick_body = Block(arg_types=[INDEX, INDEX, element_type, IntegerType(1)])
     pb = Builder(InsertPoint.at_end(pick_body))
     k, picked_at, picked, found = pick_body.args
     ks = delinearize(pb, k, sizes)
@@ -1065,14 +1069,16 @@ def select_and_scatter_element(
         _number(tb, 0),
         _number(tb, count),
         _number(tb, 1),
-        [_number(tb, 0), init, false],
+        [_number(tb, 0), _released(tb, init, element_type), false],
         pick_body,
     )
     tb.insert(search)
     chosen = emit(tb, arith.CmpiOp(search.results[0], me, "eq"))
     chosen = emit(tb, arith.AndIOp(chosen, search.results[2]))
     source = load(tb, op.source, s)
-    (combined,) = lower_scalar_body(tb, op.scatter, [body.args[1], source])
+    current = _released(tb, body.args[1], element_type)
+    (combined,) = lower_scalar_body(tb, op.scatter, [current, source])
+    (combined,) = _held(tb, [combined])
     tb.insert(scf.YieldOp(emit(tb, arith.SelectOp(chosen, combined, body.args[1]))))
     otherwise = Block()
     Builder(InsertPoint.at_end(otherwise)).insert(scf.YieldOp(body.args[1]))
@@ -1081,7 +1087,7 @@ def select_and_scatter_element(
     inner.insert(scf.YieldOp(branch.results[0]))
     loop = scf.ForOp(_number(b, 0), _number(b, count), _number(b, 1), [init], body)
     b.insert(loop)
-    return loop.results[0]
+    return _released(b, loop.results[0], element_type)
 
 
 def convolution_input(

@@ -352,3 +352,39 @@ def test_the_reference_crops_a_negative_edge_after_padding():
     x = np.float32([5, 6])
     np.testing.assert_array_equal(compiled(PAD_INTO_A_NEGATIVE_EDGE, x)[0], [1.0])
     np.testing.assert_array_equal(reference(PAD_INTO_A_NEGATIVE_EDGE, x)[0], [1.0])
+
+
+# ---------------------------------------------------------------------------------------
+# bf16 values a window carries
+# ---------------------------------------------------------------------------------------
+
+BF16_SELECT_AND_SCATTER = """\
+func.func @f(%x: tensor<12x4x1xbf16>, %s: tensor<13x5x1xbf16>) -> tensor<12x4x1xbf16> {
+  %zero = accy.constant dense<0.000000e+00> : tensor<bf16>
+  %r = accy.select_and_scatter %x, %s, %zero, window = [2, 2, 1], strides = [1, 1, 1], padding_low = [1, 0, 0], padding_high = [1, 2, 0] : (tensor<12x4x1xbf16>, tensor<13x5x1xbf16>, tensor<bf16>) -> tensor<12x4x1xbf16> {
+  ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+    %c = accy.compare LE, %a, %b : (tensor<bf16>, tensor<bf16>) -> tensor<i1>
+    accy.yield %c : tensor<i1>
+  } {
+  ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+    %q = accy.add %a, %b : tensor<bf16>
+    accy.yield %q : tensor<bf16>
+  }
+  func.return %r : tensor<12x4x1xbf16>
+}"""
+
+
+def test_a_bf16_select_and_scatter_keeps_a_subnormal_sum():
+    """The sum a select_and_scatter carries through its windows was held in an f32
+    register and stored with vcvtneps2bf16, which reads subnormals as zero: the smallest
+    subnormal scattered into zeros came out 0."""
+    x = np.zeros((12, 4, 1), BF16)
+    s = np.zeros((13, 5, 1), np.uint16)
+    s[7, 1, 0] = 1  # the smallest bf16 subnormal
+    (got,) = compiled(BF16_SELECT_AND_SCATTER, x, s.view(BF16))
+    want = np.zeros((12, 4, 1), np.uint16)
+    want[6, 1, 0] = 1
+    np.testing.assert_array_equal(got.view(np.uint16), want)
+    np.testing.assert_array_equal(
+        reference(BF16_SELECT_AND_SCATTER, x, s.view(BF16))[0].view(np.uint16), want
+    )

@@ -1020,3 +1020,53 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 }"""
     with pytest.raises(AccyError, match="does not evaluate 'arith.addf'"):
         evaluate(text, np.zeros(4, np.float32))
+
+
+# ---------------------------------------------------------------------------------------
+# Signed zeros in maxima and minima (IEEE 754-2019, as MLIR's arith.maximumf/minimumf)
+# ---------------------------------------------------------------------------------------
+
+ZEROS_A = np.array([0.0, -0.0, 0.0, -0.0], np.float32)
+ZEROS_B = np.array([0.0, 0.0, -0.0, -0.0], np.float32)
+
+
+def signbits(out: np.ndarray) -> list[bool]:
+    return np.signbit(np.asarray(out, np.float32)).ravel().tolist()
+
+
+@pytest.mark.parametrize(
+    ("op", "negative"),
+    [("maximum", [False, False, False, True]), ("minimum", [False, True, True, True])],
+)
+def test_maximum_and_minimum_order_minus_zero_below_plus_zero(op, negative):
+    """numpy's maximum of two zeros is its first operand; StableHLO's is +0 unless both
+    are -0, and its minimum -0 if either is (1/rsqrt of it tells them apart)."""
+    text = binary_program(op, tensor((4,), "f32"))
+    assert signbits(single(text, ZEROS_A, ZEROS_B)) == negative
+    assert signbits(single(text, ZEROS_B, ZEROS_A)) == negative
+
+
+@pytest.mark.parametrize(("kind", "negative"), [("max", [False, True]), ("min", [True, True])])
+def test_reduce_max_and_min_of_zeros_order_minus_zero_below_plus_zero(kind, negative):
+    """Rows [-0, +0] and [-0, -0]: the maximum is +0 then -0, the minimum -0 for both."""
+    text = f"""
+func.func @f(%x: tensor<2x2xf32>) -> tensor<2xf32> {{
+  %r = accy.reduce {kind} %x, dims = [1] : (tensor<2x2xf32>) -> tensor<2xf32>
+  func.return %r : tensor<2xf32>
+}}"""
+    x = np.array([[-0.0, 0.0], [-0.0, -0.0]], np.float32)
+    assert signbits(single(text, x)) == negative
+
+
+@pytest.mark.parametrize(
+    ("kind", "negative"), [("max", [True, False, False]), ("min", [False, True, True])]
+)
+def test_scan_max_and_min_of_zeros_order_minus_zero_below_plus_zero(kind, negative):
+    """Running over [-0, +0, -0] for max, [+0, -0, +0] for min."""
+    text = f"""
+func.func @f(%x: tensor<3xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {{
+  %r = accy.scan {kind} %x, %s, dim = 0 : tensor<3xf32>
+  func.return %r : tensor<3xf32>
+}}"""
+    x = np.array([-0.0, 0.0, -0.0] if kind == "max" else [0.0, -0.0, 0.0], np.float32)
+    assert signbits(single(text, x, np.zeros(3, np.float32))) == negative
