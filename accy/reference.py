@@ -46,7 +46,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from accy.diagnostics import AccyError, AccyInputError
+from accy.diagnostics import AccyError, AccyInputError, wrong_type
 from accy.dialects import accy
 from accy.dtypes import dense_values, numpy_dtype
 
@@ -1100,6 +1100,10 @@ def run(module: ModuleOp, function_name: str, *arrays: np.ndarray) -> tuple[np.n
     share no memory with the inputs. Raises `AccyInputError` for bad arguments or shapes
     that disagree at run time, `AccyError` for ops the interpreter does not evaluate.
     """
+    if not isinstance(module, ModuleOp):
+        raise wrong_type("accy.reference.run", "module", "a ModuleOp", module)
+    if not isinstance(function_name, str):
+        raise wrong_type("accy.reference.run", "function_name", "a str", function_name)
     function = _find_function(module, function_name.removeprefix("@"))
     env: Env = dict(zip(function.body.block.args, _check_arguments(function, arrays)))
     outputs = _run_block(function.body.block, env)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from accy.dialects import accy as accy_dialect
 
-from accy.diagnostics import AccyError, AccyInputError
+from accy.diagnostics import AccyError, AccyInputError, AccyTypeError
 from accy.reference import run
 from accy.source import parse
 
@@ -1070,3 +1070,11 @@ func.func @f(%x: tensor<3xf32>, %s: tensor<3xf32>) -> tensor<3xf32> {{
 }}"""
     x = np.array([-0.0, 0.0, -0.0] if kind == "max" else [0.0, -0.0, 0.0], np.float32)
     assert signbits(single(text, x, np.zeros(3, np.float32))) == negative
+
+
+def test_run_names_an_argument_of_the_wrong_type():
+    """`run(None, "f")` raised AttributeError from inside the interpreter."""
+    with pytest.raises(AccyTypeError, match="module must be a ModuleOp, not NoneType"):
+        run(None, "f")
+    with pytest.raises(AccyTypeError, match="function_name must be a str, not int"):
+        run(parse(binary_program("add", tensor((4,), "f32"))), 0)
