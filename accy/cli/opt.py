@@ -14,6 +14,7 @@ import dataclasses
 import inspect
 import sys
 import time
+import typing
 from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.targets.mlir import MLIRTarget
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -57,6 +59,31 @@ NO_PASSES_NOTE = (
     "accy-opt: no passes given (-p): the input is parsed, verified and printed; "
     "--list-passes shows the passes"
 )
+
+
+def _mistyped_option(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> str | None:
+    """Which option of `spec` has a value of the wrong kind, in words ("option 'rows' of
+    accy-size-workspaces takes integers separated by commas, not abc"); None if none has."""
+    for pass_spec in parse_pipeline(spec):
+        hints = typing.get_type_hints(available[pass_spec.name]())
+        for name, values in pass_spec.parameters.items():
+            hint = hints.get(name.replace("-", "_"))
+            kinds = {a for a in typing.get_args(hint) if a is not type(None)} or {hint}
+            if tuple in {typing.get_origin(k) for k in kinds}:
+                element, many = typing.get_args(next(iter(kinds)))[0], True
+            else:
+                element, many = next(iter(kinds)), False
+            if not isinstance(element, type):
+                continue
+            fits = all(type(v) is element or (element is float and type(v) is int) for v in values)
+            if fits and (many or len(values) == 1):
+                continue
+            words = {int: "integer", float: "number", str: "string", bool: "true or false"}
+            takes = words.get(element, element.__name__)
+            takes = f"{takes}s separated by commas" if many else f"one {takes}"
+            given = ",".join(str(v).lower() if type(v) is bool else str(v) for v in values)
+            return f"option '{name}' of {pass_spec.name} takes {takes}, not {given or 'nothing'}"
+    return None
 
 
 class AccyOptMain(xDSLOptMain):
@@ -200,6 +227,8 @@ class AccyOptMain(xDSLOptMain):
         except (ValueError, TypeError, ArgSpecParseError) as error:
             # xDSL's message may draw the spec with a caret; keep its last line, the reason.
             reason = str(error).strip().splitlines()[-1].strip()
+            if reason.startswith("Incompatible types"):  # xDSL names the Python type only
+                reason = _mistyped_option(self.available_passes, self.args.passes) or reason
             raise AccyError(f"invalid pass pipeline '{self.args.passes}': {reason}") from None
 
     def prepare_output(self) -> IO[str]:

@@ -191,6 +191,21 @@ def test_bad_pass_option(work, capsys):
     )
 
 
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        ("accy-size-workspaces{rows=abc}", "'rows' of accy-size-workspaces takes integers separated by commas, not abc"),
+        ("accy-plan-arena{alignment=1,2}", "'alignment' of accy-plan-arena takes one integer, not 1,2"),
+        ("accy-plan-memory-spaces{constant-capacity=1.5}", "'constant-capacity' of accy-plan-memory-spaces takes one integer, not 1.5"),
+    ],
+)  # fmt: skip
+def test_a_pass_option_of_the_wrong_kind_is_named_in_words(option, says, work, capsys):
+    """xDSL says "Incompatible types: given ('abc',), expected tuple[int, ...] | None"."""
+    result = run_in_process([str(work / "good.mlir"), "-p", option], capsys)
+    line = assert_one_line_error(result)
+    assert line == f"error: invalid pass pipeline '{option}': option {says}"
+
+
 def test_malformed_pipeline_exits_1_without_traceback(results, work, capsys):
     empty_name = run_in_process([str(work / "good.mlir"), "-p", ",,"], capsys)
     for result in (results["malformed_pipeline"], empty_name):
