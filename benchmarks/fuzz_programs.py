@@ -23,7 +23,9 @@ program that accumulates in an order StableHLO leaves open, and agrees with the
 interpreter's run of it in f64: a sum accy rounds from its exact value, which the f32
 chain overflowed) and UNDECIDED (accy and XLA disagree and the interpreter cannot say
 who is right: it cannot parse JAX's `chlo` ops, or differs from both; reported with
-whether accy agrees with its numpy reference).
+whether accy agrees with its numpy reference; or the interpreter is off elements
+accy and XLA agree on, so judges nothing in that result). A program XLA's CPU does not
+implement (`UNIMPLEMENTED`) is checked against accy's reference alone.
 
 `--cuda` also exports every program that passed for CUDA: its PTX through `ptxas` (the
 CUDA toolkit's, /usr/local/cuda/bin; skipped when absent) and one call under the fake

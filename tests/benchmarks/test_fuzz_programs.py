@@ -355,3 +355,21 @@ def test_a_sum_the_f32_chain_overflows_is_judged_by_its_exact_value():
     assert (
         jax_mode.exact_results(CUMSUM_OVERFLOW.replace("reduce_window", "map"), [x], actual) is None
     )
+
+
+def test_an_interpreter_off_where_accy_and_xla_agree_judges_nothing_in_that_result():
+    # An argsort of bf16 zeros, a subnormal and NaNs (seed 11, program 1793): accy and its
+    # reference order the subnormal before zero, XLA reads it as zero; the interpreter's
+    # sort is off both elsewhere and matched XLA at one element by chance: UNDECIDED, not
+    # WRONG. Where it agrees with one of them everywhere else, it still decides.
+    from program_fuzz import jax_mode
+
+    accy_result = [np.float32([1, 2, 3, 4])]
+    xla = [np.float32([1, 2, 4, 3])]
+    scrambled = [np.float32([9, 8, 4, 7])]
+    kind, detail = jax_mode.judge(accy_result, xla, scrambled, [accy_result], accy_result)
+    assert kind == "UNDECIDED" and "off where accy and XLA agree" in detail, detail
+    assert jax_mode.judge(accy_result, xla, xla, [accy_result], accy_result)[0] == "WRONG"
+    assert jax_mode.judge(accy_result, xla, accy_result, [accy_result], accy_result)[0] == (
+        "XLA_DIFFERS"
+    )
