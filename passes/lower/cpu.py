@@ -87,7 +87,6 @@ planned (`accy.compile` checks this before running).
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -98,6 +97,16 @@ from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
 from accy.passes.lower.cpu_dot import emit_dot_tiles
+from accy.passes.lower.cpu_kernels.context import (
+    DYNAMIC_EXTENT,
+    INDEX,
+    PARALLEL_MIN_WORK,
+    CpuKernelPattern,
+    power_of_two_block,
+    work,
+)
+from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
+from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, TransposeLoops
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -114,7 +123,6 @@ from accy.passes.lower.indexing import (
     delinearize,
     fold_element,
     insert_sorted,
-    iota_element,
     memref_elements,
     merge_runs,
     merge_targets,
@@ -122,7 +130,6 @@ from accy.passes.lower.indexing import (
     shape_of,
     sort_run_widths,
     sorts_by_insertion,
-    transpose_operand_indices,
     update_starts,
     updated_in_place,
     window_work,
@@ -164,7 +171,6 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -178,7 +184,6 @@ from xdsl.rewriter import InsertPoint
 
 from accy.mlir_bridge import ALLOCATION_FAILED
 
-INDEX = IndexType()
 NOALIAS = "llvm.noalias"
 
 
@@ -204,57 +209,9 @@ from the identity (the loop LLVM vectorizes) before the partial joins the level 
 REDUCE_FAN = 16
 """Reductions: partials each loop above the innermost folds (see `blocked_steps`)."""
 
-DYNAMIC_EXTENT = 1 << 32
-"""The extent a dynamic reduced dim's blocked loops are built for (past it, the chain of
-the outermost loop grows beyond `REDUCE_FAN`)."""
 
 SCAN_FAN = 16
 """Float prefix sums and products: positions per block at every level (`blocked_scan`)."""
-
-PARALLEL_MIN_WORK = 1 << 15
-"""Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
-to another thread costs microseconds, more than they take."""
-
-
-def _hoist_invariants(ivs: Sequence[SSAValue]) -> None:
-    """Move the loads and pure ops of an elementwise loop nest whose operands are all
-    defined outside a loop (row scalars of a broadcast, their arithmetic, constants) in
-    front of that loop (`scf.for` or `scf.parallel`), innermost loop first. The nest's
-    only store is to the item's result at the full index, and the item reads its inputs
-    as they were before it, so reading them earlier is right; LLVM could not hoist them
-    itself where the result and the input are views of the same arena."""
-    blocks: list[Block] = []
-    for iv in reversed(ivs):
-        assert isinstance(iv.owner, Block)
-        if iv.owner not in blocks:
-            blocks.append(iv.owner)
-    for block in blocks:
-        loop = block.parent_op()
-        assert isinstance(loop, (scf.ForOp, scf.ParallelOp))
-        inside = {id(arg) for arg in block.args}
-        for op in list(block.ops):
-            movable = isinstance(op, memref.LoadOp) or (
-                not isinstance(op, (memref.StoreOp, scf.YieldOp))
-                and not op.regions
-                and (op.name.startswith("arith.") or op.name.startswith("math."))
-            )
-            if movable and not any(id(v) in inside for v in op.operands):
-                op.detach()
-                loop.parent_block().insert_op_before(op, loop)
-            else:
-                inside.update(id(r) for r in op.results)
-
-
-def _work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
-    """Scalar steps of a nest over `sizes` doing `per_iteration` each (None if dynamic)."""
-    work = per_iteration
-    for size in sizes:
-        if not isinstance(size.owner, arith.ConstantOp):
-            return None
-        value = size.owner.value
-        assert isinstance(value, IntegerAttr)
-        work *= value.value.data
-    return work
 
 
 def _has_register_tiles(root: Operation) -> bool:
@@ -273,16 +230,6 @@ def _has_register_tiles(root: Operation) -> bool:
         and shape_of(root.result)[-1] % VECTOR_WIDTH == 0
         and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
     )
-
-
-def _block(size: int, most: int) -> int:
-    """The largest power of two up to `most` dividing a static `size` (1 if dynamic)."""
-    if size == DYNAMIC_INDEX or size <= 0:
-        return 1
-    block = most
-    while size % block:
-        block //= 2
-    return block
 
 
 def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
@@ -478,7 +425,7 @@ class FunctionLowering(HostLowering):
         self.uses_allocation_hook = True
 
     def kernel_patterns(self) -> list[KernelPattern]:
-        return [pattern(self) for pattern in CPU_KERNEL_PATTERNS]
+        return [pattern(self, self.features) for pattern in CPU_KERNEL_PATTERNS]
 
     def _bytes(self, b: Builder, buffer: SSAValue) -> SSAValue:
         """The byte size of an allocated buffer (dynamic dims read from it)."""
@@ -552,8 +499,8 @@ class FunctionLowering(HostLowering):
         steps = list(steps) if steps is not None else [1] * len(sizes)
         if parallel is None:
             parallel = max(len(sizes) - 1, 1) if sizes else 0
-        work = _work(sizes, per_iteration)
-        if parallel == 0 or (work is not None and work < min_work):
+        steps_done = work(sizes, per_iteration)
+        if parallel == 0 or (steps_done is not None and steps_done < min_work):
             return self.stepped_loop_nest(b, sizes, steps)
         body = Block(arg_types=[INDEX] * parallel)
         b.insert(
@@ -590,14 +537,6 @@ class FunctionLowering(HostLowering):
 
     def _group(self, item: WorkItem) -> FusedGroup:
         return FusedGroup(item.members, self.load, self.sizes, self.splat)
-
-    def elementwise_loops(self, b: Builder, item: WorkItem) -> None:
-        result = item.root.results[0]
-        target = self.memref_of(result)
-        inner, ivs = self.parallel_nest(b, self.sizes(result))
-        element = self._group(item).evaluate(inner, result, ivs)
-        self.store(inner, element, target, ivs)
-        _hoist_invariants(ivs)
 
     def update_loops(self, b: Builder, item: WorkItem) -> None:
         root = item.root
@@ -746,34 +685,6 @@ class FunctionLowering(HostLowering):
             merge_runs(inner, root, at, width, load, targets, kept)
             load = memref_elements(targets)
 
-    def transpose_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.TransposeOp)
-        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
-        element = self.load(inner, root.operand, transpose_operand_indices(root, ivs))
-        self.store(inner, element, self.memref_of(root.result), ivs)
-
-    def iota_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.IotaOp)
-        inner, ivs = self.parallel_nest(b, self.sizes(root.result))
-        element = iota_element(inner, root, ivs)
-        self.store(inner, element, self.memref_of(root.result), ivs)
-
-    def concatenate_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.ConcatenateOp)
-        target = self.memref_of(root.result)
-        offset = 0
-        for value in root.inputs:
-            inner, ivs = self.parallel_nest(b, self.sizes(value))
-            element = self.load(inner, value, ivs)
-            out = list(ivs)
-            if offset:
-                out[root.dim] = emit(inner, arith.AddiOp(ivs[root.dim], self.index(offset)))
-            self.store(inner, element, target, out)
-            offset += shape_of(value)[root.dim]
-
     def reduce_loops(self, b: Builder, item: WorkItem) -> None:
         """Loops over the kept dims, then the reduced dims' folds (see *Reductions* in the
         module docstring); a reduction with few rows and a wide static outermost reduced
@@ -825,7 +736,7 @@ class FunctionLowering(HostLowering):
             b,
             kept_sizes,
             parallel=len(kept),
-            per_iteration=_work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
+            per_iteration=work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
         )
         identity = self.identity(kind, acc_type, unsigned)
         ivs = dict(zip(kept, kept_ivs))
@@ -984,7 +895,7 @@ class FunctionLowering(HostLowering):
             inner, ivs = self.parallel_nest(
                 b,
                 batch_sizes + lfree_sizes + rfree_sizes,
-                per_iteration=_work(contract_sizes) or PARALLEL_MIN_WORK,
+                per_iteration=work(contract_sizes) or PARALLEL_MIN_WORK,
             )
             batch, free_l, free_r = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
 
@@ -1011,8 +922,8 @@ class FunctionLowering(HostLowering):
         zero_inner, zero_ivs = self.parallel_nest(b, self.sizes(root.result))
         self.store(zero_inner, combiner_identity(zero_inner, zero_kind, acc_type), target, zero_ivs)
         lhs_shape = shape_of(root.lhs)
-        rows_block = _block(lhs_shape[l_free[-1]], DOT_ROWS) if l_free else 1
-        depth_block = _block(lhs_shape[lc[-1]], DOT_DEPTH) if lc else 1
+        rows_block = power_of_two_block(lhs_shape[l_free[-1]], DOT_ROWS) if l_free else 1
+        depth_block = power_of_two_block(lhs_shape[lc[-1]], DOT_DEPTH) if lc else 1
         steps = [1] * (nb + nl) + [1] * len(contract_sizes)
         if l_free:
             steps[nb + nl - 1] = rows_block
@@ -1023,7 +934,7 @@ class FunctionLowering(HostLowering):
             batch_sizes + lfree_sizes + contract_sizes,
             steps=steps,
             parallel=nb + nl,
-            per_iteration=_work(rfree_sizes) or PARALLEL_MIN_WORK,
+            per_iteration=work(rfree_sizes) or PARALLEL_MIN_WORK,
         )
         batch, free_l, contract = ivs[:nb], ivs[nb : nb + nl], ivs[nb + nl :]
 
@@ -1122,7 +1033,7 @@ class FunctionLowering(HostLowering):
         kernel_sizes = [rhs_shape[d] for d in rs]
         inputs = rhs_shape[ri]
         row_dim = rank - 2
-        rows = _block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
+        rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
         features = out_shape[-1]
         vectors = next(
             v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * VECTOR_WIDTH) == 0
@@ -1221,7 +1132,7 @@ class FunctionLowering(HostLowering):
             b,
             [sizes[d] for d in others],
             parallel=len(others),
-            per_iteration=_work([sizes[dim]]) or PARALLEL_MIN_WORK,
+            per_iteration=work([sizes[dim]]) or PARALLEL_MIN_WORK,
         )
         element_type = root.result.type.get_element_type()
         unsigned = is_unsigned(element_type)
@@ -1312,25 +1223,16 @@ class FunctionLowering(HostLowering):
 # ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class CpuKernelPattern(KernelPattern):
-    """A kernel lowered to loops in place by one of `lowering`'s loop builders."""
-
-    lowering: FunctionLowering
-
-    @property
-    def function(self) -> str:  # type: ignore[override]
-        return self.lowering.name
+class MethodPattern(CpuKernelPattern):
+    """A kernel kind not yet moved to `cpu_kernels`: lowered by one of `FunctionLowering`'s
+    loop builders, which read the kernel from `host.kernel` (set here)."""
 
     def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
-        self.lowering.kernel = kernel
-        self.emit(rewriter, kernel)
-
-    @abstractmethod
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None: ...
+        self.host.kernel = kernel  # type: ignore[attr-defined]
+        self.emit(rewriter, kernel)  # type: ignore[arg-type]
 
 
-class ReduceLoops(CpuKernelPattern):
+class ReduceLoops(MethodPattern):
     """`reduce` kernels: loops over the kept dims, then blocked loops per reduced dim with
     the fused prologue in the innermost (see *Reductions*); split into chunks folded in
     parallel when few rows are wide."""
@@ -1339,10 +1241,10 @@ class ReduceLoops(CpuKernelPattern):
         return isinstance(kernel.root, ops.ReduceOp)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.reduce_loops(b, kernel)
+        self.host.reduce_loops(b, kernel)
 
 
-class DotLoops(CpuKernelPattern):
+class DotLoops(MethodPattern):
     """`dot` kernels (a `dot_general` and its epilogue): register tiles, or the output
     zeroed, then loops batch, i, k, j (f16/bf16: accumulated in f32 over k innermost,
     rounded once); see `FunctionLowering.dot_loops`."""
@@ -1351,10 +1253,10 @@ class DotLoops(CpuKernelPattern):
         return kernel.kind is WorkKind.DOT
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.dot_loops(b, kernel)
+        self.host.dot_loops(b, kernel)
 
 
-class ScanLoops(CpuKernelPattern):
+class ScanLoops(MethodPattern):
     """`scan` kernels: loops over the other dims, then a sequential loop along the scanned
     dim carrying the running value."""
 
@@ -1362,40 +1264,10 @@ class ScanLoops(CpuKernelPattern):
         return isinstance(kernel.root, ops.ScanOp)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.scan_loops(b, kernel)
+        self.host.scan_loops(b, kernel)
 
 
-class TransposeLoops(CpuKernelPattern):
-    """`transpose` kernels: one loop nest over the result, reading the operand permuted."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.TransposeOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.transpose_loops(b, kernel)
-
-
-class IotaLoops(CpuKernelPattern):
-    """Kernels rooted at `iota`: one loop nest storing each index along the iota dim."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.IotaOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.iota_loops(b, kernel)
-
-
-class ConcatenateLoops(CpuKernelPattern):
-    """Kernels rooted at `concatenate`: one loop nest per operand, each writing its range."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.ConcatenateOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.concatenate_loops(b, kernel)
-
-
-class ScatterLoops(CpuKernelPattern):
+class ScatterLoops(MethodPattern):
     """`scatter` kernels: the operand copied into the result unless it is the same buffer,
     then the updates combined in order (`scatter_loops`)."""
 
@@ -1403,20 +1275,20 @@ class ScatterLoops(CpuKernelPattern):
         return isinstance(kernel.root, ops.ScatterOp)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.scatter_loops(b, kernel)
+        self.host.scatter_loops(b, kernel)
 
 
-class FoldLoops(CpuKernelPattern):
+class FoldLoops(MethodPattern):
     """`fold` kernels: each result element folds its reduced positions (`fold_loops`)."""
 
     def matches(self, kernel: PlannedKernel) -> bool:
         return isinstance(kernel.root, ops.FoldOp)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.fold_loops(b, kernel)
+        self.host.fold_loops(b, kernel)
 
 
-class WindowLoops(CpuKernelPattern):
+class WindowLoops(MethodPattern):
     """`window` and `convolution` kernels: each result element computed by its window's
     loops (`window_loops`)."""
 
@@ -1424,20 +1296,20 @@ class WindowLoops(CpuKernelPattern):
         return kernel.kind in (WorkKind.WINDOW, WorkKind.CONVOLUTION)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.window_loops(b, kernel)
+        self.host.window_loops(b, kernel)
 
 
-class SortLoops(CpuKernelPattern):
+class SortLoops(MethodPattern):
     """`sort` kernels: merge passes through the `scratch` workspace (`sort_loops`)."""
 
     def matches(self, kernel: PlannedKernel) -> bool:
         return isinstance(kernel.root, ops.SortOp)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.sort_loops(b, kernel)
+        self.host.sort_loops(b, kernel)
 
 
-class UpdateInPlaceLoops(CpuKernelPattern):
+class UpdateInPlaceLoops(MethodPattern):
     """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
     in-place reuse): one loop nest over the update's block, writing each update element
     at its clamped place; the rest of the buffer is already the result."""
@@ -1446,18 +1318,7 @@ class UpdateInPlaceLoops(CpuKernelPattern):
         return isinstance(kernel.root, ops.DynamicUpdateSliceOp) and updated_in_place(kernel)
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.update_loops(b, kernel)
-
-
-class ElementwiseLoops(CpuKernelPattern):
-    """Fused elementwise, broadcast and reshape kernels: one loop nest over the root's
-    shape computing each element through the fused members."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return kernel.kind in (WorkKind.ELEMENTWISE, WorkKind.BROADCAST, WorkKind.RESHAPE)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.lowering.elementwise_loops(b, kernel)
+        self.host.update_loops(b, kernel)
 
 
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (

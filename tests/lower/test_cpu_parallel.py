@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from accy.passes.lower.cpu import PARALLEL_MIN_WORK
+from accy.passes.lower.cpu_kernels.context import PARALLEL_MIN_WORK
 
 import accy
 from accy.diagnostics import AccyError

@@ -1,0 +1,11 @@
+"""The CPU target's kernel lowerings, one module per kernel kind (`accy.passes.lower.cpu`
+drives them; its docstring says what each kind's loops are).
+
+Each kind module holds one `CpuKernelPattern` per lowering and the free functions it
+calls, which read everything through an explicit `KernelContext` (`context`): the
+kernel, the function being lowered (its constants and row count) and the CPU's features.
+
+- `context`: `KernelContext`, `CpuKernelPattern` and the loop builders every kind shares;
+- `elementwise`: fused elementwise/broadcast/reshape groups;
+- `layout`: transpose, iota, concatenate;
+"""

@@ -1,0 +1,228 @@
+"""What every CPU kernel lowering reads (`KernelContext`), the pattern they share
+(`CpuKernelPattern`) and the loop builders of every kind (see *Parallel loops* in
+`accy.passes.lower.cpu`).
+
+Invariants: a context is built per kernel and never changed; it reads the kernel's
+buffers and workspaces, the function's constants (built once at its start, in the order
+first asked for) and row count, the module's host constants and the CPU's features, and
+nothing else; the kind modules read nothing but their context.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from accy.dialects import accy as ops
+from accy.passes.buffers import splat_of, splat_scalar
+from accy.passes.lower.host import HostLowering, KernelPattern
+from accy.passes.lower.indexing import FusedGroup, shape_of
+from accy.passes.lower.planned_kernel import PlannedKernel
+from accy.passes.lower.scalar import combiner_identity, emit
+from accy.passes.schedule import WorkItem
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+INDEX = IndexType()
+
+DYNAMIC_EXTENT = 1 << 32
+"""The extent a dynamic reduced dim's blocked loops are built for (past it, the chain of
+the outermost loop grows beyond `REDUCE_FAN`)."""
+
+PARALLEL_MIN_WORK = 1 << 15
+"""Loop nests doing fewer scalar steps than this stay sequential: handing a slice of them
+to another thread costs microseconds, more than they take."""
+
+
+def work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
+    """Scalar steps of a nest over `sizes` doing `per_iteration` each (None if dynamic)."""
+    steps = per_iteration
+    for size in sizes:
+        if not isinstance(size.owner, arith.ConstantOp):
+            return None
+        value = size.owner.value
+        assert isinstance(value, IntegerAttr)
+        steps *= value.value.data
+    return steps
+
+
+def power_of_two_block(size: int, most: int) -> int:
+    """The largest power of two up to `most` dividing a static `size` (1 if dynamic)."""
+    if size == DYNAMIC_INDEX or size <= 0:
+        return 1
+    block = most
+    while size % block:
+        block //= 2
+    return block
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """One kernel being lowered to loops, and what its lowering may read."""
+
+    kernel: PlannedKernel
+    """The kernel: its members, buffers (already the lowered host values) and workspaces."""
+    function: HostLowering
+    """The function it is in: its constants at its start (`index`, `scalar`, `identity`),
+    its row count and the module's host constants (`globals`)."""
+    features: frozenset[str]
+    """The CPU's features (see `accy.passes.lower.cpu.lower_cpu`)."""
+
+    # ------------------------------------------------------ the function's constants
+
+    def index(self, value: int) -> SSAValue:
+        """An index constant, built once at the function's start."""
+        return self.function.index(value)
+
+    def scalar(self, value: object, t: Attribute) -> SSAValue:
+        """A scalar constant of type `t`, built once at the function's start."""
+        return self.function.scalar(value, t)
+
+    @property
+    def rows(self) -> SSAValue:
+        """The function's row count."""
+        return self.function.rows
+
+    def identity(self, kind: ops.CombinerKind, t: Attribute, unsigned: bool = False) -> SSAValue:
+        """The neutral element of `kind` in `t`, built once at the function's start."""
+        constants = self.function.constants
+        key = (("identity", kind, unsigned), t)
+        if key not in constants:
+            constants[key] = combiner_identity(self.function.start, kind, t, unsigned=unsigned)
+        return constants[key]
+
+    # ----------------------------------------------------------- the kernel's values
+
+    def sizes(self, value: SSAValue) -> list[SSAValue]:
+        """The dim sizes of a tensor value as index values (`?` → the row count)."""
+        return [self.rows if d == DYNAMIC_INDEX else self.index(d) for d in shape_of(value)]
+
+    def memref_of(self, value: SSAValue) -> SSAValue:
+        """The memref the kernel reads `value` from or writes it to."""
+        return self.kernel.buffer_of(value)
+
+    def load(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return emit(b, memref.LoadOp.get(self.memref_of(value), list(indices)))
+
+    def splat(self, b: Builder, value: SSAValue) -> SSAValue | None:
+        """The scalar of a splat constant, cloned into the kernel's body or read from a
+        host constant (None for other values)."""
+        owner = value.owner
+        scalar = None
+        if isinstance(owner, ops.ConstantOp):
+            scalar = splat_scalar(owner)
+        elif value in self.kernel.buffers:
+            data = self.kernel.buffers[value].owner
+            if isinstance(data, memref.GetGlobalOp):
+                scalar = splat_of(self.function.globals.value_of(data))
+        if scalar is None:
+            return None
+        return self.scalar(scalar, value.type.get_element_type())  # type: ignore[attr-defined]
+
+    def store(self, b: Builder, element: SSAValue, target: SSAValue, indices) -> None:
+        b.insert(memref.StoreOp.get(element, target, list(indices)))
+
+    def group(self, item: WorkItem) -> FusedGroup:
+        """`item`'s fused members, evaluated through this context's loads and splats."""
+        return FusedGroup(item.members, self.load, self.sizes, self.splat)
+
+    def epilogue_value(
+        self, b: Builder, item: WorkItem, total: SSAValue, indices: Sequence[SSAValue]
+    ) -> SSAValue:
+        """What the dot kernel `item` stores at `indices` for the product's element `total`
+        there: `total`, or its epilogue's value (the kernel's root's element)."""
+        dot = item.contraction
+        if item.root is dot:
+            return total
+        assert dot is not None
+        known = {dot.results[0]: total}
+        return self.group(item).evaluate(b, item.root.results[0], indices, known)
+
+    # ------------------------------------------------------------------- loops
+
+    def loop(
+        self, b: Builder, size: SSAValue, carried: Sequence[SSAValue] = ()
+    ) -> tuple[scf.ForOp, Builder, SSAValue, list[SSAValue]]:
+        """`scf.for %i = 0 to size` carrying `carried`; returns the loop, a builder at the
+        end of its body (the caller inserts the `scf.yield`), the iv and the carried args."""
+        body = Block(arg_types=[INDEX, *(v.type for v in carried)])
+        loop = scf.ForOp(self.index(0), size, self.index(1), list(carried), body)
+        b.insert(loop)
+        return loop, Builder(InsertPoint.at_end(body)), body.args[0], list(body.args[1:])
+
+    def parallel_nest(
+        self,
+        b: Builder,
+        sizes: Sequence[SSAValue],
+        *,
+        steps: Sequence[int] | None = None,
+        parallel: int | None = None,
+        per_iteration: int = 1,
+        min_work: int = PARALLEL_MIN_WORK,
+    ) -> tuple[Builder, list[SSAValue]]:
+        """Loops over `sizes` (`steps` default to 1; each size a multiple of its step)
+        whose iterations are independent: the first `parallel` dims (default: all but the
+        last, or the only one) as one `scf.parallel` when the nest does at least
+        `min_work` steps of `per_iteration` work (see *Parallel loops*), the rest
+        as `scf.for`s inside it. Returns a builder inside the innermost loop and the ivs."""
+        steps = list(steps) if steps is not None else [1] * len(sizes)
+        if parallel is None:
+            parallel = max(len(sizes) - 1, 1) if sizes else 0
+        steps_done = work(sizes, per_iteration)
+        if parallel == 0 or (steps_done is not None and steps_done < min_work):
+            return self.stepped_loop_nest(b, sizes, steps)
+        body = Block(arg_types=[INDEX] * parallel)
+        b.insert(
+            scf.ParallelOp(
+                [self.index(0)] * parallel,
+                list(sizes[:parallel]),
+                [self.index(step) for step in steps[:parallel]],
+                Region(body),
+            )
+        )
+        reduce = scf.ReduceOp()
+        Builder(InsertPoint.at_end(body)).insert(reduce)
+        inner, ivs = self.stepped_loop_nest(
+            Builder(InsertPoint.before(reduce)), sizes[parallel:], steps[parallel:]
+        )
+        return inner, [*body.args, *ivs]
+
+    def stepped_loop_nest(
+        self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]
+    ) -> tuple[Builder, list[SSAValue]]:
+        """Nested `scf.for %i = 0 to size step s` without carried values (each size a
+        multiple of its step); a builder inside the innermost."""
+        ivs = []
+        for size, step in zip(sizes, steps):
+            body = Block(arg_types=[INDEX])
+            b.insert(scf.ForOp(self.index(0), size, self.index(step), [], body))
+            yield_op = scf.YieldOp()
+            Builder(InsertPoint.at_end(body)).insert(yield_op)
+            b = Builder(InsertPoint.before(yield_op))
+            ivs.append(body.args[0])
+        return b, ivs
+
+
+@dataclass
+class CpuKernelPattern(KernelPattern):
+    """A kernel lowered to loops in place by `emit`, given its own `KernelContext`."""
+
+    host: HostLowering
+    """The function being lowered."""
+    features: frozenset[str]
+    """The CPU's features."""
+
+    @property
+    def function(self) -> str:  # type: ignore[override]
+        return self.host.name
+
+    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
+        self.emit(rewriter, KernelContext(kernel, self.host, self.features))
+
+    @abstractmethod
+    def emit(self, b: Builder, ctx: KernelContext) -> None: ...
