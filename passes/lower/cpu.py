@@ -107,6 +107,7 @@ from accy.passes.lower.cpu_kernels.context import (
 )
 from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
 from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, TransposeLoops
+from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoops
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -126,12 +127,9 @@ from accy.passes.lower.indexing import (
     memref_elements,
     merge_runs,
     merge_targets,
-    scatter_result_indices,
     shape_of,
     sort_run_widths,
     sorts_by_insertion,
-    update_starts,
-    updated_in_place,
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
@@ -146,7 +144,6 @@ from accy.passes.lower.scalar import (
     is_float,
     is_low_precision,
     is_unsigned,
-    lower_scalar_body,
     narrow,
     widen,
 )
@@ -537,54 +534,6 @@ class FunctionLowering(HostLowering):
 
     def _group(self, item: WorkItem) -> FusedGroup:
         return FusedGroup(item.members, self.load, self.sizes, self.splat)
-
-    def update_loops(self, b: Builder, item: WorkItem) -> None:
-        root = item.root
-        assert isinstance(root, ops.DynamicUpdateSliceOp)
-        group = self._group(item)
-        starts = [group.evaluate(b, start, []) for start in root.start_indices]
-        firsts = update_starts(b, root, starts, self.sizes)
-        inner, ivs = self.parallel_nest(b, self.sizes(root.update))
-        element = group.evaluate(inner, root.update, ivs)
-        at = [emit(inner, arith.AddiOp(first, iv)) for first, iv in zip(firsts, ivs)]
-        self.store(inner, element, self.memref_of(root.result), at)
-
-    def scatter_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """Each input copied into its result (but the first when the result took its
-        buffer), then one sequential loop nest over the updates, in row-major order: each
-        update element inside the results combines with the elements it addresses
-        (`lower_scalar_body`); inputs, indices and updates through the fused members."""
-        root = kernel.root
-        assert isinstance(root, ops.ScatterOp)
-        group = self._group(kernel)
-        targets = [self.memref_of(r) for r in root.res]
-        for index, (value, target) in enumerate(zip(root.inputs, targets)):
-            if index == 0 and updated_in_place(kernel):
-                continue
-            inner, ivs = self.parallel_nest(b, self.sizes(value))
-            self.store(inner, group.evaluate(inner, value, ivs), target, ivs)
-        sizes = self.sizes(root.updates[0])
-        extents = self.sizes(root.result)
-        inner, ivs = self.stepped_loop_nest(b, sizes, [1] * len(sizes))
-        at, inside = scatter_result_indices(
-            inner,
-            root,
-            ivs,
-            lambda position: group.evaluate(inner, root.scatter_indices, position),
-            extents,
-        )
-
-        def combine_element(then: Builder) -> None:
-            currents = [emit(then, memref.LoadOp.get(t, at)) for t in targets]
-            updates = [group.evaluate(then, u, ivs) for u in root.updates]
-            values = lower_scalar_body(then, root.update_computation, [*currents, *updates])
-            for value, target in zip(values, targets):
-                self.store(then, value, target, at)
-
-        then = Block()
-        combine_element(Builder(InsertPoint.at_end(then)))
-        Builder(InsertPoint.at_end(then)).insert(scf.YieldOp())
-        inner.insert(scf.IfOp(inside, [], Region(then)))
 
     def fold_loops(self, b: Builder, kernel: PlannedKernel) -> None:
         """One loop nest over the results' elements, each folding its reduced positions
@@ -1267,17 +1216,6 @@ class ScanLoops(MethodPattern):
         self.host.scan_loops(b, kernel)
 
 
-class ScatterLoops(MethodPattern):
-    """`scatter` kernels: the operand copied into the result unless it is the same buffer,
-    then the updates combined in order (`scatter_loops`)."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.ScatterOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.scatter_loops(b, kernel)
-
-
 class FoldLoops(MethodPattern):
     """`fold` kernels: each result element folds its reduced positions (`fold_loops`)."""
 
@@ -1307,18 +1245,6 @@ class SortLoops(MethodPattern):
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
         self.host.sort_loops(b, kernel)
-
-
-class UpdateInPlaceLoops(MethodPattern):
-    """`dynamic_update_slice` kernels whose result takes its operand's buffer (the plan's
-    in-place reuse): one loop nest over the update's block, writing each update element
-    at its clamped place; the rest of the buffer is already the result."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.DynamicUpdateSliceOp) and updated_in_place(kernel)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.update_loops(b, kernel)
 
 
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (

@@ -8,4 +8,5 @@ kernel, the function being lowered (its constants and row count) and the CPU's f
 - `context`: `KernelContext`, `CpuKernelPattern` and the loop builders every kind shares;
 - `elementwise`: fused elementwise/broadcast/reshape groups;
 - `layout`: transpose, iota, concatenate;
+- `scatter`: scatter and in-place dynamic_update_slice;
 """
