@@ -107,6 +107,7 @@ from accy.passes.lower.cpu_kernels.context import (
 )
 from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
 from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, TransposeLoops
+from accy.passes.lower.cpu_kernels.reduction import FoldLoops, ReduceLoops
 from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoops
 from accy.passes.lower.host import (
     HostGlobals,
@@ -122,7 +123,6 @@ from accy.passes.lower.indexing import (
     convolution_input,
     convolution_kernel,
     delinearize,
-    fold_element,
     insert_sorted,
     memref_elements,
     merge_runs,
@@ -134,7 +134,6 @@ from accy.passes.lower.indexing import (
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
-    blocked_steps,
     combine,
     combiner_identity,
     compute_type,
@@ -150,12 +149,8 @@ from accy.passes.lower.scalar import (
 from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem, WorkKind
 from accy.passes.workspace.cpu_families import (
-    FAMILY,
     SORT_FAMILY,
     SORT_WORKSPACE,
-    WORKSPACE,
-    SplitReduce,
-    split_partials,
 )
 from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
@@ -175,7 +170,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -198,13 +193,6 @@ CONV_TILE_VECTORS = 4
 
 VECTOR_WIDTH = 8
 """f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
-
-REDUCE_LEAF = 256
-"""Reductions: consecutive positions of the innermost reduced dim one accumulator folds
-from the identity (the loop LLVM vectorizes) before the partial joins the level above."""
-
-REDUCE_FAN = 16
-"""Reductions: partials each loop above the innermost folds (see `blocked_steps`)."""
 
 
 SCAN_FAN = 16
@@ -247,124 +235,6 @@ def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
     drop_unread_globals(lowered)
     store_bf16_as_i16(lowered)
     return lowered
-
-
-FoldBody = Callable[[Builder, SSAValue, SSAValue], SSAValue]
-"""`body(builder, iv, acc)`: `acc` with position `iv` folded in."""
-
-
-@dataclass
-class ReduceFold:
-    """How a reduction's loops fold (see *Reductions* in the module docstring)."""
-
-    lowering: FunctionLowering
-    kind: ops.CombinerKind
-    acc_type: Attribute
-    blocked: bool
-    """Float sums: every dim's fold is blocked loops (`blocked_steps`) from the identity,
-    combined into the enclosing accumulator. Other kinds: one loop per dim, carrying the
-    accumulator through the nest (as a split's chunks do; see *Reductions*)."""
-    unsigned: bool = False
-    """Integer max/min compare unsigned (the reduced elements are unsigned)."""
-
-    def over(
-        self,
-        b: Builder,
-        acc: SSAValue,
-        lower: SSAValue,
-        upper: SSAValue,
-        end: int | None,
-        *,
-        leaf: int,
-        body: FoldBody,
-        extent: int | None = None,
-    ) -> SSAValue:
-        """`acc` with `body` folded over `lower <= iv < upper` (`extent` positions at most;
-        default `end`, the static end of the outermost range, or `DYNAMIC_EXTENT`)."""
-        if not self.blocked:
-            return self._loops(b, acc, lower, upper, [], end, body)
-        steps = blocked_steps(extent or end or DYNAMIC_EXTENT, leaf, REDUCE_FAN)
-        identity = self.lowering.identity(self.kind, self.acc_type, self.unsigned)
-        folded = self._loops(b, identity, lower, upper, steps, end, body)
-        return folded if acc is identity else self.combine(b, acc, folded)
-
-    def combine(self, b: Builder, acc: SSAValue, x: SSAValue) -> SSAValue:
-        return combine(b, self.kind, acc, x, unsigned=self.unsigned)
-
-    def _loops(
-        self,
-        b: Builder,
-        init: SSAValue,
-        lower: SSAValue,
-        upper: SSAValue,
-        steps: Sequence[int],
-        end: int | None,
-        body: FoldBody,
-    ) -> SSAValue:
-        """The loops of `steps` (outermost first) over `lower <= iv < upper`, carrying
-        `init`; every block is folded from the identity and combined in order. `lower`
-        is a multiple of `steps[0]`, `upper` too where `steps[0]` divides `end`."""
-        if not steps:
-            return self._loop(b, init, lower, upper, 1, body)
-        return self._blocks(
-            b, init, lower, upper, steps, end is not None and end % steps[0] == 0, body
-        )
-
-    def _blocks(
-        self,
-        b: Builder,
-        init: SSAValue,
-        lower: SSAValue,
-        upper: SSAValue,
-        steps: Sequence[int],
-        whole: bool,
-        body: FoldBody,
-    ) -> SSAValue:
-        """`_loops` for at least one step: a loop over the whole blocks of `steps[0]`
-        (each folded by the loops of the steps below, with static trip counts), then,
-        unless `whole` says the range holds whole blocks only, the last partial block."""
-        lowering = self.lowering
-        step = steps[0]
-        identity = lowering.identity(self.kind, self.acc_type, self.unsigned)
-        stop = upper
-        if not whole:
-            length = emit(b, arith.SubiOp(upper, lower))
-            rest = emit(b, arith.RemUIOp(length, lowering.index(step)))
-            stop = emit(b, arith.SubiOp(upper, rest))
-
-        def block(inner: Builder, iv: SSAValue, acc: SSAValue) -> SSAValue:
-            block_end = emit(inner, arith.AddiOp(iv, lowering.index(step)))
-            if len(steps) == 1:
-                partial = self._loop(inner, identity, iv, block_end, 1, body)
-            else:
-                partial = self._blocks(inner, identity, iv, block_end, steps[1:], True, body)
-            return self.combine(inner, acc, partial)
-
-        result = self._loop(b, init, lower, stop, step, block)
-        if whole:
-            return result
-        if len(steps) == 1:
-            last = self._loop(b, identity, stop, upper, 1, body)
-        else:
-            last = self._blocks(b, identity, stop, upper, steps[1:], False, body)
-        return self.combine(b, result, last)
-
-    def _loop(
-        self,
-        b: Builder,
-        init: SSAValue,
-        lower: SSAValue,
-        upper: SSAValue,
-        step: int,
-        body: FoldBody,
-    ) -> SSAValue:
-        """`scf.for %iv = lower to upper step step` carrying `init` through `body`."""
-        block = Block(arg_types=[INDEX, self.acc_type])
-        inner = Builder(InsertPoint.at_end(block))
-        inner.insert(scf.YieldOp(body(inner, *block.args)))
-        loop = scf.ForOp(lower, upper, self.lowering.index(step), [init], block)
-        b.insert(loop)
-        return loop.results[0]
 
 
 @dataclass
@@ -535,18 +405,6 @@ class FunctionLowering(HostLowering):
     def _group(self, item: WorkItem) -> FusedGroup:
         return FusedGroup(item.members, self.load, self.sizes, self.splat)
 
-    def fold_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """One loop nest over the results' elements, each folding its reduced positions
-        in order (`fold_element`, the operands through the fused members) and storing
-        every result."""
-        root = kernel.root
-        assert isinstance(root, ops.FoldOp)
-        extents = self.sizes(root.inputs[0])
-        inner, ivs = self.parallel_nest(b, self.sizes(root.res[0]))
-        values = fold_element(inner, root, ivs, self._group(kernel).evaluate, extents)
-        for result, value in zip(root.res, values):
-            self.store(inner, value, self.memref_of(result), ivs)
-
     def window_loops(self, b: Builder, kernel: PlannedKernel) -> None:
         """One loop nest over the results' elements, each computed by its window's loops
         (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather; a
@@ -633,160 +491,6 @@ class FunctionLowering(HostLowering):
             kept = root.kept if target == RESULTS else extent
             merge_runs(inner, root, at, width, load, targets, kept)
             load = memref_elements(targets)
-
-    def reduce_loops(self, b: Builder, item: WorkItem) -> None:
-        """Loops over the kept dims, then the reduced dims' folds (see *Reductions* in the
-        module docstring); a reduction with few rows and a wide static outermost reduced
-        dim is split into chunks folded in parallel (`_split_reduce`)."""
-        root = item.root
-        assert isinstance(root, ops.ReduceOp)
-        kind = root.kind.data
-        reduced = sorted(int(d) for d in root.dimensions.get_values())
-        operand = root.operand
-        shape = shape_of(operand)
-        sizes = self.sizes(operand)
-        kept = [d for d in range(len(sizes)) if d not in reduced]
-        kept_sizes = [sizes[d] for d in kept]
-        element_type = root.result.type.get_element_type()
-        acc_type = compute_type(element_type)
-        group = self._group(item)
-        blocked = kind == ops.CombinerKind.ADD and is_float(acc_type)
-        unsigned = is_unsigned(element_type)
-        fold = ReduceFold(self, kind, acc_type, blocked, unsigned)
-
-        def element(builder: Builder, ivs: dict[int, SSAValue], acc: SSAValue) -> SSAValue:
-            indices = [ivs[d] for d in range(len(sizes))]
-            x = widen(builder, group.evaluate(builder, operand, indices))
-            return combine(builder, kind, acc, x, reassociate=True, unsigned=unsigned)
-
-        def body(position: int, ivs: dict[int, SSAValue]) -> FoldBody:
-            """Folds reduced dim `position` at `iv` into `acc`: its element (innermost
-            dim) or the fold of the reduced dims inside it."""
-            dim = reduced[position]
-            if position == len(reduced) - 1:
-                return lambda builder, iv, acc: element(builder, {**ivs, dim: iv}, acc)
-            inner = reduced[position + 1]
-            return lambda builder, iv, acc: fold.over(
-                builder,
-                acc,
-                self.index(0),
-                sizes[inner],
-                None if shape[inner] == DYNAMIC_INDEX else shape[inner],
-                leaf=REDUCE_LEAF if position + 1 == len(reduced) - 1 else REDUCE_FAN,
-                body=body(position + 1, {**ivs, dim: iv}),
-            )
-
-        split = split_partials(root)
-        if split is not None:
-            self._split_reduce(b, item, fold, kept_sizes, reduced, split, body)
-            return
-
-        inner, kept_ivs = self.parallel_nest(
-            b,
-            kept_sizes,
-            parallel=len(kept),
-            per_iteration=work([sizes[d] for d in reduced]) or PARALLEL_MIN_WORK,
-        )
-        identity = self.identity(kind, acc_type, unsigned)
-        ivs = dict(zip(kept, kept_ivs))
-        if not reduced:
-            total = element(inner, ivs, identity)
-        else:
-            total = fold.over(
-                inner,
-                identity,
-                self.index(0),
-                sizes[reduced[0]],
-                None if shape[reduced[0]] == DYNAMIC_INDEX else shape[reduced[0]],
-                leaf=REDUCE_LEAF if len(reduced) == 1 else REDUCE_FAN,
-                body=body(0, ivs),
-            )
-        self.store(inner, narrow(inner, total, element_type), self.memref_of(root.result), kept_ivs)
-
-    def _split_reduce(
-        self,
-        b: Builder,
-        item: PlannedKernel,
-        fold: ReduceFold,
-        kept_sizes: list[SSAValue],
-        reduced: list[int],
-        split: SplitReduce,
-        body: Callable[[int, dict[int, SSAValue]], FoldBody],
-    ) -> None:
-        """Phase 1: one `scf.parallel` over (chunk, kept dims) folds `chunk` positions
-        of the outermost reduced dim into `partials[chunk, kept...]` (the kernel's planned
-        `partials` workspace); phase 2 folds each row's partials in order."""
-        root = item.root
-        assert isinstance(root, ops.ReduceOp)
-        shape = shape_of(root.operand)
-        element_type = root.result.type.get_element_type()
-        kept = [d for d in range(len(shape)) if d not in reduced]
-        width = shape[reduced[0]]
-        chunk, chunks = split.chunk, split.chunks
-        workspace = item.workspaces.get(WORKSPACE)
-        planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
-        if planned < split.bytes:
-            raise CpuLoweringError(
-                f"work item {item.id} ({FAMILY}) needs {split.bytes} bytes of '{WORKSPACE}' "
-                f"but the plan gives it {planned}",
-                root.location,
-            )
-        assert workspace is not None
-        partials_type = MemRefType(fold.acc_type, list(split.shape))
-        partials = emit(b, memref.ViewOp(workspace, self.index(0), [], partials_type))
-        partials.name_hint = "partials"
-        inside = int(np.prod([shape[d] for d in reduced[1:]], dtype=np.int64))
-        identity = self.identity(fold.kind, fold.acc_type, fold.unsigned)
-
-        inner, ivs = self.parallel_nest(
-            b,
-            [self.index(chunks), *kept_sizes],
-            parallel=1 + len(kept),
-            per_iteration=chunk * inside,
-        )
-        position, kept_ivs = ivs[0], ivs[1:]
-        lower = emit(inner, arith.MuliOp(position, self.index(chunk)))
-        upper = emit(inner, arith.AddiOp(lower, self.index(chunk)))
-        if width % chunk:
-            upper = emit(inner, arith.MinUIOp(upper, self.index(width)))
-        partial = fold.over(
-            inner,
-            identity,
-            lower,
-            upper,
-            width,
-            leaf=REDUCE_LEAF if len(reduced) == 1 else REDUCE_FAN,
-            body=body(0, dict(zip(kept, kept_ivs))),
-            extent=chunk,
-        )
-        self.store(inner, partial, partials, ivs)
-
-        inner, kept_ivs = self.parallel_nest(
-            b, kept_sizes, parallel=len(kept), per_iteration=chunks
-        )
-
-        def partial_of(builder: Builder, iv: SSAValue, acc: SSAValue) -> SSAValue:
-            value = emit(builder, memref.LoadOp.get(partials, [iv, *kept_ivs]))
-            return fold.combine(builder, acc, value)
-
-        total = fold.over(
-            inner,
-            identity,
-            self.index(0),
-            self.index(chunks),
-            chunks,
-            leaf=REDUCE_FAN,
-            body=partial_of,
-        )
-        target = self.memref_of(root.result)
-        self.store(inner, narrow(inner, total, element_type), target, kept_ivs)
-
-    def identity(self, kind: ops.CombinerKind, t: Attribute, unsigned: bool = False) -> SSAValue:
-        """The neutral element of `kind` in `t`, built once at the function's start."""
-        key = (("identity", kind, unsigned), t)
-        if key not in self.constants:
-            self.constants[key] = combiner_identity(self.start, kind, t, unsigned=unsigned)
-        return self.constants[key]
 
     def dot_loops(self, b: Builder, item: WorkItem) -> None:
         """A `dot_general` and its epilogue, if any (see the module docstring): the sums
@@ -1181,18 +885,6 @@ class MethodPattern(CpuKernelPattern):
         self.emit(rewriter, kernel)  # type: ignore[arg-type]
 
 
-class ReduceLoops(MethodPattern):
-    """`reduce` kernels: loops over the kept dims, then blocked loops per reduced dim with
-    the fused prologue in the innermost (see *Reductions*); split into chunks folded in
-    parallel when few rows are wide."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.ReduceOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.reduce_loops(b, kernel)
-
-
 class DotLoops(MethodPattern):
     """`dot` kernels (a `dot_general` and its epilogue): register tiles, or the output
     zeroed, then loops batch, i, k, j (f16/bf16: accumulated in f32 over k innermost,
@@ -1214,16 +906,6 @@ class ScanLoops(MethodPattern):
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
         self.host.scan_loops(b, kernel)
-
-
-class FoldLoops(MethodPattern):
-    """`fold` kernels: each result element folds its reduced positions (`fold_loops`)."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.FoldOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.fold_loops(b, kernel)
 
 
 class WindowLoops(MethodPattern):
