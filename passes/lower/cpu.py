@@ -92,7 +92,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from accy.dialects import accy as ops
-from accy.dialects import plan
 from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
@@ -109,6 +108,7 @@ from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, Tr
 from accy.passes.lower.cpu_kernels.reduction import FoldLoops, ReduceLoops
 from accy.passes.lower.cpu_kernels.scan import ScanLoops
 from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoops
+from accy.passes.lower.cpu_kernels.sort import SortLoops
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -117,19 +117,12 @@ from accy.passes.lower.host import (
     planned_functions,
 )
 from accy.passes.lower.indexing import (
-    RESULTS,
     WINDOW_ELEMENTS,
     FusedGroup,
     convolution_input,
     convolution_kernel,
     delinearize,
-    insert_sorted,
-    memref_elements,
-    merge_runs,
-    merge_targets,
     shape_of,
-    sort_run_widths,
-    sorts_by_insertion,
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
@@ -144,11 +137,6 @@ from accy.passes.lower.scalar import (
 )
 from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem, WorkKind
-from accy.passes.workspace.cpu_families import (
-    SORT_FAMILY,
-    SORT_WORKSPACE,
-)
-from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -418,70 +406,6 @@ class FunctionLowering(HostLowering):
         values = element(inner, root, ivs, self._group(kernel).evaluate)
         for result, value in zip(results, values):
             self.store(inner, value, self.memref_of(result), ivs)
-
-    def sort_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """Each slice by insertion into the results (`insert_sorted`) when the sort keeps
-        few elements of each (`sorts_by_insertion`), else a merge sort: pass p merges
-        each pair of sorted runs of `sort_run_widths()[p]` (a parallel loop nest over the
-        pairs of every slice, each merged in order: `merge_runs`) from the previous
-        pass's target into its own (`merge_targets`: the `scratch` workspace's copies or
-        the results, the last pass the results). The first pass, or the insertion, reads
-        the operands through the fused producers."""
-        root = kernel.root
-        assert isinstance(root, ops.SortOp)
-        group = self._group(kernel)
-
-        def operands(inner: Builder, at: Sequence[SSAValue]) -> list[SSAValue]:
-            return [group.evaluate(inner, value, at) for value in root.inputs]
-
-        results = [self.memref_of(r) for r in root.res]
-        sizes = self.sizes(root.inputs[0])
-        if not root.kept:
-            return
-        if sorts_by_insertion(root):
-            slices = list(sizes)
-            slices[root.dim] = self.index(1)
-            inner, ivs = self.parallel_nest(
-                b, slices, parallel=len(slices), per_iteration=shape_of(root.inputs[0])[root.dim]
-            )
-            insert_sorted(inner, root, ivs, operands, results)
-            return
-        widths = sort_run_widths(root)
-        offsets, needed = sort_scratch_offsets(root)
-        workspace = kernel.workspaces.get(SORT_WORKSPACE)
-        planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
-        if planned < needed:
-            raise CpuLoweringError(
-                f"work item {kernel.id} ({SORT_FAMILY}) needs {needed} bytes of "
-                f"'{SORT_WORKSPACE}' but the plan gives it {planned}",
-                root.location,
-            )
-        assert workspace is not None
-        extent = shape_of(root.inputs[0])[root.dim]
-        whole = [
-            MemRefType(
-                r.type.element_type, shape_of(root.inputs[0]), memory_space=r.type.memory_space
-            )  # type: ignore[attr-defined]
-            for r in results
-        ]
-        copies = [
-            [
-                emit(b, memref.ViewOp(workspace, self.index(offset), [], t))
-                for offset, t in zip(copy, whole)
-            ]
-            for copy in offsets
-        ]
-        load = operands
-        for width, target in zip(widths, merge_targets(root)):
-            targets = results if target == RESULTS else copies[target]
-            pairs = list(sizes)
-            pairs[root.dim] = self.index(-(-extent // (2 * width)))
-            inner, ivs = self.parallel_nest(b, pairs)
-            first = emit(inner, arith.MuliOp(ivs[root.dim], self.index(2 * width)))
-            at = [first if d == root.dim else v for d, v in enumerate(ivs)]
-            kept = root.kept if target == RESULTS else extent
-            merge_runs(inner, root, at, width, load, targets, kept)
-            load = memref_elements(targets)
 
     def dot_loops(self, b: Builder, item: WorkItem) -> None:
         """A `dot_general` and its epilogue, if any (see the module docstring): the sums
@@ -793,16 +717,6 @@ class WindowLoops(MethodPattern):
 
     def emit(self, b: Builder, kernel: PlannedKernel) -> None:
         self.host.window_loops(b, kernel)
-
-
-class SortLoops(MethodPattern):
-    """`sort` kernels: merge passes through the `scratch` workspace (`sort_loops`)."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return isinstance(kernel.root, ops.SortOp)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.sort_loops(b, kernel)
 
 
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (

@@ -11,4 +11,5 @@ kernel, the function being lowered (its constants and row count) and the CPU's f
 - `scatter`: scatter and in-place dynamic_update_slice;
 - `reduction`: reduce (blocked, split into chunks) and fold;
 - `scan`: scan;
+- `sort`: sort and top-k.
 """
