@@ -72,7 +72,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.rewriter import InsertPoint
 
 if TYPE_CHECKING:
-    from accy.passes.lower.cpu import FunctionLowering
+    from accy.passes.lower.cpu_kernels.context import KernelContext as FunctionLowering
 
 REGISTER_BITS = 512
 """Bits of a `columns` accumulator where N fills it (one AVX-512 register), and of a

@@ -11,5 +11,6 @@ kernel, the function being lowered (its constants and row count) and the CPU's f
 - `scatter`: scatter and in-place dynamic_update_slice;
 - `reduction`: reduce (blocked, split into chunks) and fold;
 - `scan`: scan;
+- `dot`: dot_general with its prologue and epilogue (loops; `cpu_dot`'s register tiles);
 - `sort`: sort and top-k.
 """
