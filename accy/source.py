@@ -204,8 +204,13 @@ class LocatingParser(Parser):
         return attr
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
-        """The module of the text; text without tokens (empty, blank or only comments) is
-        an empty module, as mlir-opt reads it."""
+        """The module of the text; text without ops (empty, blank, only comments or
+        alias definitions) is an empty module, as mlir-opt reads it."""
+        while self._current_token.kind in (
+            MLIRTokenKind.HASH_IDENT,
+            MLIRTokenKind.EXCLAMATION_IDENT,
+        ):
+            self._parse_alias_def()
         if self._current_token.kind is MLIRTokenKind.EOF:
             return ModuleOp([])
         return super().parse_module(allow_implicit_module)

@@ -259,8 +259,12 @@ def test_a_region_ending_in_a_stray_token_says_the_brace_is_missing(work, capsys
     )
 
 
-@pytest.mark.parametrize("text", ["", "  \n\n", "// only a comment\n"])
+@pytest.mark.parametrize(
+    "text",
+    ["", "  \n\n", "// only a comment\n", "!t = tensor<4xf32>\n#a = dense<1> : tensor<i32>\n"],
+)
 def test_an_empty_file_is_an_empty_module(work, capsys, text):
+    """Alias definitions alone said "Could not parse entire input!"."""
     path = work / "empty.mlir"
     path.write_text(text)
     assert cli("opt", [path], capsys) == (0, "builtin.module {\n}\n\n", "")
