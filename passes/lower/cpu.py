@@ -98,7 +98,6 @@ from accy.passes.lower.cpu_kernels.context import (
     INDEX,
     PARALLEL_MIN_WORK,
     CpuKernelPattern,
-    power_of_two_block,
     work,
 )
 from accy.passes.lower.cpu_kernels.dot import DotLoops
@@ -108,6 +107,7 @@ from accy.passes.lower.cpu_kernels.reduction import FoldLoops, ReduceLoops
 from accy.passes.lower.cpu_kernels.scan import ScanLoops
 from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoops
 from accy.passes.lower.cpu_kernels.sort import SortLoops
+from accy.passes.lower.cpu_kernels.window import WindowLoops
 from accy.passes.lower.host import (
     HostGlobals,
     HostLowering,
@@ -116,71 +116,34 @@ from accy.passes.lower.host import (
     planned_functions,
 )
 from accy.passes.lower.indexing import (
-    WINDOW_ELEMENTS,
     FusedGroup,
-    convolution_input,
-    convolution_kernel,
-    delinearize,
     shape_of,
-    window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     emit,
 )
 from accy.passes.planned_form import CpuLoweringError
-from accy.passes.schedule import WorkItem, WorkKind
+from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf, vector
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    DenseIntOrFPElementsAttr,
     DictionaryAttr,
-    Float32Type,
-    FloatAttr,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     UnitAttr,
-    VectorType,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
 from accy.mlir_bridge import ALLOCATION_FAILED
 
 NOALIAS = "llvm.noalias"
-
-
-CONV_TILE_ROWS = 4
-"""f32 convolution register tiles: result positions per tile along its last spatial dim."""
-
-CONV_TILE_VECTORS = 4
-"""f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
-
-VECTOR_WIDTH = 8
-"""f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
-
-
-def _has_register_tiles(root: Operation) -> bool:
-    """Whether `FunctionLowering._convolution_tiles` lowers `root`: an f32 convolution without groups whose
-    result and kernel keep output features in their last (contiguous) dim, a multiple of
-    `VECTOR_WIDTH` of them, all dims static."""
-    if not isinstance(root, ops.ConvolutionOp):
-        return False
-    rank = len(shape_of(root.result))
-    types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
-    return (
-        types == {Float32Type()}
-        and root.feature_groups == root.batch_groups == 1
-        and root.window_list("result_dims")[1] == rank - 1
-        and root.window_list("rhs_dims")[1] == rank - 1
-        and shape_of(root.result)[-1] % VECTOR_WIDTH == 0
-        and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
-    )
 
 
 def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
@@ -371,131 +334,6 @@ class FunctionLowering(HostLowering):
     def _group(self, item: WorkItem) -> FusedGroup:
         return FusedGroup(item.members, self.load, self.sizes, self.splat)
 
-    def window_loops(self, b: Builder, kernel: PlannedKernel) -> None:
-        """One loop nest over the results' elements, each computed by its window's loops
-        (`WINDOW_ELEMENTS`: a reduce_window's fold, a select_and_scatter's gather; a
-        convolution's sum and its epilogue through the fused members) and stored; an f32
-        convolution as register tiles (`_convolution_tiles`)."""
-        root = kernel.root
-        conv = next((m for m in kernel.members if isinstance(m, ops.ConvolutionOp)), None)
-        if conv is not None and _has_register_tiles(conv):
-            self._convolution_tiles(b, conv, kernel)
-            return
-        if conv is not None:
-            result = root.results[0]
-            inner, ivs = self.parallel_nest(b, self.sizes(result), per_iteration=window_work(conv))
-            element = self._group(kernel).evaluate(inner, result, ivs)
-            self.store(inner, element, self.memref_of(result), ivs)
-            return
-        results = list(root.results)
-        inner, ivs = self.parallel_nest(b, self.sizes(results[0]), per_iteration=window_work(root))
-        element = WINDOW_ELEMENTS[type(root)]
-        values = element(inner, root, ivs, self._group(kernel).evaluate)
-        for result, value in zip(results, values):
-            self.store(inner, value, self.memref_of(result), ivs)
-
-    def _convolution_tiles(
-        self, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
-    ) -> None:
-        """An f32 convolution (see `_has_register_tiles`) as register tiles of up to
-        `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
-        is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
-        features, all in parallel. A tile's accumulators start at zero and are carried
-        through the kernel's window positions (the read positions and whether they fall on
-        the input decided once per position and row) and, inside, its input features: each
-        step loads the kernel's feature vectors once and one input scalar per row (zero
-        where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
-        stored once at the end, into the kernel's result. With an epilogue (the kernel's
-        root is not the convolution) a loop over the tile's elements then replaces each
-        with the epilogue's value at it (the result has the convolution's type)."""
-        out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
-        rank = len(out_shape)
-        lf = root.window_list("lhs_dims")[1]
-        ri, _ro, *rs = root.window_list("rhs_dims")
-        ob, _of, *os = root.window_list("result_dims")
-        kernel_sizes = [rhs_shape[d] for d in rs]
-        inputs = rhs_shape[ri]
-        row_dim = rank - 2
-        rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
-        features = out_shape[-1]
-        vectors = next(
-            v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * VECTOR_WIDTH) == 0
-        )
-        vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
-        steps = [1] * rank
-        steps[row_dim] = rows
-        steps[-1] = vectors * VECTOR_WIDTH
-        count = int(np.prod(kernel_sizes, dtype=np.int64))
-        tile, ivs = self.parallel_nest(
-            b,
-            [self.index(n) for n in out_shape],
-            steps=steps,
-            parallel=rank,
-            per_iteration=max(1, count * inputs * rows * vectors * VECTOR_WIDTH),
-        )
-        result = kernel.root.results[0]
-        lhs, rhs, target = (self.memref_of(v) for v in (root.lhs, root.rhs, result))
-        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
-        accumulators = [zero] * (rows * vectors)
-        if count == 0 or inputs == 0:
-            window = None
-        else:
-            window, wb, k, carried = self.loop(tile, self.index(count), accumulators)
-            ks = delinearize(wb, k, [self.index(n) for n in kernel_sizes])
-            scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
-            row_reads = []  # per row: the input indices (feature left to fill), inside
-            for r in range(rows):
-                at = list(ivs)
-                if r:
-                    at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], self.index(r)))
-                row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
-            kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
-            for v in range(vectors):
-                column = (
-                    ivs[-1]
-                    if v == 0
-                    else emit(wb, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
-                )
-                kernel_reads.append(convolution_kernel(wb, root, column, ks))
-            features_loop, fb, c, acc = self.loop(wb, self.index(inputs), carried)
-            columns = []
-            for rhs_at in kernel_reads:
-                rhs_at = list(rhs_at)
-                rhs_at[ri] = c
-                columns.append(emit(fb, vector.LoadOp(rhs, rhs_at, vector_type)))
-            updated = []
-            for r, (indices, inside) in enumerate(row_reads):
-                lhs_at = list(indices)
-                lhs_at[lf] = c
-                scalar = emit(fb, memref.LoadOp.get(lhs, lhs_at))
-                if inside is not None:
-                    scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
-                broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
-                for v, column in enumerate(columns):
-                    updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
-            fb.insert(scf.YieldOp(*updated))
-            wb.insert(scf.YieldOp(*features_loop.results))
-        for r in range(rows):
-            for v in range(vectors):
-                at = list(ivs)
-                if r:
-                    at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], self.index(r)))
-                if v:
-                    at[-1] = emit(tile, arith.AddiOp(ivs[-1], self.index(v * VECTOR_WIDTH)))
-                value = window.results[r * vectors + v] if window is not None else zero
-                tile.insert(vector.StoreOp(value, target, at))
-        if kernel.root is root:
-            return
-        group = self._group(kernel)
-        epilogue, positions = self.stepped_loop_nest(
-            tile, [self.index(rows), self.index(vectors * VECTOR_WIDTH)], [1, 1]
-        )
-        at = list(ivs)
-        at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
-        at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
-        known = {root.result: self.load(epilogue, result, at)}
-        self.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
-
 
 # ---------------------------------------------------------------------------------------
 # Kernel patterns
@@ -509,17 +347,6 @@ class MethodPattern(CpuKernelPattern):
     def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
         self.host.kernel = kernel  # type: ignore[attr-defined]
         self.emit(rewriter, kernel)  # type: ignore[arg-type]
-
-
-class WindowLoops(MethodPattern):
-    """`window` and `convolution` kernels: each result element computed by its window's
-    loops (`window_loops`)."""
-
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return kernel.kind in (WorkKind.WINDOW, WorkKind.CONVOLUTION)
-
-    def emit(self, b: Builder, kernel: PlannedKernel) -> None:
-        self.host.window_loops(b, kernel)
 
 
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (

@@ -12,5 +12,7 @@ kernel, the function being lowered (its constants and row count) and the CPU's f
 - `reduction`: reduce (blocked, split into chunks) and fold;
 - `scan`: scan;
 - `dot`: dot_general with its prologue and epilogue (loops; `cpu_dot`'s register tiles);
+- `convolution`: convolutions (register tiles, else a window loop per element);
+- `window`: reduce_window and select_and_scatter (and convolution kernels, by `convolution`);
 - `sort`: sort and top-k.
 """

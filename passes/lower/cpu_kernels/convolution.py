@@ -1,0 +1,175 @@
+"""CPU lowering of convolutions (the `convolution` kernels `window.WindowLoops` takes):
+f32 register tiles where `has_register_tiles` holds, else one window loop per element.
+
+Invariants: every result element is computed by one chain over its window (the kernel's
+positions, then the input features, in order) and stored once; where the kernel's root is
+not the convolution, its result (of the convolution's type) then takes the epilogue's
+value through the fused members. Tiles need all dims static, no groups, output features
+last in the result and the kernel and a multiple of `VECTOR_WIDTH` of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from accy.dialects import accy as ops
+from accy.passes.lower.cpu_kernels.context import KernelContext, power_of_two_block
+from accy.passes.lower.indexing import (
+    convolution_input,
+    convolution_kernel,
+    delinearize,
+    shape_of,
+    window_work,
+)
+from accy.passes.lower.planned_kernel import PlannedKernel
+from accy.passes.lower.scalar import emit
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    VectorType,
+)
+from xdsl.ir import Operation
+
+CONV_TILE_ROWS = 4
+"""f32 convolution register tiles: result positions per tile along its last spatial dim."""
+
+CONV_TILE_VECTORS = 4
+"""f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
+
+VECTOR_WIDTH = 8
+"""f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
+
+
+def has_register_tiles(root: Operation) -> bool:
+    """Whether `convolution_tiles` lowers `root`: an f32 convolution without groups whose
+    result and kernel keep output features in their last (contiguous) dim, a multiple of
+    `VECTOR_WIDTH` of them, all dims static."""
+    if not isinstance(root, ops.ConvolutionOp):
+        return False
+    rank = len(shape_of(root.result))
+    types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
+    return (
+        types == {Float32Type()}
+        and root.feature_groups == root.batch_groups == 1
+        and root.window_list("result_dims")[1] == rank - 1
+        and root.window_list("rhs_dims")[1] == rank - 1
+        and shape_of(root.result)[-1] % VECTOR_WIDTH == 0
+        and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
+    )
+
+
+def convolution_loops(
+    ctx: KernelContext, b: Builder, conv: ops.ConvolutionOp, kernel: PlannedKernel
+) -> None:
+    """The convolution `conv` of `kernel` and its epilogue: register tiles
+    (`convolution_tiles`) where it has them, else one loop nest over the result's
+    elements, each its window's sum and epilogue through the fused members."""
+    if has_register_tiles(conv):
+        convolution_tiles(ctx, b, conv, kernel)
+        return
+    result = kernel.root.results[0]
+    inner, ivs = ctx.parallel_nest(b, ctx.sizes(result), per_iteration=window_work(conv))
+    element = ctx.group(kernel).evaluate(inner, result, ivs)
+    ctx.store(inner, element, ctx.memref_of(result), ivs)
+
+
+def convolution_tiles(
+    ctx: KernelContext, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
+) -> None:
+    """An f32 convolution (see `has_register_tiles`) as register tiles of up to
+    `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
+    is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
+    features, all in parallel. A tile's accumulators start at zero and are carried
+    through the kernel's window positions (the read positions and whether they fall on
+    the input decided once per position and row) and, inside, its input features: each
+    step loads the kernel's feature vectors once and one input scalar per row (zero
+    where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
+    stored once at the end, into the kernel's result. With an epilogue (the kernel's
+    root is not the convolution) a loop over the tile's elements then replaces each
+    with the epilogue's value at it (the result has the convolution's type)."""
+    out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
+    rank = len(out_shape)
+    lf = root.window_list("lhs_dims")[1]
+    ri, _ro, *rs = root.window_list("rhs_dims")
+    ob, _of, *os = root.window_list("result_dims")
+    kernel_sizes = [rhs_shape[d] for d in rs]
+    inputs = rhs_shape[ri]
+    row_dim = rank - 2
+    rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
+    features = out_shape[-1]
+    vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * VECTOR_WIDTH) == 0)
+    vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
+    steps = [1] * rank
+    steps[row_dim] = rows
+    steps[-1] = vectors * VECTOR_WIDTH
+    count = int(np.prod(kernel_sizes, dtype=np.int64))
+    tile, ivs = ctx.parallel_nest(
+        b,
+        [ctx.index(n) for n in out_shape],
+        steps=steps,
+        parallel=rank,
+        per_iteration=max(1, count * inputs * rows * vectors * VECTOR_WIDTH),
+    )
+    result = kernel.root.results[0]
+    lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
+    zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+    accumulators = [zero] * (rows * vectors)
+    if count == 0 or inputs == 0:
+        window = None
+    else:
+        window, wb, k, carried = ctx.loop(tile, ctx.index(count), accumulators)
+        ks = delinearize(wb, k, [ctx.index(n) for n in kernel_sizes])
+        scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
+        row_reads = []  # per row: the input indices (feature left to fill), inside
+        for r in range(rows):
+            at = list(ivs)
+            if r:
+                at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], ctx.index(r)))
+            row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
+        kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
+        for v in range(vectors):
+            column = (
+                ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
+            )
+            kernel_reads.append(convolution_kernel(wb, root, column, ks))
+        features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
+        columns = []
+        for rhs_at in kernel_reads:
+            rhs_at = list(rhs_at)
+            rhs_at[ri] = c
+            columns.append(emit(fb, vector.LoadOp(rhs, rhs_at, vector_type)))
+        updated = []
+        for r, (indices, inside) in enumerate(row_reads):
+            lhs_at = list(indices)
+            lhs_at[lf] = c
+            scalar = emit(fb, memref.LoadOp.get(lhs, lhs_at))
+            if inside is not None:
+                scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
+            broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
+            for v, column in enumerate(columns):
+                updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
+        fb.insert(scf.YieldOp(*updated))
+        wb.insert(scf.YieldOp(*features_loop.results))
+    for r in range(rows):
+        for v in range(vectors):
+            at = list(ivs)
+            if r:
+                at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
+            if v:
+                at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
+            value = window.results[r * vectors + v] if window is not None else zero
+            tile.insert(vector.StoreOp(value, target, at))
+    if kernel.root is root:
+        return
+    group = ctx.group(kernel)
+    epilogue, positions = ctx.stepped_loop_nest(
+        tile, [ctx.index(rows), ctx.index(vectors * VECTOR_WIDTH)], [1, 1]
+    )
+    at = list(ivs)
+    at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
+    at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
+    known = {root.result: ctx.load(epilogue, result, at)}
+    ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
