@@ -39,6 +39,12 @@ ins and writing its outs:
 - scan: loops over the other dims, then a sequential loop along the scan dim with the
   carry, writing its out (the scratch the result shares).
 
+Each kind is lowered by its module of `accy.passes.lower.cpu_kernels` (`elementwise`,
+`layout`, `scatter`, `reduction`, `scan`, `dot`, `convolution`, `window`, `sort`): one
+`CpuKernelPattern` per lowering (`CPU_KERNEL_PATTERNS`), which reads the kernel, the
+function's constants and the CPU's features through an explicit `KernelContext`; this
+module keeps the host side and the order the patterns are tried in.
+
 Allocation failures: every allocation of a function (its arena, its `accy.alloc`s) is
 made at its start, before anything runs. If one returns
 null, the function calls `accy_allocation_failed(bytes)` (i64: the size of the first that
@@ -91,15 +97,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from accy.dialects import accy as ops
-from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
-from accy.passes.lower.cpu_kernels.context import (
-    INDEX,
-    PARALLEL_MIN_WORK,
-    CpuKernelPattern,
-    work,
-)
+from accy.passes.lower.cpu_kernels.context import CpuKernelPattern
 from accy.passes.lower.cpu_kernels.dot import DotLoops
 from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
 from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, TransposeLoops
@@ -115,18 +114,10 @@ from accy.passes.lower.host import (
     drop_unread_globals,
     planned_functions,
 )
-from accy.passes.lower.indexing import (
-    FusedGroup,
-    shape_of,
-)
-from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import (
-    emit,
-)
+from accy.passes.lower.scalar import emit
 from accy.passes.planned_form import CpuLoweringError
-from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
@@ -137,9 +128,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Region, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import InsertPoint
+from xdsl.ir import SSAValue
 
 from accy.mlir_bridge import ALLOCATION_FAILED
 
@@ -169,7 +158,8 @@ def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
 @dataclass
 class FunctionLowering(HostLowering):
     """Lowers one planned function for the CPU (see the module docstring): the shared host
-    lowering (`host`) with `memref` allocations and copies, and a loop nest per kernel."""
+    lowering (`host`) with `memref` allocations and copies, and a loop nest per kernel
+    (`CPU_KERNEL_PATTERNS`, each given the kernel's `KernelContext`)."""
 
     def __init__(self, planned: func.FuncOp, globals_: HostGlobals, features: Collection[str]):
         super().__init__(planned, globals_)
@@ -235,118 +225,6 @@ class FunctionLowering(HostLowering):
                 extent = emit(b, memref.DimOp(buffer, self.index(dim)))
                 size = emit(b, arith.MuliOp(size, extent))
         return size
-
-    # ------------------------------------------------------------------- helpers
-
-    def sizes(self, value: SSAValue) -> list[SSAValue]:
-        """The dim sizes of a tensor value as index values (`?` → the row count)."""
-        return [self.rows if d == DYNAMIC_INDEX else self.index(d) for d in shape_of(value)]
-
-    def memref_of(self, value: SSAValue) -> SSAValue:
-        """The memref the current kernel reads `value` from or writes it to."""
-        return self.kernel.buffer_of(value)
-
-    def load(self, b: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        return emit(b, memref.LoadOp.get(self.memref_of(value), list(indices)))
-
-    def splat(self, b: Builder, value: SSAValue) -> SSAValue | None:
-        """The scalar of a splat constant, cloned into the kernel's body or read from a
-        host constant (None for other values)."""
-        owner = value.owner
-        scalar = None
-        if isinstance(owner, ops.ConstantOp):
-            scalar = splat_scalar(owner)
-        elif value in self.kernel.buffers:
-            data = self.kernel.buffers[value].owner
-            if isinstance(data, memref.GetGlobalOp):
-                scalar = splat_of(self.globals.value_of(data))
-        if scalar is None:
-            return None
-        return self.scalar(scalar, value.type.get_element_type())  # type: ignore[attr-defined]
-
-    def store(self, b: Builder, element: SSAValue, target: SSAValue, indices) -> None:
-        b.insert(memref.StoreOp.get(element, target, list(indices)))
-
-    def loop(
-        self, b: Builder, size: SSAValue, carried: Sequence[SSAValue] = ()
-    ) -> tuple[scf.ForOp, Builder, SSAValue, list[SSAValue]]:
-        """`scf.for %i = 0 to size` carrying `carried`; returns the loop, a builder at the
-        end of its body (the caller inserts the `scf.yield`), the iv and the carried args."""
-        body = Block(arg_types=[INDEX, *(v.type for v in carried)])
-        loop = scf.ForOp(self.index(0), size, self.index(1), list(carried), body)
-        b.insert(loop)
-        return loop, Builder(InsertPoint.at_end(body)), body.args[0], list(body.args[1:])
-
-    def parallel_nest(
-        self,
-        b: Builder,
-        sizes: Sequence[SSAValue],
-        *,
-        steps: Sequence[int] | None = None,
-        parallel: int | None = None,
-        per_iteration: int = 1,
-        min_work: int = PARALLEL_MIN_WORK,
-    ) -> tuple[Builder, list[SSAValue]]:
-        """Loops over `sizes` (`steps` default to 1; each size a multiple of its step)
-        whose iterations are independent: the first `parallel` dims (default: all but the
-        last, or the only one) as one `scf.parallel` when the nest does at least
-        `min_work` steps of `per_iteration` work (see *Parallel loops*), the rest
-        as `scf.for`s inside it. Returns a builder inside the innermost loop and the ivs."""
-        steps = list(steps) if steps is not None else [1] * len(sizes)
-        if parallel is None:
-            parallel = max(len(sizes) - 1, 1) if sizes else 0
-        steps_done = work(sizes, per_iteration)
-        if parallel == 0 or (steps_done is not None and steps_done < min_work):
-            return self.stepped_loop_nest(b, sizes, steps)
-        body = Block(arg_types=[INDEX] * parallel)
-        b.insert(
-            scf.ParallelOp(
-                [self.index(0)] * parallel,
-                list(sizes[:parallel]),
-                [self.index(step) for step in steps[:parallel]],
-                Region(body),
-            )
-        )
-        reduce = scf.ReduceOp()
-        Builder(InsertPoint.at_end(body)).insert(reduce)
-        inner, ivs = self.stepped_loop_nest(
-            Builder(InsertPoint.before(reduce)), sizes[parallel:], steps[parallel:]
-        )
-        return inner, [*body.args, *ivs]
-
-    def stepped_loop_nest(
-        self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]
-    ) -> tuple[Builder, list[SSAValue]]:
-        """Nested `scf.for %i = 0 to size step s` without carried values (each size a
-        multiple of its step); a builder inside the innermost."""
-        ivs = []
-        for size, step in zip(sizes, steps):
-            body = Block(arg_types=[INDEX])
-            b.insert(scf.ForOp(self.index(0), size, self.index(step), [], body))
-            yield_op = scf.YieldOp()
-            Builder(InsertPoint.at_end(body)).insert(yield_op)
-            b = Builder(InsertPoint.before(yield_op))
-            ivs.append(body.args[0])
-        return b, ivs
-
-    # --------------------------------------------------------------- work items
-
-    def _group(self, item: WorkItem) -> FusedGroup:
-        return FusedGroup(item.members, self.load, self.sizes, self.splat)
-
-
-# ---------------------------------------------------------------------------------------
-# Kernel patterns
-# ---------------------------------------------------------------------------------------
-
-
-class MethodPattern(CpuKernelPattern):
-    """A kernel kind not yet moved to `cpu_kernels`: lowered by one of `FunctionLowering`'s
-    loop builders, which read the kernel from `host.kernel` (set here)."""
-
-    def lower(self, rewriter: PatternRewriter, kernel: PlannedKernel) -> None:
-        self.host.kernel = kernel  # type: ignore[attr-defined]
-        self.emit(rewriter, kernel)  # type: ignore[arg-type]
 
 
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
