@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from accy.mlir_bridge import UpstreamOp, UpstreamValue
+from accy.mlir_bridge.stablehlo import UpstreamOp, UpstreamValue
 
 DYNAMIC = "n"
 """The entry for the run-time size of accy's dynamic dims."""

@@ -67,13 +67,12 @@ from accy.diagnostics import (
     wrong_type,
 )
 from accy.dialects import accy as ops
-from accy.mlir_bridge import (
-    MlirUnavailableError,
+from accy.mlir_bridge.errors import MlirUnavailableError, UpstreamParseError
+from accy.mlir_bridge.stablehlo import (
     UpstreamBlock,
     UpstreamEnum,
     UpstreamOp,
     UpstreamOpaque,
-    UpstreamParseError,
     UpstreamType,
     UpstreamValue,
     parse_stablehlo,

@@ -38,7 +38,11 @@ import numpy as np
 
 from accy.cli.arguments import Integer
 from accy.diagnostics import AccyError, StableHloTextError
-from accy.mlir_bridge import LibdeviceNotFoundError, MlirUnavailableError, UpstreamMlirError
+from accy.mlir_bridge.errors import (
+    LibdeviceNotFoundError,
+    MlirUnavailableError,
+    UpstreamMlirError,
+)
 from accy.runtime.loader import CudaRuntimeError
 
 INTERRUPTED_STATUS = 130

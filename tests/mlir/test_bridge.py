@@ -20,6 +20,7 @@ pytest.importorskip("torch_mlir.execution_engine", reason="torch-mlir not instal
 pytest.importorskip("numba_cuda_mlir._mlir.ir", reason="numba-cuda-mlir not installed")
 
 from accy import mlir_bridge as mb
+from accy.mlir_bridge import bindings
 
 PTXAS = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
 HAVE_PTXAS = Path(PTXAS).is_file()
@@ -266,12 +267,12 @@ def test_uncompiled_gpu_module_is_a_clear_error():
 
 
 def test_missing_bindings_message(monkeypatch):
-    monkeypatch.setitem(mb._cache, "host", None)
-    mb._cache.pop("host")
+    monkeypatch.setitem(bindings._cache, "host", None)
+    bindings._cache.pop("host")
     monkeypatch.setenv("ACCY_MLIR_HOST_BINDINGS", "accy_no_such_bindings")
     with pytest.raises(mb.MlirUnavailableError, match="pip install torch-mlir"):
         mb.lower_to_llvm(ADD)
-    mb._cache.pop("host", None)
+    bindings._cache.pop("host", None)
 
 
 # ---------------------------------------------------------------------------- kernels
