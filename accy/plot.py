@@ -229,7 +229,7 @@ def plot_arena(module: ModuleOp, manager: AnalysisManager, path: Path) -> None:
     buffers = manager.get(BUFFERS, module)
     schedule = manager.get(SCHEDULE, module)
     spans = manager.get(LIVENESS, module).function_range
-    alignment = manager.options.alignment
+    alignment = manager.options.arena_alignment
     arenas = list(plan.functions.values())
     constants = {
         arena.function: [

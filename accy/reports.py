@@ -204,7 +204,7 @@ def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:
     parts = []
     for name, arena in plan.functions.items():
         rows = []
-        alignment = manager.options.alignment
+        alignment = manager.options.arena_alignment
         total = 0
         for slot in (s for s in buffers.slots if s.function_name == name):
             live = plan.intervals[slot.id]

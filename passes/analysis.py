@@ -22,6 +22,7 @@ Invariants: estimates use checked unsigned 64-bit arithmetic (`WorkOverflow` pas
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -243,6 +244,9 @@ class AnalysisManager:
     def __init__(self, budget: Budget | None = None, options: PlanOptions | None = None):
         self.budget = budget if budget is not None else Budget()
         self.options = options if options is not None else PlanOptions()
+        self.pipeline_options = self.options
+        """The options it was made with (a pipeline's global flags): each pass plans with
+        these and its own options, never with an earlier pass's (`configure_pass`)."""
         self._cache: dict[tuple[str, Operation], AnalysisRecord] = {}
         self._census: dict[Operation, Census] = {}
         self._programs: set[Operation] = set()
@@ -286,6 +290,12 @@ class AnalysisManager:
 
     def cached_names(self) -> list[str]:
         return [name for name, _ in self._cache]
+
+    def configure_pass(self, **given: object) -> None:
+        """Plan with the pipeline's options and a pass's own `given` ones (None: not given)
+        from now on: cached results are reused only under equal options."""
+        own = {name: value for name, value in given.items() if value is not None}
+        self.configure(dataclasses.replace(self.pipeline_options, **own))
 
     def configure(self, options: PlanOptions) -> None:
         """Plan with `options` from now on; cached results made under others are dropped."""

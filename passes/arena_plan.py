@@ -286,7 +286,7 @@ def plan_arena(
     meter: WorkMeter | None = None,
 ) -> ArenaPlan:
     meter = meter or WorkMeter()
-    alignment = options.alignment
+    alignment = options.arena_alignment
     rows = max(options.rows) if options.rows else None
     functions = {name: FunctionArena(name) for name in liveness.function_range}
     constant_offsets: dict[int, int] = {}

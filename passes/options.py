@@ -63,8 +63,8 @@ class PlanOptions:
     sm_count: int = DEFAULT_SM_COUNT
     families: tuple[Path, ...] = ()
     alignment: int | None = None
-    """Byte alignment of every arena buffer; None: the target's (`DEFAULT_ALIGNMENT` on
-    CUDA, `CPU_ALIGNMENT` on the CPU)."""
+    """Byte alignment of every arena buffer as given; None: the target's (`DEFAULT_ALIGNMENT`
+    on CUDA, `CPU_ALIGNMENT` on the CPU). What planning uses is `arena_alignment`."""
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     pack_workers: int = 1
     check_arena: bool = False
@@ -97,16 +97,13 @@ class PlanOptions:
                 continue
             if not isinstance(values, tuple) or not all(isinstance(v, kind) for v in values):
                 raise AccyTypeError(f"invalid plan option {name}={value!r}: expected {expected}")
-        if self.alignment is None:
-            target_alignment = CPU_ALIGNMENT if self.target == "cpu" else DEFAULT_ALIGNMENT
-            object.__setattr__(self, "alignment", target_alignment)
         rules = (
             ("constant_capacity", self.constant_capacity >= 0, "a byte count >= 0"),
             ("shared_limit", self.shared_limit >= 0, "a byte count >= 0"),
             ("rows", all(r >= 1 for r in self.rows), "row counts >= 1"),
             ("sm_count", self.sm_count >= 1, "a multiprocessor count >= 1"),
-            ("alignment", self.alignment >= 1, "a byte alignment >= 1"),
-            ("alignment", self.alignment & (self.alignment - 1) == 0, "a power of two"),
+            ("alignment", self.arena_alignment >= 1, "a byte alignment >= 1"),
+            ("alignment", self.arena_alignment & (self.arena_alignment - 1) == 0, "a power of two"),
             ("pack_budget_ms", self.pack_budget_ms >= 0, "milliseconds >= 0"),
             (
                 "pack_budget_ms",
@@ -121,6 +118,13 @@ class PlanOptions:
                 raise AccyError(
                     f"invalid plan option {name}={getattr(self, name)!r}: expected {expected}"
                 )
+
+    @property
+    def arena_alignment(self) -> int:
+        """The byte alignment of every arena buffer: `alignment`, else the target's."""
+        if self.alignment is not None:
+            return self.alignment
+        return CPU_ALIGNMENT if self.target == "cpu" else DEFAULT_ALIGNMENT
 
 
 def _sequence(name: str, value: object) -> tuple:

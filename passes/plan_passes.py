@@ -8,7 +8,6 @@ not structure.
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -72,8 +71,9 @@ def annotate_value(value: SSAValue, key: str, text: str) -> None:
 class AnnotatingPass(ModulePass, ABC):
     """Runs one analysis and writes its result as `accy.*` attributes.
 
-    A pass with options gives them in `plan_options`; the module's manager is
-    reconfigured with them (dropping results planned under other options) first.
+    A pass with options gives them in `plan_options`; the module's manager plans with the
+    pipeline's options and these (`configure_pass`: never an earlier pass's), dropping
+    results planned under other options.
     """
 
     preserves_all_analyses: ClassVar[bool] = True
@@ -83,8 +83,7 @@ class AnnotatingPass(ModulePass, ABC):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         manager = analysis_manager(ctx, op)
-        given = {k: v for k, v in self.plan_options().items() if v is not None}
-        manager.configure(dataclasses.replace(manager.options, **given))
+        manager.configure_pass(**self.plan_options())
         for value, key, text in self.annotations(manager, op):
             annotate_value(value, key, text)
 

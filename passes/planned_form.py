@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -242,14 +243,28 @@ def max_rows_of(planned: func.FuncOp) -> int | None:
 class PlanPass(ModulePass):
     """Run the whole preparation and replace the module by its planned form.
 
-    Options:
+    Options (`accy.prepare`'s, each as the pass of that analysis takes it; what is not
+    given is the pipeline's, never an earlier pass's):
     - target: `cpu` or `cuda` (default `cuda`): what the plan is for; only that
       target's `accy-lower` takes it.
+    - alignment: byte alignment of every arena buffer (default the target's: 256 on CUDA,
+      64 on the CPU, as `accy.compile` plans it).
+    - rows, sm-count, families: as `accy-size-workspaces`'s; constant-capacity as
+      `accy-plan-memory-spaces`'s; pack-budget-ms, pack-workers, check as
+      `accy-plan-arena`'s.
     """
 
     name = "accy-plan"
 
     target: str = "cuda"
+    alignment: int | None = None
+    rows: tuple[int, ...] | None = None
+    sm_count: int | None = None
+    families: str | None = None
+    constant_capacity: int | None = None
+    pack_budget_ms: int | float | None = None  # the pipeline syntax reads `20` as an int
+    pack_workers: int | None = None
+    check: bool = False
 
     preserves_all_analyses: ClassVar[bool] = False
 
@@ -258,7 +273,20 @@ class PlanPass(ModulePass):
 
         if is_planned(op):
             raise AccyError("the module is already planned (accy-plan ran on it)")
+        if self.target not in TARGETS:
+            raise AccyError(f"unknown target '{self.target}'; known targets: {', '.join(TARGETS)}")
         manager = analysis_manager(ctx, op)
+        manager.configure_pass(
+            target=self.target,
+            alignment=self.alignment,
+            rows=self.rows,
+            sm_count=self.sm_count,
+            families=(Path(self.families),) if self.families else None,
+            constant_capacity=self.constant_capacity,
+            pack_budget_ms=None if self.pack_budget_ms is None else float(self.pack_budget_ms),
+            pack_workers=self.pack_workers,
+            check_arena=self.check or None,
+        )
         planned = planned_module(op, manager, self.target)
         replace_module_body(op, planned)
 
@@ -291,7 +319,7 @@ class FunctionPlanner:
         self.workspaces = manager.get(WORKSPACES, module)
         arena_plan = manager.get(ARENA, module)
         self.arena_plan = arena_plan.functions.get(self.name) or FunctionArena(self.name)
-        self.alignment = manager.options.alignment
+        self.alignment = manager.options.arena_alignment
         self.planned_rows = arena_plan.planned_rows
         self.items = [w for w in self.schedule.work_items if w.function == self.name]
         self.homes: dict[int, SSAValue] = {}

@@ -6,7 +6,7 @@
 // is stored; slot 3, the row sums %q) get separate allocations freed at the end. The
 // loop's carried buffer (slot 5, the iterate's result) is the out-param; the init is
 // copied in, the body writes slot 6 (static, 16 bytes, the one temporary of the CPU
-// plan's arena, 256 bytes) and the yield copies it back into the carried buffer each
+// plan's arena, 64 bytes at the CPU's 64-byte alignment) and the yield copies it back into the carried buffer each
 // iteration.
 
 func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor<4xf32>) {
@@ -25,10 +25,10 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 // CHECK:      %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT: %rows = memref.dim %[[X]], %[[C0]] : memref<?x4xf32>
 // CHECK-DAG:  %[[C3:.*]] = arith.constant 3 : index
-// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
+// CHECK:      %arena = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
 // CHECK:      %[[S:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?x4xf32>
 // CHECK:      %[[Q:.*]] = memref.alloc(%rows) {alignment = 64 : i64} : memref<?xf32>
-// CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<256xi8> to memref<4xf32>
+// CHECK:      %[[N:.*]] = memref.view %arena[%[[C0]]][] : memref<64xi8> to memref<4xf32>
 // Work item 0 (exp) loops over the bound rows: its size is not known, so the row loop
 // is an `scf.parallel` (threads split it at run time) around the sequential column loop.
 // CHECK:      "scf.parallel"(%[[C0]], %rows, %{{.*}})
@@ -53,5 +53,5 @@ func.func @f(%x: tensor<?x4xf32>, %v: tensor<4xf32>) -> (tensor<?x4xf32>, tensor
 // CHECK:        "memref.copy"(%[[N]], %[[R]])
 // CHECK:      memref.dealloc %[[Q]] : memref<?xf32>
 // CHECK:      memref.dealloc %[[S]] : memref<?x4xf32>
-// CHECK:      memref.dealloc %arena : memref<256xi8>
+// CHECK:      memref.dealloc %arena : memref<64xi8>
 // CHECK:      func.return

@@ -7,7 +7,7 @@
 // 4 %r (reduce, temporary, 4 bytes), 5 %q (output, in place of 3: the divide reads %e
 // pointwise). On the CPU inputs are the argument memrefs, the output is the out-param,
 // and so is %e, which the output takes over in place: the CPU plan's arena holds only the
-// temporary 4 (256 bytes).
+// temporary 4 (64 bytes).
 
 func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %c = accy.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
@@ -34,10 +34,11 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // Inputs first, then one out-param per result.
 // CHECK:      func.func @accy_fn_f(%[[A:.*]]: memref<4xf32> {llvm.noalias}, %[[B:.*]]: memref<4xf32> {llvm.noalias}, %[[OUT:.*]]: memref<4xf32> {llvm.noalias}) attributes {llvm.emit_c_interface} {
 // CHECK-DAG:  %[[OFF0:.*]] = arith.constant 0 : index
-// The arena is allocated once at the CPU plan's 256 bytes (slot 4, 4 bytes aligned up).
-// CHECK:      %arena = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
+// The arena is allocated once at the CPU plan's 64 bytes (slot 4, 4 bytes aligned up to the
+// CPU's 64-byte alignment, as accy.compile plans it).
+// CHECK:      %arena = memref.alloc() {alignment = 64 : i64} : memref<64xi8>
 // CHECK:      %[[C:.*]] = memref.get_global @accy_constant_0 : memref<4xf32>
-// CHECK:      %[[R:.*]] = memref.view %arena[%[[OFF0]]][] : memref<256xi8> to memref<f32>
+// CHECK:      %[[R:.*]] = memref.view %arena[%[[OFF0]]][] : memref<64xi8> to memref<f32>
 // Work item 0: add, multiply, exp fused in one loop writing slot 3 (in the out-param).
 // CHECK:      scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:        memref.load %[[A]][%[[I]]]
@@ -58,7 +59,7 @@ func.func @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: scf.for
 // CHECK:        arith.divf
 // CHECK:        memref.store %{{.*}}, %[[OUT]][%{{.*}}] : memref<4xf32>
-// CHECK:      memref.dealloc %arena : memref<256xi8>
+// CHECK:      memref.dealloc %arena : memref<64xi8>
 // CHECK-NEXT: func.return
 
 // LLVM: llvm.func @accy_fn_f(

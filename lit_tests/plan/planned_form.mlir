@@ -51,7 +51,7 @@ func.func @g(%x: tensor<64x100000xf32>) -> tensor<64xf32> {
 // CHECK:       accy.kernel 0 "reduce" ins({{.*}}) outs({{.*}}) workspaces(%partials : memref<270336xi8, #accy.space<device_global>>) {
 // CHECK:       } {family = "reduce.split", workspace_names = ["partials"]}
 // CPU-LABEL:   func.func @g
-// CPU:         %arena = accy.arena alignment 256 : memref<512xi8, #accy.space<host>>
+// CPU:         %arena = accy.arena alignment 64 : memref<512xi8, #accy.space<host>>
 // CPU:         %partials = accy.view %arena[0] : memref<512xi8, #accy.space<host>> to memref<512xi8, #accy.space<host>>
 // CPU:         accy.kernel 0 "reduce" ins({{.*}}) outs(%out0 : {{.*}}) workspaces(%partials : memref<512xi8, #accy.space<host>>) {
 // CPU:         } {family = "reduce.chunks", workspace_names = ["partials"]}

@@ -105,6 +105,7 @@ class LowerPass(ModulePass):
         if self.cpu_features and self.target != "cpu":
             raise AccyError(f"cpu-features applies to the cpu target, not to {self.target}")
         manager = analysis_manager(ctx, op)
+        manager.configure_pass(target=self.target)  # plans (if unplanned) as accy-plan would
         lowered = lower_module(op, manager, self.target, self.cpu_features)
         replace_module_body(op, lowered)  # with its attributes, e.g. gpu.container_module
         manager.invalidate()

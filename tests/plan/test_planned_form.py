@@ -146,3 +146,40 @@ def test_cpu_result_holds_the_temporary_it_takes_over():
     a, b = np.arange(4, dtype=np.float32) / 4, np.ones(4, np.float32)
     expected = accy.reference.run(accy.parse(text), "f", a, b)[0]
     np.testing.assert_allclose(accy.compile(text, threads=1)(a, b)[0], expected, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------
+# accy-plan's options: its own, never an earlier pass's
+# ---------------------------------------------------------------------------------------
+
+FUSED = ROOT / "lit_tests" / "lower" / "cpu_fused.mlir"
+
+
+def _opt(pipeline: str, capsys) -> str:
+    from accy.cli.opt import main
+
+    main([str(FUSED), "-p", pipeline])
+    return capsys.readouterr().out
+
+
+def test_accy_plan_takes_the_plan_options(capsys):
+    assert "accy.arena alignment 4096 :" in _opt("accy-plan{alignment=4096}", capsys)
+    assert "accy.arena alignment 256 :" in _opt("accy-plan", capsys)
+
+
+def test_the_cpu_plan_accy_opt_prints_is_the_one_accy_compile_runs(capsys):
+    """`accy-plan{target=cpu}` planned at CUDA's 256-byte alignment; `accy.compile` at the
+    CPU's 64."""
+    printed = _opt("accy-plan{target=cpu}", capsys)
+    assert "accy.arena alignment 64 :" in printed
+    runs = accy.compile(accy.parse(FUSED.read_text()), target="cpu").planned
+    assert printed.strip() == str(runs).strip()
+
+
+def test_a_pass_plans_with_its_own_options_not_an_earlier_passs(capsys):
+    """`accy-plan-arena{alignment=128},accy-plan` planned the planned form at 128."""
+    printed = _opt("accy-plan-arena{alignment=128},accy-plan", capsys)
+    arenas = [line for line in printed.splitlines() if "accy.arena alignment" in line]
+    assert arenas and all("accy.arena alignment 256 :" in line for line in arenas)
+    alone = _opt("accy-plan", capsys)
+    assert arenas == [line for line in alone.splitlines() if "accy.arena alignment" in line]

@@ -110,7 +110,7 @@ def test_kernel_kinds_are_the_work_kinds_but_iterate():
             "func.func",
         ),
         (
-            "alignment 256",
+            "alignment 64",
             "alignment 3",
             "'accy.arena' op alignment 3 is not a power of two",
             "accy.arena",
