@@ -72,7 +72,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.rewriter import InsertPoint
 
 if TYPE_CHECKING:
-    from accy.passes.lower.cpu_kernels.context import KernelContext as FunctionLowering
+    from accy.passes.lower.cpu_kernels.context import KernelContext
 
 REGISTER_BITS = 512
 """Bits of a `columns` accumulator where N fills it (one AVX-512 register), and of a
@@ -211,7 +211,7 @@ def _splat(b: Builder, t: VectorType, value: float) -> SSAValue:
 
 
 def emit_dot_tiles(
-    lowering: FunctionLowering, b: Builder, item: WorkItem, root: ops.DotGeneralOp
+    lowering: KernelContext, b: Builder, item: WorkItem, root: ops.DotGeneralOp
 ) -> bool:
     """Emit `root` (the product of dot kernel `item`) as register tiles at `b`; False
     (nothing emitted) when it has no tiling. Tiles that may sum bf16 pairs (`_pairs`) are
@@ -237,7 +237,7 @@ def emit_dot_tiles(
 
 
 def _emit_tiles(
-    lowering: FunctionLowering,
+    lowering: KernelContext,
     b: Builder,
     item: WorkItem,
     root: ops.DotGeneralOp,
@@ -271,7 +271,7 @@ SUBNORMAL_LANES = 32
 """bf16 elements a step of `any_subnormal_bf16` checks (one 512-bit load)."""
 
 
-def any_subnormal_bf16(lowering: FunctionLowering, b: Builder, buffers: Sequence[SSAValue]):
+def any_subnormal_bf16(lowering: KernelContext, b: Builder, buffers: Sequence[SSAValue]):
     """An i1 at `b`: whether any element of the bf16 `buffers` (contiguous memrefs) is
     subnormal, i.e. whether the least of their magnitude bits minus one (unsigned: zero
     wraps to the largest) is below `SMALLEST_NORMAL - 1`. One pass over each,
@@ -344,7 +344,7 @@ class DotTiles:
 
     def __init__(
         self,
-        lowering: FunctionLowering,
+        lowering: KernelContext,
         b: Builder,
         item: WorkItem,
         root: ops.DotGeneralOp,

@@ -1,4 +1,4 @@
-"""Float prefix sums accumulate in f64 in blocks (`FunctionLowering.blocked_scan`):
+"""Float prefix sums accumulate in f64 in blocks (`passes/lower/cpu_kernels/scan.py`, `blocked_scan`):
 their error against float64 is at most that of XLA's blocked rewrite of a cumulative
 `reduce_window` (emulated here in numpy: 128-element blocks, each block's running sum,
 the block totals scanned the same way, then added) on a sweep of widths and layouts, and
