@@ -21,6 +21,17 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Block, BlockArgument, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
+ANNOTATIONS = (
+    "accy.layout",
+    "accy.fusion",
+    "accy.work_item",
+    "accy.slot",
+    "accy.memory",
+    "accy.arena",
+)
+"""The attributes the annotating passes write on ops: what the planned form states as IR
+instead (it drops them from the ops it copies)."""
+
 ANALYSES = "accy_analyses"
 """The attribute of a pipeline's `Context` holding its `AnalysisManager`s, one per module."""
 

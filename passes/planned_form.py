@@ -55,6 +55,7 @@ from accy.passes.buffers import BUFFERS, BufferSlot, splat_scalar
 from accy.passes.dead_code import program_position
 from accy.passes.lower.indexing import shape_of
 from accy.passes.memory import MEMORY
+from accy.passes.plan_passes import ANNOTATIONS
 from accy.passes.schedule import SCHEDULE, WorkItem, WorkKind
 from accy.passes.workspace.sizing import WORKSPACES
 from xdsl.builder import Builder
@@ -570,6 +571,8 @@ class FunctionPlanner:
                 mapping[old] = new
                 new.name_hint = old.name_hint
         for op in body.walk():
+            for key in ANNOTATIONS:  # an analysis's text, stale in the planned form
+                op.attributes.pop(key, None)
             for value in op.results:
                 if isinstance(value.type, TensorType) and DYNAMIC_INDEX in value.type.get_shape():
                     dynamic = True
