@@ -53,7 +53,7 @@ from accy.passes.analysis import AnalysisManager
 from accy.passes.arena_plan import ARENA, FunctionArena
 from accy.passes.buffers import BUFFERS, BufferSlot, splat_scalar
 from accy.passes.dead_code import program_position
-from accy.passes.lower.indexing import shape_of
+from accy.passes.element_types import shape_of
 from accy.passes.memory import MEMORY
 from accy.passes.plan_passes import ANNOTATIONS
 from accy.passes.schedule import SCHEDULE, WorkItem, WorkKind

@@ -40,15 +40,9 @@ from typing import TYPE_CHECKING
 from accy.dialects import accy as ops
 from accy.dialects.x86_avx512 import DotBF16Op
 from accy.passes.dot_layout import contiguous_form, free_dims
+from accy.passes.element_types import compute_type, is_float, signless
 from accy.passes.fusion import dot_operand_source
-from accy.passes.lower.scalar import (
-    compute_type,
-    element_type,
-    emit,
-    extend,
-    is_float,
-    signless,
-)
+from accy.passes.lower.scalar import element_type, emit, extend
 from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm, memref, scf, vector

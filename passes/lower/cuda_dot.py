@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.passes.element_types import compute_type
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
@@ -42,15 +43,7 @@ from accy.passes.lower.cuda_reductions import (
 )
 from accy.passes.lower.indexing import FusedGroup
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import (
-    combine,
-    combiner_identity,
-    compute_type,
-    element_type,
-    emit,
-    extend,
-    narrow,
-)
+from accy.passes.lower.scalar import combine, combiner_identity, element_type, emit, extend, narrow
 from accy.passes.shared_memory import DOT_TILE
 from xdsl.builder import Builder
 from xdsl.dialects import arith

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from accy.passes.lower.scalar import constant, emit, signless
+from accy.passes.element_types import signless
+from accy.passes.lower.scalar import constant, emit
 from xdsl.builder import Builder
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (

@@ -32,6 +32,8 @@ from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.dialects.memref_atomic import AtomicYieldOp, GenericAtomicRMWOp, atomic_rmw
 from accy.dialects.plan import MemorySpace, buffer_bytes
+from accy.passes import merge_sort
+from accy.passes.element_types import is_unsigned
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
 from accy.passes.lower.indexing import (
@@ -40,13 +42,7 @@ from accy.passes.lower.indexing import (
     transpose_operand_indices,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import (
-    constant,
-    element_type,
-    is_unsigned,
-    lower_scalar_body,
-    signless_dense,
-)
+from accy.passes.lower.scalar import constant, element_type, lower_scalar_body, signless_dense
 from accy.passes.schedule import WorkKind
 from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
@@ -729,10 +725,10 @@ def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
     count = int(np.prod(shape, dtype=np.int64))
     if not count or not root.kept:
         return KernelProgram(())
-    widths = indexing.sort_run_widths(root)
+    widths = merge_sort.sort_run_widths(root)
     offsets, needed = sort_scratch_offsets(root)
     term = context.workspace_of(item, "scratch", needed) if widths else None
-    passes = list(zip(widths, indexing.merge_targets(root))) or [(0, indexing.RESULTS)]
+    passes = list(zip(widths, merge_sort.merge_targets(root))) or [(0, merge_sort.RESULTS)]
     launches = []
     for p, (width, target) in enumerate(passes):
         kernel = context.kernel(
@@ -751,7 +747,7 @@ def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
             ]
             for copy in offsets
         ]
-        targets = results if target == indexing.RESULTS else copies[target]
+        targets = results if target == merge_sort.RESULTS else copies[target]
         if p == 0:
             group = kernel.fused(item)
 
@@ -763,9 +759,9 @@ def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
         else:
             previous = passes[p - 1][1]
             load = indexing.memref_elements(
-                results if previous == indexing.RESULTS else copies[previous]
+                results if previous == merge_sort.RESULTS else copies[previous]
             )
-        kept = root.kept if target == indexing.RESULTS else shape[root.dim]
+        kept = root.kept if target == merge_sort.RESULTS else shape[root.dim]
         linear = linear_thread(b, ELEMENT_BLOCK)
 
         def place(

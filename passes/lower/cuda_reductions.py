@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.passes.element_types import compute_type, int_width, is_float, is_unsigned
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_kernels import (
     Kernel,
@@ -46,12 +47,8 @@ from accy.passes.lower.scalar import (
     blocked_steps,
     combine,
     combiner_identity,
-    compute_type,
     element_type,
     emit,
-    int_width,
-    is_float,
-    is_unsigned,
     narrow,
     widen,
 )

@@ -42,8 +42,9 @@ from collections.abc import Sequence
 
 from accy.dialects import plan
 from accy.dialects.plan import MemorySpace, space_of
+from accy.passes.element_types import signless
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import constant, emit, signless, signless_dense
+from accy.passes.lower.scalar import constant, emit, signless_dense
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (

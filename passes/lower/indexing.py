@@ -29,10 +29,10 @@ from collections.abc import Callable, Generator, Sequence
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.arena_plan import UPDATES
+from accy.passes.element_types import compute_type, shape_of
 from accy.passes.lower.scalar import (
     bits_of,
     combine,
-    compute_type,
     constant,
     convert_element,
     emit,
@@ -62,11 +62,6 @@ Sizes = Callable[[SSAValue], Sequence[SSAValue]]
 """`tensor value -> its dim sizes as index values`."""
 
 INDEX = IndexType()
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    assert isinstance(value.type, TensorType), value.type
-    return tuple(value.type.get_shape())
 
 
 def linearize(b: Builder, indices: Sequence[SSAValue], sizes: Sequence[SSAValue]) -> SSAValue:
@@ -567,47 +562,6 @@ def fold_element(
     return list(loop.results)
 
 
-def sort_run_widths(op: ops.SortOp) -> list[int]:
-    """The run widths of the sort's merge passes, 1, 2, 4, ... below the sorted extent:
-    pass p merges pairs of sorted runs of that width into runs of twice it."""
-    shape = shape_of(op.inputs[0])
-    extent = shape[op.dim] if shape else 1
-    widths, width = [], 1
-    while width < extent:
-        widths.append(width)
-        width *= 2
-    return widths
-
-
-RESULTS = -1
-"""`merge_targets`' name for the sort's results (scratch copies are numbered from 0)."""
-
-
-def merge_targets(op: ops.SortOp) -> list[int]:
-    """What each merge pass writes: the last pass the results; with whole slices kept the
-    passes before alternate between scratch copy 0 and the results, with a prefix kept
-    (a top-k: the results cannot hold a whole run) between scratch copies 0 and 1."""
-    passes = len(sort_run_widths(op))
-    whole = not shape_of(op.inputs[0]) or op.kept == shape_of(op.inputs[0])[op.dim]
-    targets = []
-    for p in range(passes):
-        back = passes - 1 - p
-        if back == 0:
-            targets.append(RESULTS)
-        elif whole:
-            targets.append(RESULTS if back % 2 == 0 else 0)
-        else:
-            targets.append(0 if back % 2 == 1 else 1)
-    return targets
-
-
-def sort_scratch_copies(op: ops.SortOp) -> int:
-    """How many copies of its operands a merge sort's `scratch` holds (`merge_targets`;
-    one whenever there is a pass, as a sort of whole slices ping-pongs)."""
-    targets = merge_targets(op)
-    return max(1, *(t + 1 for t in targets)) if targets else 0
-
-
 SortLoad = Callable[[Builder, Sequence[SSAValue]], list[SSAValue]]
 """Every operand's element of a sort at the given indices (from memrefs, or computed by
 the fused producers)."""
@@ -747,16 +701,6 @@ def merge_runs(
     next_j = emit(inner, arith.AddiOp(j, step))
     inner.insert(scf.YieldOp(next_i, next_j))
     b.insert(scf.ForOp(start, stop, number(1), [start, mid], body))
-
-
-INSERTION_SORT_KEPT = 256
-"""The CPU sorts by insertion (`insert_sorted`, no scratch) when the results keep at most
-this many elements of each slice; longer results merge (`merge_runs`)."""
-
-
-def sorts_by_insertion(op: ops.SortOp) -> bool:
-    """Whether the CPU target sorts `op` by insertion (`INSERTION_SORT_KEPT`)."""
-    return op.kept <= INSERTION_SORT_KEPT
 
 
 def insert_sorted(

@@ -31,19 +31,25 @@ from collections.abc import Callable, Sequence
 
 from accy.dialects import accy as ops
 from accy.dialects.arith_remf import RemFOp
+from accy.passes.element_types import (
+    int_width,
+    is_bool,
+    is_float,
+    is_low_precision,
+    is_unsigned,
+    signless,
+)
 from xdsl.builder import Builder
 from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
-    Float16Type,
     Float32Type,
     Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
-    Signedness,
     TensorType,
     i32,
 )
@@ -71,34 +77,6 @@ def emit(b: Builder, op: Operation) -> SSAValue:
     return op.results[0]
 
 
-def is_float(t: Attribute) -> bool:
-    return isinstance(t, (Float32Type, Float16Type, BFloat16Type, Float64Type))
-
-
-def is_low_precision(t: Attribute) -> bool:
-    return isinstance(t, (Float16Type, BFloat16Type))
-
-
-def is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
-
-
-def int_width(t: Attribute) -> int:
-    assert isinstance(t, IntegerType)
-    return t.width.data
-
-
-def is_unsigned(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
-
-
-def signless(t: Attribute) -> Attribute:
-    """The `arith` type of values of element type `t` (unsigned integers are signless)."""
-    if isinstance(t, IntegerType) and t.signedness.data != Signedness.SIGNLESS:
-        return IntegerType(t.width.data)
-    return t
-
-
 def signless_dense(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
     """A dense constant of unsigned integers as the same bytes of signless ones."""
     element = attr.get_element_type()
@@ -106,11 +84,6 @@ def signless_dense(attr: DenseIntOrFPElementsAttr) -> DenseIntOrFPElementsAttr:
         return attr
     lowered = TensorType(signless(element), list(attr.get_shape()))
     return DenseIntOrFPElementsAttr(lowered, attr.data)
-
-
-def compute_type(t: Attribute) -> Attribute:
-    """The type arithmetic on element type `t` is done in (f32 for f16/bf16; `signless`)."""
-    return f32 if is_low_precision(t) else signless(t)
 
 
 def constant(b: Builder, value: float | bool, t: Attribute) -> SSAValue:

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.analysis import WorkMeter
-from accy.passes.lower.scalar import compute_type, is_float
+from accy.passes.element_types import compute_type, is_float
+from accy.passes.merge_sort import sorts_by_insertion
 from accy.passes.schedule import SchedulePlan
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute
@@ -100,7 +101,6 @@ def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
     split reduction's `partials`, a merge sort's `scratch` (copies of its operands, which
     its merge passes ping-pong with the results: `sort_scratch_offsets`; a sort that
     keeps few elements of each slice inserts them in place and needs none)."""
-    from accy.passes.lower.indexing import sorts_by_insertion
     from accy.passes.workspace.sizing import (
         WorkspacePlan,
         WorkspaceTerm,

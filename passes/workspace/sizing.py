@@ -41,6 +41,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_mul,
 )
+from accy.passes.merge_sort import sort_scratch_copies
 from accy.passes.options import PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
 from accy.passes.workspace.expr import UnknownNameError
@@ -208,8 +209,6 @@ def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[list[int]], int]:
     """Where each operand's part of each copy of a merge sort's `scratch` workspace lies
     (byte offsets, by copy then in operand order: `sort_scratch_copies`) and the bytes
     the copies span: one aligned buffer of each operand's shape per copy."""
-    from accy.passes.lower.indexing import sort_scratch_copies
-
     offsets, total = [], 0
     for _ in range(sort_scratch_copies(op)):
         copy = []

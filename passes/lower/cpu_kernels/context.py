@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.buffers import splat_of, splat_scalar
+from accy.passes.element_types import shape_of
 from accy.passes.lower.host import HostLowering, KernelPattern
-from accy.passes.lower.indexing import FusedGroup, shape_of
+from accy.passes.lower.indexing import FusedGroup
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import combiner_identity, emit
 from accy.passes.schedule import WorkItem

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.passes.element_types import shape_of
 from accy.passes.lower.cpu_kernels.context import KernelContext, power_of_two_block
 from accy.passes.lower.indexing import (
     convolution_input,
     convolution_kernel,
     delinearize,
-    shape_of,
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accy.dialects import accy as ops
+from accy.passes.element_types import compute_type, is_low_precision, shape_of
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.cpu_dot import emit_dot_tiles
 from accy.passes.lower.cpu_kernels.context import (
@@ -24,17 +25,8 @@ from accy.passes.lower.cpu_kernels.context import (
     power_of_two_block,
     work,
 )
-from accy.passes.lower.indexing import shape_of
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import (
-    combine,
-    combiner_identity,
-    compute_type,
-    emit,
-    extend,
-    is_low_precision,
-    narrow,
-)
+from accy.passes.lower.scalar import combine, combiner_identity, emit, extend, narrow
 from accy.passes.schedule import WorkItem, WorkKind
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf

@@ -8,8 +8,9 @@ of the result), parallel per *Parallel loops*; each result element is stored onc
 from __future__ import annotations
 
 from accy.dialects import accy as ops
+from accy.passes.element_types import shape_of
 from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, KernelContext
-from accy.passes.lower.indexing import iota_element, shape_of, transpose_operand_indices
+from accy.passes.lower.indexing import iota_element, transpose_operand_indices
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import emit
 from accy.passes.schedule import WorkItem

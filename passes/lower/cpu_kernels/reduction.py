@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
+from accy.passes.element_types import compute_type, is_float, is_unsigned, shape_of
 from accy.passes.lower.cpu_kernels.context import (
     DYNAMIC_EXTENT,
     INDEX,
@@ -25,18 +26,9 @@ from accy.passes.lower.cpu_kernels.context import (
     KernelContext,
     work,
 )
-from accy.passes.lower.indexing import fold_element, shape_of
+from accy.passes.lower.indexing import fold_element
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import (
-    blocked_steps,
-    combine,
-    compute_type,
-    emit,
-    is_float,
-    is_unsigned,
-    narrow,
-    widen,
-)
+from accy.passes.lower.scalar import blocked_steps, combine, emit, narrow, widen
 from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem
 from accy.passes.workspace.cpu_families import FAMILY, WORKSPACE, SplitReduce, split_partials

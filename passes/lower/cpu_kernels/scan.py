@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from accy.dialects import accy as ops
+from accy.passes.element_types import compute_type, is_float, is_unsigned, shape_of
 from accy.passes.lower.cpu_kernels.context import (
     DYNAMIC_EXTENT,
     PARALLEL_MIN_WORK,
@@ -19,16 +20,12 @@ from accy.passes.lower.cpu_kernels.context import (
     KernelContext,
     work,
 )
-from accy.passes.lower.indexing import shape_of
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import (
     combine,
     combiner_identity,
-    compute_type,
     convert_element,
     emit,
-    is_float,
-    is_unsigned,
     narrow,
     widen,
 )

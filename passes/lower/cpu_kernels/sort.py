@@ -13,19 +13,12 @@ from collections.abc import Sequence
 
 from accy.dialects import accy as ops
 from accy.dialects import plan
+from accy.passes.element_types import shape_of
 from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, KernelContext
-from accy.passes.lower.indexing import (
-    RESULTS,
-    insert_sorted,
-    memref_elements,
-    merge_runs,
-    merge_targets,
-    shape_of,
-    sort_run_widths,
-    sorts_by_insertion,
-)
+from accy.passes.lower.indexing import insert_sorted, memref_elements, merge_runs
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import emit
+from accy.passes.merge_sort import RESULTS, merge_targets, sort_run_widths, sorts_by_insertion
 from accy.passes.planned_form import CpuLoweringError
 from accy.passes.workspace.cpu_families import SORT_FAMILY, SORT_WORKSPACE
 from accy.passes.workspace.sizing import sort_scratch_offsets
