@@ -33,6 +33,7 @@ from accy.mlir_bridge.descriptors import (
 from accy.mlir_bridge.errors import UpstreamMlirError
 from accy.mlir_bridge.lowering import _lower
 from accy.mlir_bridge.pipelines import MGPU_RUNTIME_SYMBOLS, Target
+from accy.passes.lower.host import ALLOCATION_FAILED
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -66,12 +67,6 @@ def _stderr_captured() -> Iterator[_Captured]:
             if data:
                 os.write(2, data)
 
-
-ALLOCATION_FAILED = "accy_allocation_failed"
-"""`void accy_allocation_failed(int64_t bytes)`: what CPU host code calls, before returning
-without running anything, when an allocation of its plan fails (`accy.passes.lower.cpu`,
-*Allocation failures*). The JIT binds it to `_allocation_failed` and checks the record
-after every call; an export links a definition of its own (`accy.aot`)."""
 
 _failed_allocation = threading.local()
 

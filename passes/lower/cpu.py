@@ -108,6 +108,7 @@ from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoo
 from accy.passes.lower.cpu_kernels.sort import SortLoops
 from accy.passes.lower.cpu_kernels.window import WindowLoops
 from accy.passes.lower.host import (
+    ALLOCATION_FAILED,
     HostGlobals,
     HostLowering,
     KernelPattern,
@@ -129,8 +130,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import SSAValue
-
-from accy.mlir_bridge import ALLOCATION_FAILED
 
 NOALIAS = "llvm.noalias"
 
