@@ -127,7 +127,7 @@ def softmax(rows: int) -> ModuleOp:
     return b.finish()
 
 
-def test_the_arena_estimate_covers_two_packings_per_function() -> None:
+def test_the_arena_estimate_covers_the_packings_per_function() -> None:
     census = Census(operations=10, values=30)
     for budget_ms in (0.0, 20.0, 500.0):
         options = PlanOptions(pack_budget_ms=budget_ms)
