@@ -654,10 +654,10 @@ def _reduce(op: accy.ReduceOp, operand: np.ndarray) -> np.ndarray:
         result = np.min(wide, axis=axes, initial=_identity(kind, dtype))
     if _is_float(dtype) and kind in (accy.CombinerKind.MAX, accy.CombinerKind.MIN):
         # IEEE 754-2019's zeros: the maximum of zeros is +0 where any is, the minimum -0
-        signbits = np.signbit(wide) if kind == accy.CombinerKind.MIN else ~np.signbit(wide)
-        present = np.any((wide == 0) & signbits, axis=axes)
-        sign = np.where(present, 1, 0) if kind == accy.CombinerKind.MIN else np.where(present, 0, 1)
-        zero = np.where(sign == 1, -0.0, 0.0).astype(dtype)
+        minimum = kind == accy.CombinerKind.MIN
+        # a -0 among the zeros makes the minimum -0; a +0 makes the maximum +0
+        found = np.any((wide == 0) & (np.signbit(wide) == minimum), axis=axes)
+        zero = np.where(found == minimum, -0.0, 0.0).astype(dtype)
         result = np.where(np.asarray(result) == 0, zero, result)
     return np.asarray(result).astype(operand.dtype, copy=False)
 

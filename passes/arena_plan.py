@@ -109,19 +109,20 @@ class FunctionArena:
     workspaces: what `temporaries_size` packs when a report or a benchmark asks."""
     temporaries_packing: tuple[int, float, int] = (1, 0.0, 1)
     """The alignment, budget and workers `temporaries_size` packs them with."""
-    _temporaries_size: int | None = field(default=None, repr=False)
+    packed_temporaries: int | None = None
+    """`temporaries_size` once known: at once on the CPU, whose arena holds only them."""
 
     @property
     def temporaries_size(self) -> int:
         """Packed bytes of the temporaries alone (XLA's `temp_size_in_bytes`): a figure for
         comparisons, packed on first use, not by every plan (on the CPU the arena is it)."""
-        if self._temporaries_size is None:
+        if self.packed_temporaries is None:
             alignment, budget_ms, workers = self.temporaries_packing
             packed = pack(
                 self.temporaries, alignment=alignment, budget_ms=budget_ms, workers=workers
             )
-            self._temporaries_size = packed.placement.size
-        return self._temporaries_size
+            self.packed_temporaries = packed.placement.size
+        return self.packed_temporaries
 
 
 @dataclass
@@ -383,7 +384,7 @@ def plan_arena(
         arena.temporaries = temporaries
         arena.temporaries_packing = (alignment, options.pack_budget_ms, options.pack_workers)
         if cpu:  # the arena holds temporaries only
-            arena._temporaries_size = placement.size
+            arena.packed_temporaries = placement.size
         meter.retain(len(owned))
     return ArenaPlan(
         functions=functions,

@@ -1,14 +1,14 @@
 """Facts about element types and tensor shapes that planning and lowering share: which
 floats are narrow, the type arithmetic happens in, a value's static shape. Pure functions
-of xDSL types; neither planning nor lowering owns them (both import them from here)."""
+of xDSL types; neither planning nor lowering owns them (both import them from here;
+`is_float` and `is_bool` are the dialect's own, re-exported)."""
 
 from __future__ import annotations
 
+from accy.dialects.accy import is_bool, is_float
 from xdsl.dialects.builtin import (
     BFloat16Type,
     Float16Type,
-    Float32Type,
-    Float64Type,
     IntegerType,
     Signedness,
     TensorType,
@@ -16,22 +16,25 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
+__all__ = [
+    "compute_type",
+    "int_width",
+    "is_bool",
+    "is_float",
+    "is_low_precision",
+    "is_unsigned",
+    "shape_of",
+    "signless",
+]
+
 
 def shape_of(value: SSAValue) -> tuple[int, ...]:
     assert isinstance(value.type, TensorType), value.type
     return tuple(value.type.get_shape())
 
 
-def is_float(t: Attribute) -> bool:
-    return isinstance(t, (Float32Type, Float16Type, BFloat16Type, Float64Type))
-
-
 def is_low_precision(t: Attribute) -> bool:
     return isinstance(t, (Float16Type, BFloat16Type))
-
-
-def is_bool(t: Attribute) -> bool:
-    return isinstance(t, IntegerType) and t.width.data == 1
 
 
 def int_width(t: Attribute) -> int:

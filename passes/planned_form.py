@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -55,7 +54,13 @@ from accy.passes.buffers import BUFFERS, BufferSlot, splat_scalar
 from accy.passes.dead_code import program_position
 from accy.passes.element_types import shape_of
 from accy.passes.memory import MEMORY
-from accy.passes.plan_passes import ANNOTATIONS
+from accy.passes.plan_passes import (
+    ANNOTATIONS,
+    PlanArenaPass,
+    PlanMemorySpacesPass,
+    SizeWorkspacesPass,
+    analysis_manager,
+)
 from accy.passes.schedule import SCHEDULE, WorkItem, WorkKind
 from accy.passes.workspace.sizing import WORKSPACES
 from xdsl.builder import Builder
@@ -163,10 +168,15 @@ def _check_dynamic_op(op: Operation) -> None:
         )
 
 
-def plan_target(manager: AnalysisManager, target: str) -> None:
-    """Plan for `target` from now on (results planned for another are dropped)."""
+def check_target(target: str) -> None:
+    """`AccyError` naming the known targets unless `target` is one."""
     if target not in TARGETS:
         raise AccyError(f"unknown target '{target}'; known targets: {', '.join(TARGETS)}")
+
+
+def plan_target(manager: AnalysisManager, target: str) -> None:
+    """Plan for `target` from now on (results planned for another are dropped)."""
+    check_target(target)
     manager.configure(dataclasses.replace(manager.options, target=target))
 
 
@@ -270,24 +280,24 @@ class PlanPass(ModulePass):
     preserves_all_analyses: ClassVar[bool] = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from accy.passes.plan_passes import analysis_manager
-
         if is_planned(op):
             raise AccyError("the module is already planned (accy-plan ran on it)")
-        if self.target not in TARGETS:
-            raise AccyError(f"unknown target '{self.target}'; known targets: {', '.join(TARGETS)}")
-        manager = analysis_manager(ctx, op)
-        manager.configure_pass(
-            target=self.target,
-            alignment=self.alignment,
-            rows=self.rows,
-            sm_count=self.sm_count,
-            families=(Path(self.families),) if self.families else None,
-            constant_capacity=self.constant_capacity,
-            pack_budget_ms=None if self.pack_budget_ms is None else float(self.pack_budget_ms),
-            pack_workers=self.pack_workers,
-            check_arena=self.check or None,
+        check_target(self.target)
+        # each option as the pass of its analysis reads it
+        workspaces = SizeWorkspacesPass(
+            rows=self.rows, sm_count=self.sm_count, families=self.families
         )
+        memory = PlanMemorySpacesPass(constant_capacity=self.constant_capacity)
+        arena = PlanArenaPass(
+            alignment=self.alignment,
+            pack_budget_ms=self.pack_budget_ms,
+            pack_workers=self.pack_workers,
+            rows=self.rows,
+            check=self.check,
+        )
+        manager = analysis_manager(ctx, op)
+        given = {**workspaces.plan_options(), **memory.plan_options(), **arena.plan_options()}
+        manager.configure_pass(target=self.target, **given)
         planned = planned_module(op, manager, self.target)
         replace_module_body(op, planned)
 

@@ -61,28 +61,42 @@ NO_PASSES_NOTE = (
 )
 
 
+_KIND_WORDS = {int: ("an integer", "integers"), float: ("a number", "numbers"),
+               str: ("a string", "strings"), bool: ("true or false", "true or false")}  # fmt: skip
+"""How a pass option's kind is named: (one value, values separated by commas)."""
+
+
 def _mistyped_option(available: dict[str, Callable[[], type[ModulePass]]], spec: str) -> str | None:
     """Which option of `spec` has a value of the wrong kind, in words ("option 'rows' of
-    accy-size-workspaces takes integers separated by commas, not abc"); None if none has."""
+    accy-size-workspaces takes integers separated by commas, not abc"); None if none has.
+    An option's kinds are its annotation's (`int | float | None`: an integer or a number;
+    `tuple[int, ...]`: integers)."""
     for pass_spec in parse_pipeline(spec):
         hints = typing.get_type_hints(available[pass_spec.name]())
         for name, values in pass_spec.parameters.items():
             hint = hints.get(name.replace("-", "_"))
-            kinds = {a for a in typing.get_args(hint) if a is not type(None)} or {hint}
-            if tuple in {typing.get_origin(k) for k in kinds}:
-                element, many = typing.get_args(next(iter(kinds)))[0], True
-            else:
-                element, many = next(iter(kinds)), False
-            if not isinstance(element, type):
+            kinds = [k for k in typing.get_args(hint) or (hint,) if k is not type(None)]
+            takes = []  # (element type, many) per kind
+            for kind in kinds:
+                many = typing.get_origin(kind) is tuple
+                element = typing.get_args(kind)[0] if many else kind
+                if isinstance(element, type):
+                    takes.append((element, many))
+            if not takes or any(
+                (many or len(values) == 1) and all(type(v) is element for v in values)
+                for element, many in takes
+            ):
                 continue
-            fits = all(type(v) is element or (element is float and type(v) is int) for v in values)
-            if fits and (many or len(values) == 1):
-                continue
-            words = {int: "integer", float: "number", str: "string", bool: "true or false"}
-            takes = words.get(element, element.__name__)
-            takes = f"{takes}s separated by commas" if many else f"one {takes}"
+            if (float, False) in takes:  # an integer is a number
+                takes = [t for t in takes if t != (int, False)]
+            words = " or ".join(
+                f"{_KIND_WORDS.get(e, (e.__name__,) * 2)[1]} separated by commas"
+                if many
+                else _KIND_WORDS.get(e, (e.__name__,) * 2)[0]
+                for e, many in takes
+            )
             given = ",".join(str(v).lower() if type(v) is bool else str(v) for v in values)
-            return f"option '{name}' of {pass_spec.name} takes {takes}, not {given or 'nothing'}"
+            return f"option '{name}' of {pass_spec.name} takes {words}, not {given or 'nothing'}"
     return None
 
 

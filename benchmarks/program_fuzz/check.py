@@ -87,15 +87,23 @@ def run_case(case: Case, options: dict[str, Any], report_stage) -> Outcome:
     for index, (before, after) in enumerate(zip(copies, arguments)):
         if before.tobytes() != after.tobytes():
             return Outcome(case.id, "WRONG", f"the call wrote argument #{index}", "run cpu")
-    stage = "compare"
-    report_stage(stage)
+    report_stage("compare")
+    return against_reference(case.id, module, "f", arguments, actual, expected, trials,
+                             options, report_stage)  # fmt: skip
+
+
+def against_reference(case_id: str, module, function: str, arguments, actual, expected,
+                      trials, options: dict, report_stage, note: str = "") -> Outcome:  # fmt: skip
+    """`actual` against the reference's `expected` within the spread of the noisy `trials`
+    (confirmed with more trials before it is WRONG, `note` appended), then the CUDA export
+    when `options` ask for it."""
     if problem := compare.compare(actual, expected, trials):
-        more = compare.noisy_runs(module, "f", arguments, CONFIRM_TRIALS, first_seed=100)
+        more = compare.noisy_runs(module, function, arguments, CONFIRM_TRIALS, first_seed=100)
         if problem := compare.compare(actual, expected, [*trials, *more]):
-            return Outcome(case.id, "WRONG", problem, stage)
+            return Outcome(case_id, "WRONG", problem + note, "compare")
     if options.get("cuda"):
-        return _check_cuda(case.id, module, arguments, report_stage)
-    return Outcome(case.id, "PASS", "", stage)
+        return _check_cuda(case_id, module, arguments, report_stage, function)
+    return Outcome(case_id, "PASS", "", "compare")
 
 
 def _check_cuda(case_id: str, module, arguments, report_stage, function: str = "f") -> Outcome:

@@ -195,8 +195,10 @@ def test_bad_pass_option(work, capsys):
     ("option", "says"),
     [
         ("accy-size-workspaces{rows=abc}", "'rows' of accy-size-workspaces takes integers separated by commas, not abc"),
-        ("accy-plan-arena{alignment=1,2}", "'alignment' of accy-plan-arena takes one integer, not 1,2"),
-        ("accy-plan-memory-spaces{constant-capacity=1.5}", "'constant-capacity' of accy-plan-memory-spaces takes one integer, not 1.5"),
+        ("accy-plan-arena{alignment=1,2}", "'alignment' of accy-plan-arena takes an integer, not 1,2"),
+        ("accy-plan-memory-spaces{constant-capacity=1.5}", "'constant-capacity' of accy-plan-memory-spaces takes an integer, not 1.5"),
+        ("accy-plan-arena{pack-budget-ms=abc}", "'pack-budget-ms' of accy-plan-arena takes a number, not abc"),
+        ("accy-plan-arena{check=3}", "'check' of accy-plan-arena takes true or false, not 3"),
     ],
 )  # fmt: skip
 def test_a_pass_option_of_the_wrong_kind_is_named_in_words(option, says, work, capsys):

@@ -166,6 +166,11 @@ def _opt(pipeline: str, capsys) -> str:
 def test_accy_plan_takes_the_plan_options(capsys):
     assert "accy.arena alignment 4096 :" in _opt("accy-plan{alignment=4096}", capsys)
     assert "accy.arena alignment 256 :" in _opt("accy-plan", capsys)
+    every = (
+        "accy-plan{alignment=128 rows=4 sm-count=8 constant-capacity=0 pack-budget-ms=20 "
+        "pack-workers=1 check=true}"
+    )
+    assert "accy.arena alignment 128 :" in _opt(every, capsys)
 
 
 def test_the_cpu_plan_accy_opt_prints_is_the_one_accy_compile_runs(capsys):
