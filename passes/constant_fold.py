@@ -3,9 +3,10 @@
 An exactly rounded elementwise op (arithmetic without transcendentals, compare, select,
 convert, bitwise ops), a `broadcast_in_dim` or a `reshape` whose operands are all
 `accy.constant`s and whose result holds one element becomes an `accy.constant` of the
-value the reference interpreter computes (`accy.reference.evaluate`): the same bits the
-compiled targets compute. Such values arise where JAX computes sizes and normalizers
-(`N - ddof` of a standard deviation); folded, they need neither a work item nor a buffer.
+value `accy.op_semantics.evaluate` computes (the numpy semantics the reference interpreter
+runs too): the same bits the compiled targets compute. Such values arise where JAX computes
+sizes and normalizers (`N - ddof` of a standard deviation); folded, they need neither a work
+item nor a buffer.
 Larger values are left to run: folding them would grow the program's constants.
 """
 
@@ -64,10 +65,10 @@ class FoldSingleElementConstant(RewritePattern):
         producers = [v.owner for v in op.operands]
         if not all(isinstance(p, ops.ConstantOp) for p in producers):
             return
-        from accy import dtypes, reference
+        from accy import dtypes, op_semantics
 
-        arrays = [reference.evaluate(p) for p in producers]  # type: ignore[arg-type]
-        value = reference.evaluate(op, *arrays)
+        arrays = [op_semantics.evaluate(p) for p in producers]  # type: ignore[arg-type]
+        value = op_semantics.evaluate(op, *arrays)
         rewriter.replace(op, ops.ConstantOp(dtypes.dense_attr(result_type, value)))
 
 

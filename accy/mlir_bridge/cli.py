@@ -19,15 +19,15 @@ from accy.mlir_bridge.lowering import lower_to_llvm, verify_upstream
 from accy.mlir_bridge.pipelines import cpu_pipeline
 from accy.mlir_bridge.ptx import compile_kernels_to_ptx, extract_ptx
 
+DESCRIPTION = "The one package of accy that imports the upstream MLIR Python bindings."
+"""`--help`'s description: the first line of the package's docstring (the package imports
+this module, so this module does not import the package)."""
+
 
 def main(argv: Iterable[str] | None = None) -> int:
     import argparse
 
-    from accy import mlir_bridge
-
-    ap = argparse.ArgumentParser(
-        prog="python -m accy.mlir_bridge", description=mlir_bridge.__doc__.split("\n")[0]
-    )
+    ap = argparse.ArgumentParser(prog="python -m accy.mlir_bridge", description=DESCRIPTION)
     sub = ap.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("verify")
     v.add_argument("file")
