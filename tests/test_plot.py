@@ -47,7 +47,7 @@ def _chain(steps: int) -> str:
 
 
 def _plot(text: str, path: Path) -> accy.Preparation:
-    prep = accy.prepare(accy.parse(text))
+    prep = accy.prepare(accy.parse(text), target="cuda")  # a device arena holds every buffer
     plot_arena(prep.module, prep.manager, path)
     assert path.exists() and path.stat().st_size > 1000
     assert not list(path.parent.glob(".*partial*"))

@@ -14,10 +14,15 @@ from __future__ import annotations
 
 from accy.passes.analysis import AnalysisManager
 from accy.passes.memory import KernelWritten
+from accy.passes.options import PlanOptions
 
 import accy
 from accy.reports import TEMPORARIES, arena_report, memory_report, schedule_report
 from accy.source import parse
+
+TARGET = "cuda"
+"""The target these figures are for: a device arena holding every buffer, 256-byte aligned,
+with reduce.split's partials."""
 
 # %t (128000 B) is a temporary that the output %o takes over in place; %s is a 4-byte
 # temporary (256 B aligned) and reduce.split's partials (4224 B → 4352) are a workspace.
@@ -45,7 +50,7 @@ func.func @big(%x: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
 
 
 def report(function, text: str) -> str:
-    return function(parse(text), AnalysisManager())
+    return function(parse(text), AnalysisManager(None, PlanOptions(target=TARGET)))
 
 
 def test_arena_header_names_its_units_and_what_temporaries_count():
@@ -66,7 +71,7 @@ def test_arena_counts_a_temporary_no_result_takes_over():
     header = report(arena_report, KEPT).splitlines()[0]
     # %e 128000 B and the partials 4224 → 4352 B are live together: 132352 bytes.
     assert "temporaries alone would pack into 132352 bytes" in header
-    prep = accy.prepare(parse(KEPT))
+    prep = accy.prepare(parse(KEPT), target=TARGET)
     assert prep.arena.temporaries_size == 132352
 
 
@@ -89,7 +94,7 @@ func.func @memory_add4(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 
 
 def test_memory_report_prints_output_sources_as_str():
-    prep = accy.prepare(parse(ADD))
+    prep = accy.prepare(parse(ADD), target=TARGET)
     source = prep.memory.assignment_for_slot(2).output_source
     assert source == KernelWritten(work_item=0)
     assert repr(source) == "KernelWritten(work_item=0)"

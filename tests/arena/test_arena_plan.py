@@ -50,12 +50,15 @@ def _load_generator():
 
 programs = _load_generator()
 
+TARGET = "cuda"
+"""The target these plans are for: a device arena holding every buffer, 256-byte aligned."""
+
 
 class Planned:
     """A prepared module, with slots looked up by the printed value names (`@f %x`)."""
 
     def __init__(self, module, **options):
-        self.prep = accy.prepare(module, **options)
+        self.prep = accy.prepare(module, target=TARGET, **options)
         self.names: dict[tuple[str, str], SSAValue] = {}
         for op in module.walk():
             if isinstance(op, func.FuncOp):
@@ -252,7 +255,9 @@ def check_independently(prep, alignment: int) -> None:
 )
 @given(programs(), st.sampled_from([256, 64, 16, 1024]))
 def test_arena_of_random_programs_checks(program, alignment):
-    prep = accy.prepare(program.module, check_arena=True, alignment=alignment, pack_budget_ms=2)
+    prep = accy.prepare(
+        program.module, check_arena=True, alignment=alignment, pack_budget_ms=2, target=TARGET
+    )
     check_independently(prep, alignment)
     # Every slot is somewhere: a function arena or the constant arena.
     for slot in prep.buffers.slots:
@@ -262,7 +267,7 @@ def test_arena_of_random_programs_checks(program, alignment):
 @pytest.mark.parametrize("text", [PACKING, LOOP, NESTED])
 @pytest.mark.parametrize("alignment", [256, 64])
 def test_arena_of_hand_written_programs_checks(text, alignment):
-    prep = accy.prepare(accy.parse(text), check_arena=True, alignment=alignment)
+    prep = accy.prepare(accy.parse(text), check_arena=True, alignment=alignment, target=TARGET)
     check_independently(prep, alignment)
 
 
@@ -325,7 +330,7 @@ def build(params, results, body, donated=()):
 
 
 def reuse_pairs(module, **options) -> tuple[dict[int, int], object]:
-    prep = accy.prepare(module, check_arena=True, **options)
+    prep = accy.prepare(module, check_arena=True, target=TARGET, **options)
     return prep.arena.functions["f"].reuses, prep
 
 

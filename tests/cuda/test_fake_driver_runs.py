@@ -121,8 +121,8 @@ def test_donated_parameter_is_taken_over_in_place():
     """The donated program's sum takes its donated parameter's device buffer (the arena
     copy the host's array is copied into): the arena is one 24 KiB buffer smaller."""
     program = PROGRAMS["donated"]
-    donated = accy.prepare(accy.parse(program.text)).arena.functions["donated"]
-    kept = accy.prepare(accy.parse(program.text.replace(" {accy.donated}", "")))
+    donated = accy.prepare(accy.parse(program.text), target="cuda").arena.functions["donated"]
+    kept = accy.prepare(accy.parse(program.text.replace(" {accy.donated}", "")), target="cuda")
     assert donated.reuses == {2: 0}
     assert donated.offsets[2] == donated.offsets[0]
     assert donated.size == kept.arena.functions["donated"].size - 64 * 96 * 4
@@ -498,7 +498,7 @@ def test_dims0_of_5000x3x5000_fits_its_workspace():
     from accy.passes.lower.lower_pass import lower_module
 
     module = accy.parse(_reduction("cube", (5000, 3, 5000), [0], "f32"))
-    prep = accy.prepare(module)
+    prep = accy.prepare(module, target="cuda")
     assert prep.workspaces.term("reduce.split", "partials").bytes == 15000 * 132 * 8 * 4
     lower_module(module, AnalysisManager(), "cuda")  # raised CudaLoweringError before
 

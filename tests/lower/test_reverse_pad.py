@@ -249,7 +249,7 @@ def test_cuda_update_of_a_donated_cache_is_in_place():
     from accy.passes.planned_form import planned_module
 
     donated = UPDATE.replace("%cache: tensor<6x4xf32>", "%cache: tensor<6x4xf32> {accy.donated}")
-    prep = accy.prepare(accy.parse(donated))
+    prep = accy.prepare(accy.parse(donated), target="cuda")
     (pair,) = prep.arena.functions["f"].reuses.items()
     assert pair[1] == 0  # the result takes slot 0, the donated cache
     planned = str(planned_module(accy.parse(donated), AnalysisManager(), "cuda"))

@@ -103,10 +103,10 @@ def test_lowering_plans_the_cpu_target_with_its_own_workspaces():
 
 def test_plan_pass_replaces_the_module_and_refuses_a_planned_one():
     module = accy.parse(WIDE_REDUCE)
-    PlanPass().apply(Context(), module)
+    PlanPass(target="cuda").apply(Context(), module)
     assert module.attributes["accy.target"].data == "cuda"
     with pytest.raises(AccyError, match="already planned"):
-        PlanPass().apply(Context(), module)
+        PlanPass(target="cuda").apply(Context(), module)
 
 
 def test_hand_edited_overlap_is_refused():
@@ -164,11 +164,11 @@ def _opt(pipeline: str, capsys) -> str:
 
 
 def test_accy_plan_takes_the_plan_options(capsys):
-    assert "accy.arena alignment 4096 :" in _opt("accy-plan{alignment=4096}", capsys)
-    assert "accy.arena alignment 256 :" in _opt("accy-plan", capsys)
+    assert "accy.arena alignment 4096 :" in _opt("accy-plan{target=cuda alignment=4096}", capsys)
+    assert "accy.arena alignment 256 :" in _opt("accy-plan{target=cuda}", capsys)
     every = (
-        "accy-plan{alignment=128 rows=4 sm-count=8 constant-capacity=0 pack-budget-ms=20 "
-        "pack-workers=1 check=true}"
+        "accy-plan{target=cuda alignment=128 rows=4 sm-count=8 constant-capacity=0 "
+        "pack-budget-ms=20 pack-workers=1 check=true}"
     )
     assert "accy.arena alignment 128 :" in _opt(every, capsys)
 
@@ -184,9 +184,9 @@ def test_the_cpu_plan_accy_opt_prints_is_the_one_accy_compile_runs(capsys):
 
 def test_a_pass_plans_with_its_own_options_not_an_earlier_passs(capsys):
     """`accy-plan-arena{alignment=128},accy-plan` planned the planned form at 128."""
-    printed = _opt("accy-plan-arena{alignment=128},accy-plan", capsys)
+    printed = _opt("accy-plan-arena{alignment=128 target=cuda},accy-plan{target=cuda}", capsys)
     assert "accy.arena alignment 256 :" in printed
-    assert printed == _opt("accy-plan", capsys)
+    assert printed == _opt("accy-plan{target=cuda}", capsys)
 
 
 def test_the_planned_form_drops_the_annotating_passes_text(capsys):

@@ -12,8 +12,10 @@ from accy.passes.workspace import (
     RegistryError,
     UnknownNameError,
 )
+from accy.passes.workspace.sizing import SPLIT_BLOCKS_PER_SM
 
-H200 = {"sm_count": 132}
+H200 = {"sm_count": 132, "split_blocks": 132 * SPLIT_BLOCKS_PER_SM}
+"""The device names the sizer binds (`split_blocks`: a split reduction's first-phase grid)."""
 
 
 def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:

@@ -31,6 +31,9 @@ from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr
 
 import accy
 
+TARGET = "cuda"
+"""The target these sizes are for: the package's families are CUDA kernel families."""
+
 SOURCE = "model.py"
 """The file the builder's ops are located in; item `i` of `reductions` is at line 10 + i."""
 
@@ -73,7 +76,7 @@ def reductions(
 
 
 def terms(module, **options) -> dict[tuple[str, str], WorkspaceTerm]:
-    plan = accy.prepare(module, **options).workspaces
+    plan = accy.prepare(module, **options, target=TARGET).workspaces
     keys = [(t.family, t.name) for t in plan.terms]
     assert keys == sorted(set(keys)), "one term per (family, workspace), sorted"
     return {(t.family, t.name): t for t in plan.terms}
@@ -126,7 +129,7 @@ def test_unknown_name_is_an_error_naming_family_workspace_and_name(tmp_path):
     )
     module = reductions([100], dims={"d_model": 768})
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(module, families=[user])
+        accy.prepare(module, families=[user], target=TARGET)
     message = str(info.value)
     assert message.startswith(f"{SOURCE}:10:5: error: "), message
     assert "family 'reduce.mine'" in message
@@ -150,7 +153,7 @@ def test_unknown_name_is_located_at_the_failing_work_item(tmp_path):
         """,
     )
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(reductions([100, 5000]), families=[user])
+        accy.prepare(reductions([100, 5000]), families=[user], target=TARGET)
     message = str(info.value)
     assert message.startswith(f"{SOURCE}:11:5: error: family 'reduce.wide' workspace 'partials'")
     assert "unknown name 'rows'" in message
@@ -167,7 +170,7 @@ def test_unknown_name_in_when_is_an_error_too(tmp_path):
         """,
     )
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(reductions([100]), families=[user])
+        accy.prepare(reductions([100]), families=[user], target=TARGET)
     assert str(info.value).startswith(f"{SOURCE}:10:5: error: family 'reduce.guess' when")
     assert "unknown name 'breadth'" in str(info.value)
 
@@ -176,7 +179,7 @@ def test_kept_is_not_defaulted_for_a_dynamic_program_without_rows():
     # The package's reduce.split reads `kept` (here the dynamic row dim); with no plan rows
     # it is unbound: an error that says to give rows, not 0.
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(reductions([8192], rows=None))
+        accy.prepare(reductions([8192], rows=None), target=TARGET)
     message = str(info.value)
     assert message.startswith(f"{SOURCE}:10:5: error: family 'reduce.split' workspace 'partials'")
     assert "unknown name 'kept'" in message
@@ -197,7 +200,7 @@ def test_n_is_not_defaulted_for_a_dynamic_program_without_rows(tmp_path):
         """,
     )
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(reductions([8192], rows=None), families=[user])
+        accy.prepare(reductions([8192], rows=None), families=[user], target=TARGET)
     assert "family 'reduce.byn' workspace 'w'" in str(info.value)
     assert "unknown name 'n'" in str(info.value)
     assert "give rows" in str(info.value)
@@ -279,7 +282,7 @@ def test_one_term_per_family_and_workspace(tmp_path):
     )
     # Three narrow reductions run reduce.two, one wide one the package's reduce.split.
     module = reductions([10, 20, 8192, 30], rows=4)
-    plan = accy.prepare(module, families=[user], sm_count=10).workspaces
+    plan = accy.prepare(module, families=[user], sm_count=10, target=TARGET).workspaces
     assert [t.describe() for t in plan.terms] == [
         "reduce.split partials 1280 bytes arena nodes [2]",
         "reduce.two a 60 bytes arena nodes [0, 1, 3]",
@@ -293,7 +296,7 @@ def test_one_term_per_family_and_workspace(tmp_path):
 
 def test_items_without_a_family_have_no_terms():
     # The package's reduce.row (k <= 4096) declares no workspace.
-    plan = accy.prepare(reductions([100, 4096])).workspaces
+    plan = accy.prepare(reductions([100, 4096]), target=TARGET).workspaces
     assert plan.terms == ()
     assert plan.family_of == {0: "reduce.row", 1: "reduce.row"}
 
@@ -327,7 +330,7 @@ def test_widest_keeps_that_plans_rows_and_nodes(tmp_path):
         """,
     )
     module = reductions([6400, 100], rows=None)
-    plan = accy.prepare(module, rows=[1, 64, 4096], families=[user]).workspaces
+    plan = accy.prepare(module, rows=[1, 64, 4096], families=[user], target=TARGET).workspaces
     term = plan.term("reduce.probe", "w")
     assert (term.bytes, term.rows, term.nodes, term.max_node) == (400000, 1, (0,), 0)
     assert term.describe() == "reduce.probe w 400000 bytes arena nodes [0] rows 1"
@@ -472,7 +475,7 @@ def test_split_partials_are_what_the_cuda_kernel_indexes():
         ([64, 3, 8192], [0, 2], None),
         ([10**8], [0], None),
     ):
-        prep = accy.prepare(_reduce_function(shape, dims, first), sm_count=100)
+        prep = accy.prepare(_reduce_function(shape, dims, first), sm_count=100, target=TARGET)
         (item,) = prep.schedule.work_items
         assert prep.workspaces.family_of[item.id] == "reduce.split"
         needed = ReductionShape(item.root).rows * 100 * SPLIT_BLOCKS_PER_SM * 4
@@ -521,7 +524,7 @@ def test_kept_is_unbound_for_other_kinds(tmp_path):
     fb.return_([fb.dot_general(fb.parameter(0), fb.parameter(1), contracting=([1], [0]))])
     fb.finish()
     with pytest.raises(WorkspaceError, match="unknown name 'kept'.*reduce and scan work items"):
-        accy.prepare(b.finish(), families=[user])
+        accy.prepare(b.finish(), families=[user], target=TARGET)
 
 
 def test_n_of_a_function_whose_first_parameter_is_a_scalar_is_unbound(tmp_path):
@@ -548,13 +551,13 @@ def test_user_family_shadows_the_package_family_of_the_same_id(tmp_path):
         """,
     )
     # Package: k = 100 would run reduce.row; k = 8192 reduce.split at n * sm_count * 32.
-    plan = accy.prepare(reductions([100, 8192]), families=[user]).workspaces
+    plan = accy.prepare(reductions([100, 8192]), families=[user], target=TARGET).workspaces
     assert plan.family_of == {0: "reduce.split", 1: "reduce.split"}
     assert [t.describe() for t in plan.terms] == [
         "reduce.split partials 16384 bytes own nodes [0, 1]"
     ]
     # Narrower than the user's `when`: the package's reduce.row, not the shadowed split.
-    plan = accy.prepare(reductions([8]), families=[user]).workspaces
+    plan = accy.prepare(reductions([8]), families=[user], target=TARGET).workspaces
     assert plan.family_of == {0: "reduce.row"}
 
 
@@ -575,13 +578,13 @@ def test_user_files_are_searched_in_order_before_the_package(tmp_path):
         catch_all("second.toml", "reduce.second"),
     )
     module = reductions([8192])
-    assert accy.prepare(module, families=[first, second]).workspaces.family_of == {
+    assert accy.prepare(module, families=[first, second], target=TARGET).workspaces.family_of == {
         0: "reduce.first"
     }
-    assert accy.prepare(module, families=[second, first]).workspaces.family_of == {
+    assert accy.prepare(module, families=[second, first], target=TARGET).workspaces.family_of == {
         0: "reduce.second"
     }
-    assert accy.prepare(module).workspaces.family_of == {0: "reduce.split"}
+    assert accy.prepare(module, target=TARGET).workspaces.family_of == {0: "reduce.split"}
 
 
 def test_sm_count_changes_the_split_reduction_partials():
@@ -635,7 +638,8 @@ func.func @f(%a: tensor<8x100xf32>) -> tensor<8xf32> {
     "argv",
     [
         ["--accy-families=bad.toml", "--accy-report=workspaces"],
-        ["-p", 'accy-size-workspaces{families="bad.toml"}'],
+        # The pass reads its family file where families are declared: the CUDA target.
+        ["-p", 'accy-size-workspaces{families="bad.toml" target=cuda}'],
     ],
 )
 def test_malformed_family_file_other_spellings(tmp_path, monkeypatch, capsys, argv):
@@ -671,7 +675,7 @@ def test_scan_carries_follow_the_scanned_width_and_kept_rows(shape, dim, family,
     fb.return_([fb.scan("add", fb.parameter(0), fb.parameter(1), dim)])
     fb.finish()
     module = b.finish()
-    prep = accy.prepare(module)
+    prep = accy.prepare(module, target=TARGET)
     assert set(prep.workspaces.family_of.values()) == {family}
     found = {(t.family, t.name): t.bytes for t in prep.workspaces.terms}
     assert found.get(("scan.multiblock", "carries")) == carries
@@ -725,7 +729,7 @@ def test_a_name_bound_for_other_kinds_says_which(tmp_path):
         filename=SOURCE,
     )
     with pytest.raises(WorkspaceError) as info:
-        accy.prepare(module, families=[user])
+        accy.prepare(module, families=[user], target=TARGET)
     message = str(info.value)
     assert message.startswith(f"{SOURCE}:2:")
     assert "`accumulator` is defined for reduce, scan and dot work items only" in message
