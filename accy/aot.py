@@ -1,7 +1,7 @@
 """`accy.export`: compile a program ahead of time into a directory that runs without the
 compiler (numpy + ctypes + `accy.runtime.load`).
 
-    accy.export(text_or_module, "out/program", target="cuda")   # or target="cpu"
+    accy.export(text_or_module, "out/program")   # the CPU; or target="cuda"
     mod = accy.runtime.load("out/program")
     (y,) = mod.f(x)
 
@@ -74,9 +74,9 @@ from accy.runtime.loader import (
     read_manifest,
 )
 from accy.source import program_module
+from accy.targets import DEFAULT_TARGET, check_target_options, target_named
 
 PROGRAM_LIBRARY = PROGRAM_LIBRARY_NAME
-TARGETS = ("cpu", "cuda")
 REPLACEABLE_FORMATS = (1, 2, MANIFEST_FORMAT)
 """Manifest formats of earlier exports that an export may replace."""
 
@@ -88,16 +88,17 @@ class ExportError(AccyError):
 def export(
     module_or_text: ModuleOp | str | Path,
     path: str | Path,
-    target: str = "cuda",
+    target: str = DEFAULT_TARGET,
     *,
-    chip: str = "sm_90",
     opt_level: int = 3,
     cc: str = "cc",
+    chip: str | None = None,
     threads: int | None = None,
     **plan_options: Any,
 ) -> Path:
     """Write `module_or_text` compiled for `target` into the directory `path`.
-    `plan_options` are `accy.prepare`'s; `threads` (cpu only) is `accy.compile`'s.
+    `plan_options` are `accy.prepare`'s; `threads` (cpu only) is `accy.compile`'s; `chip`
+    (cuda only) the GPU architecture the kernels are compiled for (default sm_90).
     Returns the directory.
 
     The export is built in a scratch directory beside `path` and moved into place only
@@ -105,11 +106,11 @@ def export(
     be empty or an earlier export (a manifest accy reads and only the files it names); only
     that export's files are then replaced or removed, and a failure leaves it as it was
     (see the module docstring)."""
-    if target not in TARGETS:
-        raise AccyError(f"unknown export target '{target}'; known targets: {', '.join(TARGETS)}")
+    chosen = target_named(target)
     module = program_module(module_or_text, "accy.export")
-    if threads is not None and target != "cpu":
-        raise AccyError(f"threads applies to the cpu target, not to {target}")
+    options = {k: v for k, v in (("chip", chip), ("threads", threads)) if v is not None}
+    check_target_options(chosen, options)
+    implementation = chosen.implementation()
     directory = Path(path)
     resolved = directory.resolve()
     _earlier_export(directory, resolved)  # refuse before compiling
@@ -120,10 +121,9 @@ def export(
     except OSError as error:
         raise ExportError(f"cannot export to '{directory}': {error}") from None
     try:
-        if target == "cuda":
-            manifest = _export_cuda(module, preparation, staging, chip, opt_level, cc)
-        else:
-            manifest = _export_cpu(module, preparation, staging, opt_level, cc, threads)
+        manifest = implementation.export(
+            module, preparation, staging, opt_level=opt_level, cc=cc, **options
+        )
         manifest["libraries"] = {
             name: _file_record(staging / name) for name in export_libraries(manifest)
         }
@@ -291,91 +291,31 @@ def _signature_source(manifest: dict) -> str:
     )
 
 
-def _export_cuda(module, preparation, directory: Path, chip, opt_level, cc) -> dict:
+def link_program(
+    directory: Path,
+    text: str,
+    manifest: dict,
+    *,
+    target: str,
+    opt_level: int,
+    cc: str,
+    pipeline: str | None = None,
+    libraries: list[str] = (),  # type: ignore[assignment]
+) -> None:
+    """Compile the lowered module `text` to an object and link it, with the signature and
+    (when the object has ORC init functions) the init stub, into the program library."""
     from accy import mlir_bridge
-    from accy.passes.lower.lower_pass import planned_for
-    from accy.runtime.libraries import RUNTIME_LIBRARY_NAME, runtime_library_path
-    from accy.targets.cuda import compile_cuda
 
-    planned = planned_for(module, preparation.manager, "cuda")
-    calls = {
-        op.sym_name.data: host_calls(op)
-        for op in planned.ops
-        if isinstance(op, func.FuncOp) and op.body.blocks
-    }
-    code = compile_cuda(planned, chip=chip, opt=opt_level)
-    kernels = {}
-    for name, ptx in code.ptx.items():
-        (directory / f"{name}.ptx").write_text(ptx)
-        kernels[name] = f"{name}.ptx"
-    shutil.copyfile(runtime_library_path(), directory / RUNTIME_LIBRARY_NAME)
-    manifest = _manifest(module, preparation, "cuda", code.programs)
-    for name, function in manifest["functions"].items():
-        function["plan"]["host_calls"] = calls[name]
-    manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
     with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
         obj = mlir_bridge.dump_object(
-            code.binary_text, Path(scratch) / "program.o", target="cuda", opt_level=opt_level
+            text, Path(scratch) / "program.o", target=target, opt_level=opt_level, pipeline=pipeline
         )
         sources = [str(obj), str(_write_signature(Path(scratch), manifest))]
         if _defines(obj, "__orc_init_func.LLVMDialectModule"):  # none without kernels
             stub = Path(scratch) / "orc_init.c"
             stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
             sources.append(str(stub))
-        _link(
-            cc,
-            directory / PROGRAM_LIBRARY,
-            [
-                *sources,
-                f"-L{directory}",
-                "-l:" + RUNTIME_LIBRARY_NAME,
-                "-Wl,-rpath,$ORIGIN",
-            ],
-        )
-    return manifest
-
-
-def _export_cpu(module, preparation, directory: Path, opt_level, cc, threads) -> dict:
-    from accy import mlir_bridge
-    from accy.passes.lower.lower_pass import lower_module
-    from accy.runtime.cpu_features import host_flags, instruction_sets
-    from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
-    from accy.targets.cpu import cpu_pipeline, module_text, resolve_threads
-
-    threads = resolve_threads(threads)
-    text = module_text(lower_module(module, preparation.manager, "cpu", host_flags()))
-    libraries = ["-lm"]
-    if threads > 1:
-        shutil.copyfile(async_runtime_library_path(), directory / ASYNC_RUNTIME_LIBRARY_NAME)
-        libraries = [
-            f"-L{directory}",
-            "-l:" + ASYNC_RUNTIME_LIBRARY_NAME,
-            "-Wl,-rpath,$ORIGIN",
-            "-lm",
-        ]
-    manifest = _manifest(module, preparation, "cpu", None)
-    manifest.update(
-        runtime=None,
-        kernels={},
-        threads=threads,
-        async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
-        instruction_sets=instruction_sets(),
-    )
-    with tempfile.TemporaryDirectory(prefix="accy-export-") as scratch:
-        obj = mlir_bridge.dump_object(
-            text,
-            Path(scratch) / "program.o",
-            target="cpu",
-            opt_level=opt_level,
-            pipeline=cpu_pipeline(threads),
-        )
-        sources = [str(obj), str(_write_signature(Path(scratch), manifest))]
-        if _defines(obj, "__orc_init_func.LLVMDialectModule"):
-            stub = Path(scratch) / "orc_init.c"
-            stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
-            sources.append(str(stub))
         _link(cc, directory / PROGRAM_LIBRARY, [*sources, *libraries])
-    return manifest
 
 
 def _write_signature(scratch: Path, manifest: dict) -> Path:
@@ -412,7 +352,9 @@ def _tensor_spec(t: Any) -> dict:
     return {"shape": shape, "dtype": numpy_dtype(t.get_element_type()).name}
 
 
-def _manifest(module: ModuleOp, preparation: Preparation, target: str, programs) -> dict:
+def export_manifest(module: ModuleOp, preparation: Preparation, target: str, programs) -> dict:
+    """The manifest of an export (its functions, symbols, shapes and plan summaries);
+    the target adds its own entries."""
     from accy.passes.lower.host import host_symbol
 
     functions = {}

@@ -28,7 +28,8 @@ from accy.passes.options import (
 from accy.passes.schedule import SCHEDULE, SchedulePlan
 from accy.passes.shapes import SHAPES, ShapeLayoutAnalysis
 from accy.passes.shared_memory import SHARED_MEMORY, SharedMemoryPlan
-from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan
+from accy.passes.workspace.sizing import WORKSPACES
+from accy.passes.workspace.terms import WorkspacePlan
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ def prepare(module: ModuleOp, *, budget: Budget | None = None, **options: Any) -
     workspace expression fails, `SharedMemoryExceeded` when a kernel needs more shared
     memory per block than `shared_limit`, `AccyError` for an unknown or invalid option
     and `AccyTypeError` for a `module` that is not a module or an option of the wrong type.
-    `target` (`cuda` or `cpu`, default `cuda`) is what the plan is for."""
+    `target` (`cpu`, the default everywhere, or `cuda`: `accy.targets`) is what the plan is
+    for."""
     from accy.passes.planned_form import is_planned
 
     if not isinstance(module, ModuleOp):

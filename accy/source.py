@@ -48,7 +48,8 @@ from accy.diagnostics import (
     nesting_error,
     wrong_type,
 )
-from accy.dialects.accy import Accy, verify_parameter_attributes
+from accy.dialects.accy import verify_parameter_attributes
+from accy.dialects.dialect import Accy
 
 UPSTREAM_DIALECTS = (
     builtin.Builtin,

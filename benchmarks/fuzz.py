@@ -207,7 +207,7 @@ def try_mutant(mutant: Mutant, options: dict, report_stage) -> Outcome:
             module = accy.parse(mutant.text, filename="mutant.mlir")
         stage = "prepare"
         report_stage(stage)
-        preparation = accy.prepare(module)
+        preparation = accy.prepare(module, target="cuda")
         stage = "lower cuda"
         report_stage(stage)
         lower_module(module.clone(), preparation.manager, "cuda")

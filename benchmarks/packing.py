@@ -174,7 +174,7 @@ def run_programs(budget_ms: float) -> None:
     worst = []
     for path in sorted(STABLEHLO.glob("*.stablehlo.mlir")):
         module = accy.import_stablehlo(path)
-        prep = accy.prepare(module, pack_budget_ms=budget_ms)
+        prep = accy.prepare(module, target="cuda", pack_budget_ms=budget_ms)
         for function, arena in prep.arena.functions.items():
             bound = arena.lower_bound
             ratios = "  ".join(

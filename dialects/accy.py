@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Dialect, Region, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AnyOf,
@@ -52,7 +52,6 @@ from xdsl.irdl import (
     VerificationContext,
     irdl_attr_definition,
     irdl_op_definition,
-    lazy_traits_def,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -72,14 +71,48 @@ from xdsl.irdl.declarative_assembly_format import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
-    HasParent,
     IsTerminator,
     NoMemoryEffect,
+    OpTrait,
     Pure,
     SingleBlockImplicitTerminator,
 )
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
+
+# ---------------------------------------------------------------------------------------
+# Traits
+# ---------------------------------------------------------------------------------------
+
+
+class EndsWithYield(OpTrait):
+    """Marks an op whose regions end with `accy.yield` (the loops, the combiners' bodies,
+    and the planned form's `accy.kernel`)."""
+
+
+YIELD_PARENT_NAMES = (
+    "accy.iterate",
+    "accy.while",
+    "accy.scatter",
+    "accy.fold",
+    "accy.sort",
+    "accy.reduce_window",
+    "accy.select_and_scatter",
+    "accy.kernel",
+)
+"""The ops that end their regions with `accy.yield` (`EndsWithYield`), for messages."""
+
+
+@dataclass(frozen=True)
+class YieldParent(OpTrait):
+    """The op's parent ends its regions with it (has `EndsWithYield`)."""
+
+    def verify(self, op: Operation) -> None:
+        parent = op.parent_op()
+        if parent is None or not parent.has_trait(EndsWithYield):
+            names = ", ".join(f"'{n}'" for n in YIELD_PARENT_NAMES)
+            raise VerifyException(f"'{op.name}' expects parent op to be one of {names}")
+
 
 # ---------------------------------------------------------------------------------------
 # Types
@@ -1422,7 +1455,7 @@ class ScatterOp(AccyOperation):
     update_computation = region_def("single_block")
     res = var_result_def(AccyTensor)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), EndsWithYield())
     custom_directives = (DimList,)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -1988,7 +2021,7 @@ class FoldOp(AccyOperation):
     body = region_def("single_block")
     res = var_result_def(AccyTensor)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), EndsWithYield())
     custom_directives = (DimList,)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -2072,7 +2105,7 @@ class SortOp(AccyOperation):
     comparator = region_def("single_block")
     res = var_result_def(AccyTensor)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), EndsWithYield())
 
     assembly_format = (
         "`(` $inputs `:` type($inputs) `)` `,` `dim` `=` $dimension (`stable` $is_stable^)? "
@@ -2383,7 +2416,7 @@ class ReduceWindowOp(AccyOperation):
     body = region_def("single_block")
     res = var_result_def(AccyTensor)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), EndsWithYield())
     custom_directives = (DimList,)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -2527,7 +2560,7 @@ class SelectAndScatterOp(AccyOperation):
     scatter = region_def("single_block")
     result = result_def(AccyTensor)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), EndsWithYield())
     custom_directives = (DimList,)
 
     assembly_format = (
@@ -2857,22 +2890,7 @@ class YieldOp(AccyOperation):
 
     values = var_operand_def(AccyTensor)
 
-    traits = lazy_traits_def(
-        lambda: (
-            IsTerminator(),
-            NoMemoryEffect(),
-            HasParent(
-                IterateOp,
-                WhileOp,
-                ScatterOp,
-                FoldOp,
-                SortOp,
-                ReduceWindowOp,
-                SelectAndScatterOp,
-                _plan().KernelOp,
-            ),
-        )
-    )
+    traits = traits_def(IsTerminator(), NoMemoryEffect(), YieldParent())
 
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
@@ -2896,7 +2914,7 @@ class IterateOp(AccyOperation):
     body = region_def("single_block")
     res = var_result_def(AccyTensor)
 
-    traits = traits_def(SingleBlockImplicitTerminator(YieldOp))
+    traits = traits_def(SingleBlockImplicitTerminator(YieldOp), EndsWithYield())
 
     def __init__(self, trip_count: int, inits: Sequence[SSAValue], body: Region):
         super().__init__(
@@ -2979,6 +2997,8 @@ class WhileOp(AccyOperation):
 
     name = "accy.while"
 
+    traits = traits_def(EndsWithYield())
+
     inits = var_operand_def(AccyTensor)
     cond = region_def("single_block")
     body = region_def("single_block")
@@ -3018,88 +3038,6 @@ class WhileOp(AccyOperation):
 
 LOOP_OPS = (IterateOp, WhileOp)
 """The loops: host loops over the work items of their regions."""
-
-
-def _plan():
-    """The planned form's ops (`accy.dialects.plan`, which builds on this module)."""
-    from accy.dialects import plan
-
-    return plan
-
-
-Accy = Dialect(
-    "accy",
-    [
-        AddOp,
-        SubtractOp,
-        MultiplyOp,
-        DivideOp,
-        MaximumOp,
-        MinimumOp,
-        PowerOp,
-        AndOp,
-        OrOp,
-        XorOp,
-        NotOp,
-        NegateOp,
-        AbsOp,
-        ExponentialOp,
-        LogOp,
-        TanhOp,
-        SqrtOp,
-        RsqrtOp,
-        FloorOp,
-        CeilOp,
-        RemainderOp,
-        ShiftLeftOp,
-        ShiftRightArithmeticOp,
-        ShiftRightLogicalOp,
-        SignOp,
-        PopcntOp,
-        CountLeadingZerosOp,
-        RoundNearestEvenOp,
-        RoundNearestAfzOp,
-        IsFiniteOp,
-        SineOp,
-        CosineOp,
-        TanOp,
-        CbrtOp,
-        LogPlusOneOp,
-        ExponentialMinusOneOp,
-        Atan2Op,
-        LogisticOp,
-        CompareOp,
-        SelectOp,
-        ConvertOp,
-        BitcastConvertOp,
-        ConstantOp,
-        BroadcastInDimOp,
-        ReshapeOp,
-        TransposeOp,
-        IotaOp,
-        ConcatenateOp,
-        SliceOp,
-        ReverseOp,
-        PadOp,
-        DynamicSliceOp,
-        DynamicUpdateSliceOp,
-        GatherOp,
-        ScatterOp,
-        FoldOp,
-        SortOp,
-        ReduceOp,
-        DotGeneralOp,
-        ScanOp,
-        ReduceWindowOp,
-        SelectAndScatterOp,
-        ConvolutionOp,
-        IterateOp,
-        WhileOp,
-        YieldOp,
-        *_plan().PLAN_OPS,
-    ],
-    [ComparisonDirectionAttr, CombinerKindAttr, *_plan().PLAN_ATTRIBUTES],
-)
 
 
 DONATED = "accy.donated"

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+from accy.dialects.accy import EndsWithYield, YieldOp
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -344,6 +345,8 @@ class KernelOp(IRDLOperation):
     rows = opt_operand_def(IndexType)
     body = region_def("single_block")
 
+    traits = traits_def(EndsWithYield())
+
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -371,8 +374,6 @@ class KernelOp(IRDLOperation):
 
     @property
     def yielded(self) -> tuple[SSAValue, ...]:
-        from accy.dialects.accy import YieldOp
-
         terminator = self.body.block.last_op
         return tuple(terminator.values) if isinstance(terminator, YieldOp) else ()
 
@@ -381,8 +382,6 @@ class KernelOp(IRDLOperation):
         return dict(zip(names, self.workspaces))
 
     def verify_(self) -> None:
-        from accy.dialects.accy import YieldOp
-
         args = self.body.block.args
         if len(args) != len(self.ins):
             raise VerifyException(f"has {len(self.ins)} ins but its body takes {len(args)} tensors")

@@ -19,14 +19,15 @@ body, the input is written in that body (a value from before the loop is read ag
 the next iteration) and not yielded (it is copied into a carried buffer after the body's
 last work item). The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
-arena's copy of it on the CUDA target (the host's array is copied in and never written); the
-CPU target does not reuse parameters (see below). The caller's arrays are not written on
-either target.
+arena's copy of it on a device target (the host's array is copied in and never written); a
+host target does not reuse parameters (see below). The caller's arrays are not written on
+either.
 
-The plan is the target's: on CUDA the arena holds every device_global slot; on the CPU,
-whose kernels read parameters from the caller's arrays, write results into the caller's
-out-parameters and read constants from globals, it holds the temporaries only and the CPU's own
-workspace (`reduce.chunks`, never a CUDA family's). In-place reuse there is of temporaries only, by a
+The plan is the target's (`Target.device_memory`): on a device target (CUDA) the arena
+holds every device_global slot; on a host target (the CPU), whose kernels read parameters
+from the caller's arrays, write results into the caller's out-parameters and read constants
+from globals, it holds the temporaries only and the target's workspaces. In-place reuse
+there is of temporaries only, by a
 temporary or by a result of the same type, which then holds the temporary in its
 out-parameter (`in_outputs`): the chain of buffers a result takes over is not in the arena.
 
@@ -66,7 +67,8 @@ from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
 from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
 from accy.passes.options import PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
-from accy.passes.workspace.sizing import WORKSPACES, WorkspacePlan, WorkspaceTerm
+from accy.passes.workspace.sizing import WORKSPACES
+from accy.passes.workspace.terms import WorkspacePlan, WorkspaceTerm
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
@@ -260,7 +262,7 @@ def _in_place_pairs(
     return reuses
 
 
-def _cpu_arena_slots(
+def _host_arena_slots(
     arena: FunctionArena, owned: list[BufferSlot], buffer_of: dict[int, int]
 ) -> list[BufferSlot]:
     """The slots of the CPU arena: the temporaries, but those a result takes over in place
@@ -321,8 +323,8 @@ def plan_arena(
         else:
             sizes[slot.id] = size
     reuses = _in_place_pairs(schedule, buffers, liveness, sizes)
-    cpu = options.target == "cpu"
-    if cpu:  # reuse of temporaries only, by a temporary or a result of the same type
+    host = not options.planned_for.device_memory  # the caller's arrays are not the arena's
+    if host:  # reuse of temporaries only, by a temporary or a result of the same type
         reuses = {
             out: source
             for out, source in reuses.items()
@@ -335,8 +337,8 @@ def plan_arena(
         buffer_of = {s.id: reuses.get(s.id, s.id) for s in owned}
         while any(buffer_of[b] != b for b in buffer_of.values()):  # chains of reuse
             buffer_of = {s: buffer_of[b] for s, b in buffer_of.items()}
-        if cpu:
-            owned = _cpu_arena_slots(arena, owned, buffer_of)
+        if host:
+            owned = _host_arena_slots(arena, owned, buffer_of)
             buffer_of = {s.id: buffer_of[s.id] for s in owned}
         spans: dict[int, LiveInterval] = {}
         for slot in owned:
@@ -383,7 +385,7 @@ def plan_arena(
         ]
         arena.temporaries = temporaries
         arena.temporaries_packing = (alignment, options.pack_budget_ms, options.pack_workers)
-        if cpu:  # the arena holds temporaries only
+        if host:  # the arena holds temporaries only
             arena.packed_temporaries = placement.size
         meter.retain(len(owned))
     return ArenaPlan(

@@ -7,6 +7,7 @@ from these and lowering follows them: one home for both."""
 from __future__ import annotations
 
 from accy.dialects import accy as ops
+from accy.dialects.plan import buffer_bytes
 from accy.passes.element_types import shape_of
 
 
@@ -59,3 +60,22 @@ this many elements of each slice; longer results merge (`merge_runs`)."""
 def sorts_by_insertion(op: ops.SortOp) -> bool:
     """Whether the CPU target sorts `op` by insertion (`INSERTION_SORT_KEPT`)."""
     return op.kept <= INSERTION_SORT_KEPT
+
+
+SORT_SCRATCH_ALIGNMENT = 16
+"""Byte alignment of each operand's part of a sort's scratch workspace."""
+
+
+def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[list[int]], int]:
+    """Where each operand's part of each copy of a merge sort's `scratch` workspace lies
+    (byte offsets, by copy then in operand order: `sort_scratch_copies`) and the bytes
+    the copies span: one aligned buffer of each operand's shape per copy."""
+    offsets, total = [], 0
+    for _ in range(sort_scratch_copies(op)):
+        copy = []
+        for value in op.inputs:
+            copy.append(total)
+            size = buffer_bytes(value.type)  # type: ignore[arg-type]
+            total += -(-size // SORT_SCRATCH_ALIGNMENT) * SORT_SCRATCH_ALIGNMENT
+        offsets.append(copy)
+    return offsets, total

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from accy.diagnostics import AccyError, AccyTypeError
+from accy.targets import DEFAULT_TARGET, TARGETS, Target
 
 DEFAULT_CONSTANT_CAPACITY = 64 * 1024
 """Bytes of constant memory one kernel module may use (CUDA's `__constant__` bank)."""
@@ -20,12 +21,6 @@ DEFAULT_SHARED_LIMIT = 48 * 1024
 
 DEFAULT_SM_COUNT = 132
 """Multiprocessors of the reference GPU (an H200)."""
-
-DEFAULT_ALIGNMENT = 256
-"""Byte alignment of every buffer in a CUDA arena."""
-
-CPU_ALIGNMENT = 64
-"""Byte alignment of every buffer in a CPU arena: a cache line, one AVX-512 vector."""
 
 DEFAULT_PACK_BUDGET_MS = 20.0
 """Milliseconds the arena improvement search may spend per function."""
@@ -42,7 +37,7 @@ _KINDS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "alignment": (Integral, "an integer"),
     "pack_budget_ms": (Real, "a number"),
     "pack_workers": (Integral, "an integer"),
-    "target": (str, "'cpu' or 'cuda'"),
+    "target": (str, "a target's name"),
 }
 """The type of each option's value (of each element, for `rows` and `families`), and
 what an error says it expects."""
@@ -63,14 +58,14 @@ class PlanOptions:
     sm_count: int = DEFAULT_SM_COUNT
     families: tuple[Path, ...] = ()
     alignment: int | None = None
-    """Byte alignment of every arena buffer as given; None: the target's (`DEFAULT_ALIGNMENT`
-    on CUDA, `CPU_ALIGNMENT` on the CPU). What planning uses is `arena_alignment`."""
+    """Byte alignment of every arena buffer as given; None: the target's
+    (`Target.alignment`). What planning uses is `arena_alignment`."""
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     pack_workers: int = 1
     check_arena: bool = False
-    target: str = "cuda"
-    """The target planned for: `cuda`, or `cpu` (whose loops need only the CPU's own
-    workspace family, `reduce.chunks`, and whose arena holds only temporaries)."""
+    target: str = DEFAULT_TARGET
+    """The name of the target planned for (`accy.targets.TARGETS`); planning reads its
+    facts through `planned_for`."""
 
     @classmethod
     def of(cls, **options: Any) -> PlanOptions:
@@ -97,6 +92,10 @@ class PlanOptions:
                 continue
             if not isinstance(values, tuple) or not all(isinstance(v, kind) for v in values):
                 raise AccyTypeError(f"invalid plan option {name}={value!r}: expected {expected}")
+        if self.target not in TARGETS:
+            raise AccyError(
+                f"invalid plan option target={self.target!r}: expected one of " + ", ".join(TARGETS)
+            )
         rules = (
             ("constant_capacity", self.constant_capacity >= 0, "a byte count >= 0"),
             ("shared_limit", self.shared_limit >= 0, "a byte count >= 0"),
@@ -111,7 +110,6 @@ class PlanOptions:
                 f"milliseconds <= {MAX_PACK_BUDGET_MS:.0f} (a week)",
             ),
             ("pack_workers", self.pack_workers >= 1, "a process count >= 1"),
-            ("target", self.target in ("cpu", "cuda"), "'cpu' or 'cuda'"),
         )
         for name, valid, expected in rules:
             if not valid:
@@ -120,11 +118,16 @@ class PlanOptions:
                 )
 
     @property
+    def planned_for(self) -> Target:
+        """The target planned for."""
+        return TARGETS[self.target]
+
+    @property
     def arena_alignment(self) -> int:
         """The byte alignment of every arena buffer: `alignment`, else the target's."""
         if self.alignment is not None:
             return self.alignment
-        return CPU_ALIGNMENT if self.target == "cpu" else DEFAULT_ALIGNMENT
+        return self.planned_for.alignment
 
 
 def _sequence(name: str, value: object) -> tuple:

@@ -209,6 +209,7 @@ class SizeWorkspacesPass(AnnotatingPass):
     - rows: the plans (row counts) to size for; the widest term wins.
     - sm-count: the device's multiprocessor count (default 132, an H200).
     - families: a user family file, searched before the package's.
+    - target: the target whose families run (default cpu, as everywhere).
     """
 
     name = "accy-size-workspaces"
@@ -216,10 +217,16 @@ class SizeWorkspacesPass(AnnotatingPass):
     rows: tuple[int, ...] | None = None
     sm_count: int | None = None
     families: str | None = None
+    target: str | None = None
 
     def plan_options(self):
         families = (Path(self.families),) if self.families else None
-        return {"rows": self.rows, "sm_count": self.sm_count, "families": families}
+        return {
+            "rows": self.rows,
+            "sm_count": self.sm_count,
+            "families": families,
+            "target": self.target,
+        }
 
     def annotations(self, manager, module):
         from accy.passes.workspace.sizing import WORKSPACES
@@ -236,13 +243,16 @@ class PlanArenaPass(AnnotatingPass):
     `reuses slot N` for in-place reuse); every function gets `accy.arena_size`.
 
     Options:
-    - alignment: byte alignment of every buffer (default 256; 64 planned for the CPU).
+    - alignment: byte alignment of every buffer (default the target's: 64 on the CPU, 256
+      on CUDA).
     - pack-budget-ms: time the improvement search may spend per function (default 20).
     - pack-workers: processes for the exact sweeps when the budget is long (default 1; see
       `accy.passes.arena.race`: the result is reproducible for the same budget and workers).
     - rows: plan dynamic slots at the largest of these row counts (an upper bound);
       without rows they are separate allocations.
     - check: validate the placement (no overlap, alignment, coverage).
+    - target: the target planned for (default cpu, as everywhere): a device target's arena
+      holds every device buffer, a host target's the temporaries.
     """
 
     name = "accy-plan-arena"
@@ -252,9 +262,11 @@ class PlanArenaPass(AnnotatingPass):
     pack_workers: int | None = None
     rows: tuple[int, ...] | None = None
     check: bool = False
+    target: str | None = None
 
     def plan_options(self):
         return {
+            "target": self.target,
             "alignment": self.alignment,
             "pack_budget_ms": None if self.pack_budget_ms is None else float(self.pack_budget_ms),
             "pack_workers": self.pack_workers,

@@ -3,9 +3,10 @@
 Lowering reads only the planned form, so a planned module written by hand is held to what
 `accy-plan` guarantees:
 
-- Targets: the module's `accy.target`, when it has one, and each function's `accy.planned`
-  name a known target (`planned_form.TARGETS`), the same one; in a module with an
-  `accy.target` every function with a body is planned.
+- Targets: the module's `accy.target`, when it has one, names a known target
+  (`accy.targets`); each planned function is marked `accy.planned` (a unit attribute: the
+  target is recorded once, on the module); in a module with an `accy.target` every
+  function with a body is planned.
 - Signature: a function's out-parameters (`accy.output = i`) are its last arguments,
   numbered 0, 1, ... in order (a call passes the parameters, then one array per result).
 - Kernels: each `accy.kernel`'s kind is a work kind that lowering knows (`KERNEL_KINDS`:
@@ -44,13 +45,14 @@ from dataclasses import dataclass
 from accy.dialects import plan
 from accy.passes.arena_plan import IN_PLACE_KINDS
 from accy.passes.memory import MISSING_OUTPUT_FORMAT
-from accy.passes.planned_form import TARGET, TARGETS
+from accy.passes.planned_form import TARGET
 from accy.passes.schedule import WorkKind
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from accy.diagnostics import AccyVerifyError
+from accy.targets import TARGETS
 
 KERNEL_KINDS = tuple(kind.value for kind in WorkKind if kind is not WorkKind.ITERATE)
 """The kinds an `accy.kernel` may have: the work kinds, but `iterate` (an `accy.loop`)."""
@@ -108,17 +110,13 @@ def _module_target(module: ModuleOp) -> str | None:
 
 
 def _check_target(function: func.FuncOp, module_target: str | None) -> None:
-    planned = function.attributes[plan.PLANNED]
-    name = function.sym_name.data
-    if not isinstance(planned, StringAttr) or planned.data not in TARGETS:
+    """`accy.planned` marks a planned function (a unit attribute): its module's
+    `accy.target` is the one place a planned program names its target."""
+    if not isinstance(function.attributes[plan.PLANNED], UnitAttr):
         raise AccyVerifyError(
-            f"function @{name} is planned for {planned}, not a known target ({', '.join(TARGETS)})",
-            function.location,
-        )
-    if module_target is not None and planned.data != module_target:
-        raise AccyVerifyError(
-            f'function @{name} is planned for "{planned.data}" in a module planned for '
-            f'"{module_target}" ({TARGET})',
+            f"function @{function.sym_name.data} has {plan.PLANNED} = "
+            f"{function.attributes[plan.PLANNED]}; {plan.PLANNED} is a unit attribute (the "
+            f"module's {TARGET} names the target)",
             function.location,
         )
 

@@ -30,7 +30,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from accy.cli.arguments import Integer
 from accy.cli.expected_diagnostics import check_expectations, parse_expectations
 from accy.diagnostics import AccyError, StableHloTextError, decode_source
-from accy.dialects.accy import Accy
+from accy.dialects.dialect import Accy
 from accy.passes.analysis import AnalysisManager, Budget
 from accy.passes.options import PlanOptions
 from accy.passes.plan_passes import attach_analysis_manager
@@ -155,6 +155,13 @@ class AccyOptMain(xDSLOptMain):
         )
 
         arg_parser.add_argument(
+            "--accy-target",
+            default=None,
+            metavar="NAME",
+            help="the target the pipeline plans and lowers for (default cpu); a pass's own "
+            "target option overrides it",
+        )
+        arg_parser.add_argument(
             "--accy-families",
             action="append",
             default=[],
@@ -261,9 +268,10 @@ class AccyOptMain(xDSLOptMain):
             ) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families))
+        given = {"target": self.args.accy_target} if self.args.accy_target else {}
+        options = PlanOptions(families=tuple(Path(p) for p in self.args.accy_families), **given)
         if options.families:
-            from accy.passes.workspace.registry import FamilyRegistry
+            from accy.passes.families import FamilyRegistry
 
             FamilyRegistry.load(options.families)  # a bad file is an error even if unused
         if self.args.accy_arena_plot:

@@ -1,8 +1,12 @@
 """`accy-run`: compile an accy program and run one function on arrays from an `.npz` file.
 
-    accy-run FILE.mlir --target cpu [--function NAME] (--inputs IN.npz | --random-inputs)
+    accy-run FILE.mlir [--target cpu] [--function NAME] (--inputs IN.npz | --random-inputs)
              [-o OUT.npz] [--print] [--threads N] [--rows N ...] [--import-stablehlo] [-v]
     accy-run FILE.mlir --target cuda --export DIR    # ahead of time: see accy.export
+    accy-opt FILE.mlir -p accy-plan | accy-run - --random-inputs   # a planned module
+
+FILE `-` reads the program from standard input. The target is the one a planned module was
+planned for, else `--target`, else `cpu` (as everywhere).
 
 Inputs: the `.npz` arrays named `arg0`, `arg1`, ... are the function's parameters in order;
 if there are no `argN` keys, the arrays are taken in the order they were stored (other
@@ -243,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="accy-run", description="Compile an accy program and run a function."
     )
-    parser.add_argument("file", help="the accy program (.mlir)")
+    parser.add_argument("file", help="the accy program (.mlir; - reads standard input)")
     parser.add_argument(
         "--target",
         default=None,
@@ -333,29 +337,35 @@ def _run(args: argparse.Namespace) -> None:
     from accy.compiler import compile as accy_compile
     from accy.dialects import plan
     from accy.passes.lower.host import planned_functions
-
-    path = Path(args.file)
-    if not path.is_file():
-        raise AccyError(f"cannot open input file '{args.file}'")
     from accy.source import parse
+
+    if args.file == "-":  # `accy-opt prog.mlir -p accy-plan | accy-run -`
+        source: str | Path = sys.stdin.read()
+        filename = "<stdin>"
+    else:
+        source = Path(args.file)
+        filename = args.file
+        if not source.is_file():
+            raise AccyError(f"cannot open input file '{args.file}'")
 
     if args.output and not Path(args.output).resolve().parent.is_dir():
         raise AccyError(f"cannot write results to '{args.output}': no such directory")
     if args.import_stablehlo:
         from accy.stablehlo import import_stablehlo
 
-        module = import_stablehlo(path)
+        module = import_stablehlo(source, filename=filename)
     else:
         try:
-            module = parse(path)
+            module = parse(source, filename=filename)
         except StableHloTextError as error:
             raise error.with_remedy("--import-stablehlo") from None
     if not any(isinstance(op, func.FuncOp) for op in module.ops):
-        raise AccyError(f"{args.file} has no function to run")
+        raise AccyError(f"{filename} has no function to run")
     if args.target is None:
         from accy.passes.planned_form import is_planned, planned_target
+        from accy.targets import DEFAULT_TARGET
 
-        args.target = planned_target(module) if is_planned(module) else "cpu"
+        args.target = planned_target(module) if is_planned(module) else DEFAULT_TARGET
     if args.inputs and args.random_inputs:
         raise AccyError("give --inputs or --random-inputs, not both")
     options: dict = {"rows": args.rows} if args.rows else {}
@@ -372,7 +382,7 @@ def _run(args: argparse.Namespace) -> None:
     exe = accy_compile(module, target=args.target, **options)
     names = exe.function_names
     if not names:
-        raise AccyError(f"{args.file} has no function to run")
+        raise AccyError(f"{filename} has no function to run")
     name = (args.function or names[0]).removeprefix("@")
     function = exe[name]
     parameters = function.function.function_type.inputs
@@ -404,9 +414,8 @@ def _run(args: argparse.Namespace) -> None:
     planned = next(f for f in planned_functions(exe.planned) if f.sym_name.data == name)
     arena = sum(op.size for op in planned.walk() if isinstance(op, plan.ArenaOp))
     items = sum(1 for op in planned.walk() if isinstance(op, (plan.KernelOp, plan.LoopOp)))
-    threads = (
-        f", {exe.threads} thread{'' if exe.threads == 1 else 's'}" if args.target == "cpu" else ""
-    )
+    count = getattr(exe, "threads", None)  # a target whose loops run on threads
+    threads = f", {count} thread{'' if count == 1 else 's'}" if count is not None else ""
     print(
         f"@{name} on {args.target}: arena {arena} bytes, "
         f"{items} work item{'' if items == 1 else 's'}{threads}, {elapsed * 1e3:.3f} ms"

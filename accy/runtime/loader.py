@@ -62,6 +62,7 @@ import numpy as np
 from accy.diagnostics import AccyError, AccyInputError, AccyMemoryError
 from accy.runtime.cpu_features import missing_instruction_sets
 from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, RUNTIME_LIBRARY_NAME
+from accy.targets import TARGETS
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -100,7 +101,6 @@ SIGNATURE_SYMBOL = "accy_export_signature"
 """The program library's `const char[]`: `export_signature` of its manifest, as JSON."""
 FUNCTION_SYMBOL_PREFIX = "_mlir_ciface_accy_fn_"
 """The C interface (`_mlir_ciface_`) of `accy.passes.lower.host.host_symbol`."""
-TARGETS = ("cpu", "cuda")
 DTYPES = (
     "float64",
     "float32",
@@ -363,7 +363,7 @@ def validate_manifest(
             + " or ".join(str(f) for f in formats),
         )
     target = manifest["target"]
-    if target not in TARGETS:
+    if not isinstance(target, str) or target not in TARGETS:
         raise InvalidExportError(
             path, f"target must be one of {', '.join(TARGETS)}, got {target!r}"
         )
@@ -376,13 +376,13 @@ def validate_manifest(
             )
 
     expect("library", (PROGRAM_LIBRARY_NAME,), repr(PROGRAM_LIBRARY_NAME))
-    if target == "cuda":
-        expect("runtime", (RUNTIME_LIBRARY_NAME,), f"{RUNTIME_LIBRARY_NAME!r} for cuda")
-        expect("async_runtime", (None,), "null for cuda")
+    if TARGETS[target].device_memory:
+        expect("runtime", (RUNTIME_LIBRARY_NAME,), f"{RUNTIME_LIBRARY_NAME!r} for {target}")
+        expect("async_runtime", (None,), f"null for {target}")
         if not isinstance(manifest.get("chip", ""), str):
             raise InvalidExportError(path, "'chip' must be a string")
     else:
-        expect("runtime", (None,), "null for cpu")
+        expect("runtime", (None,), f"null for {target}")
         expect(
             "async_runtime",
             (None, ASYNC_RUNTIME_LIBRARY_NAME),
@@ -401,8 +401,8 @@ def validate_manifest(
     kernels = manifest.get("kernels", {})
     if not isinstance(kernels, dict):
         raise InvalidExportError(path, f"'kernels' must be an object, got {_kind(kernels)}")
-    if target == "cpu" and kernels:
-        raise InvalidExportError(path, "'kernels' must be empty for cpu")
+    if not TARGETS[target].device_memory and kernels:
+        raise InvalidExportError(path, f"'kernels' must be empty for {target}")
     for name, file in kernels.items():
         if not _KERNEL_NAME.fullmatch(name) or file != f"{name}.ptx":
             raise InvalidExportError(

@@ -1,74 +1,92 @@
-"""Execution targets of `accy.compile`: `cpu` (`accy.targets.cpu`, loops JIT-compiled by
-MLIR's ExecutionEngine) and `cuda` (`accy.targets.cuda`, kernels as PTX and host code
-JIT-compiled against accy's runtime library).
+"""Execution targets: the one registry of what accy compiles for.
 
-A target module exposes `build(module, preparation, **options) -> Executable`; it runs
-the planned form of `module` (`planned_input`): `module` itself when it is planned
-(`accy-plan`; `preparation` is then None), else `module` planned with `preparation`.
+    from accy.targets import DEFAULT_TARGET, target_named
+    target_named("cpu").alignment          # a fact planning reads (`Target`)
+    target_named("cuda").implementation()  # the module that lowers, builds and exports
+
+`cpu` (`accy.targets.cpu`): loops JIT-compiled by MLIR's ExecutionEngine; `cuda`
+(`accy.targets.cuda`): kernels as PTX, host code JIT-compiled against accy's runtime
+library. `DEFAULT_TARGET` is what every entry point plans, lowers, compiles, exports and
+runs for when none is named (`accy.compile`, `accy.export`, `accy.prepare`, `accy-plan`,
+`accy-lower`, `accy-run`).
+
+A target names its lowering (`Target.lower`: the planned form to upstream MLIR) and its
+module, which exposes `build(module, preparation, **options) -> Executable`,
+`export(module, preparation, directory, **options) -> manifest` and `plan_defaults(options)`
+(plan options the target fills in, e.g. the GPU's multiprocessor count).
+This package imports nothing heavy: planning reads the registry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterable
 
-import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from accy.diagnostics import AccyError
+from accy.targets.target import Target
 
-from accy.diagnostics import AccyInputError
-from accy.passes.analysis import AnalysisManager
-from accy.preparation import Preparation
-from accy.runtime.loader import UnknownFunctionError, function_name
+CPU_ALIGNMENT = 64
+"""Byte alignment of every buffer in a CPU arena: a cache line, one AVX-512 vector."""
+
+CUDA_ALIGNMENT = 256
+"""Byte alignment of every buffer in a CUDA arena (what `cudaMalloc` guarantees)."""
+
+TARGETS: dict[str, Target] = {
+    t.name: t
+    for t in (
+        Target(
+            name="cpu",
+            alignment=CPU_ALIGNMENT,
+            device_memory=False,
+            dynamic_rows=True,
+            declared_families=False,
+            lowering="accy.passes.lower.cpu.lower_cpu",
+            lowering_options=("features",),
+            options=("threads",),
+            module="accy.targets.cpu",
+            summary="this machine's CPU, JIT-compiled loops",
+        ),
+        Target(
+            name="cuda",
+            alignment=CUDA_ALIGNMENT,
+            device_memory=True,
+            dynamic_rows=False,
+            declared_families=True,
+            lowering="accy.passes.lower.cuda.lower_cuda",
+            lowering_options=(),
+            options=("chip",),
+            module="accy.targets.cuda",
+            summary="an NVIDIA GPU, PTX kernels",
+        ),
+    )
+}
+"""Every target by name."""
+
+DEFAULT_TARGET = "cpu"
+"""The target of every entry point that is not given one."""
 
 
-def planned_input(module: ModuleOp, preparation: Preparation | None, target: str) -> ModuleOp:
-    """The planned form an executable for `target` runs (see the module doc)."""
-    from accy.passes.lower.lower_pass import planned_for
-    from accy.passes.planned_form import is_planned
-
-    if preparation is None:
-        assert is_planned(module), "an unplanned module is compiled with its preparation"
-        return planned_for(module, AnalysisManager(), target)  # checks the planned target
-    return planned_for(module, preparation.manager, target)
+def target_named(name: str) -> Target:
+    """The target called `name`; `AccyError` naming the known targets otherwise."""
+    if not isinstance(name, str) or name not in TARGETS:
+        raise AccyError(f"unknown target '{name}'; known targets: {', '.join(TARGETS)}")
+    return TARGETS[name]
 
 
-class Executable:
-    """A compiled module: its functions by name, callable with numpy arrays.
+def check_target_options(chosen: Target, options: Iterable[str]) -> None:
+    """`AccyError` for an option of `build`/`export` that `chosen` does not take (naming
+    the targets that do)."""
+    for name in options:
+        if name not in chosen.options:
+            owners = " or ".join(t.name for t in TARGETS.values() if name in t.options)
+            raise AccyError(f"{name} applies to the {owners} target, not to {chosen.name}")
 
-    `exe(*arrays)` calls the first function, `exe["f"](*arrays)` or `exe.f(*arrays)` any
-    other. Looking up a function by anything but a name is an `ArgumentTypeError`, by a
-    name it lacks an `UnknownFunctionError` (`AccyInputError`s, also a `TypeError` and a
-    `KeyError`).
-    """
 
-    target: str
-    module: ModuleOp
-    preparation: Preparation | None
-    """The plan's analyses (None for a module compiled in its planned form)."""
-    planned: ModuleOp
-    """The planned form it runs."""
-    functions: dict[str, Callable[..., tuple[np.ndarray, ...]]]
-
-    @property
-    def function_names(self) -> list[str]:
-        return list(self.functions)
-
-    def __getitem__(self, key: str) -> Callable[..., tuple[np.ndarray, ...]]:
-        name = function_name(key)
-        if name not in self.functions:
-            known = ", ".join(f"@{n}" for n in self.functions) or "none"
-            raise UnknownFunctionError(
-                f"no function @{name} in the module; known functions: {known}"
-            )
-        return self.functions[name]
-
-    def __getattr__(self, name: str) -> Callable[..., tuple[np.ndarray, ...]]:
-        functions = self.__dict__.get("functions", {})
-        if name in functions:
-            return functions[name]
-        raise AttributeError(name)
-
-    def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
-        if not self.functions:
-            raise AccyInputError("the module has no function to run")
-        return next(iter(self.functions.values()))(*arrays, **keywords)
+__all__ = [
+    "CPU_ALIGNMENT",
+    "CUDA_ALIGNMENT",
+    "DEFAULT_TARGET",
+    "TARGETS",
+    "Target",
+    "check_target_options",
+    "target_named",
+]

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,14 +41,15 @@ from xdsl.printer import Printer
 from accy import mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
 from accy.dtypes import numpy_dtype
-from accy.passes.lower.cpu import lower_cpu
+from accy.passes.dynamic_rows import row_binding
 from accy.passes.lower.host import HOST_SYMBOL_PREFIX, planned_functions
-from accy.passes.planned_form import max_rows_of, row_binding, signature_of
+from accy.passes.planned_form import max_rows_of, signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
 from accy.runtime.cpu_features import host_flags
 from accy.runtime.loader import positional_only
-from accy.targets import Executable, planned_input
+from accy.targets import TARGETS
+from accy.targets.executable import Executable, planned_input
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
 """The CPU pipeline expands bf16 truncation in arith (LLVM would call `__truncsfbf2`)."""
@@ -246,7 +249,7 @@ class CpuExecutable(Executable):
         """The planned form it runs (`accy-plan{target=cpu}`)."""
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
-        lowered = lower_cpu(self.planned, host_flags())
+        lowered = TARGETS["cpu"].lower(self.planned, features=host_flags())
         self.lowered_text = module_text(lowered)
         libraries = [async_runtime(self.threads)] if self.threads > 1 else []
         self.jit = mlir_bridge.JitModule(
@@ -265,3 +268,56 @@ class CpuExecutable(Executable):
 
 def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CpuExecutable:
     return CpuExecutable(module, preparation, **options)
+
+
+def plan_defaults(plan_options: dict[str, Any]) -> dict[str, Any]:
+    """The plan options as given: the CPU fills in none."""
+    return plan_options
+
+
+def export(
+    module: ModuleOp,
+    preparation: Preparation,
+    directory: Path,
+    *,
+    opt_level: int,
+    cc: str,
+    threads: int | None = None,
+) -> dict:
+    """Write the program library (and the async runtime, with threads) into `directory`;
+    the manifest (`accy.aot`)."""
+    from accy.aot import export_manifest, link_program
+    from accy.runtime.cpu_features import instruction_sets
+    from accy.runtime.libraries import ASYNC_RUNTIME_LIBRARY_NAME, async_runtime_library_path
+
+    threads = resolve_threads(threads)
+    planned = planned_input(module, preparation, "cpu")
+    text = module_text(TARGETS["cpu"].lower(planned, features=host_flags()))
+    libraries = ["-lm"]
+    if threads > 1:
+        shutil.copyfile(async_runtime_library_path(), directory / ASYNC_RUNTIME_LIBRARY_NAME)
+        libraries = [
+            f"-L{directory}",
+            "-l:" + ASYNC_RUNTIME_LIBRARY_NAME,
+            "-Wl,-rpath,$ORIGIN",
+            "-lm",
+        ]
+    manifest = export_manifest(module, preparation, "cpu", None)
+    manifest.update(
+        runtime=None,
+        kernels={},
+        threads=threads,
+        async_runtime=ASYNC_RUNTIME_LIBRARY_NAME if threads > 1 else None,
+        instruction_sets=instruction_sets(),
+    )
+    link_program(
+        directory,
+        text,
+        manifest,
+        target="cpu",
+        opt_level=opt_level,
+        cc=cc,
+        pipeline=cpu_pipeline(threads),
+        libraries=libraries,
+    )
+    return manifest

@@ -20,9 +20,11 @@ without a driver or a GPU gets `CudaRuntimeError` with the runtime's message (fo
 from __future__ import annotations
 
 import ctypes
+import shutil
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -38,8 +40,8 @@ from accy.preparation import Preparation
 from accy.reference import check_arguments
 from accy.runtime.libraries import runtime_library_path
 from accy.runtime.loader import CallGate, CudaRuntimeError, RuntimeErrors, positional_only
-from accy.targets import Executable, planned_input
 from accy.targets.cpu import module_text
+from accy.targets.executable import Executable, planned_input
 
 DEFAULT_CHIP = "sm_90"
 
@@ -172,3 +174,53 @@ class CudaExecutable(Executable):
 
 def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CudaExecutable:
     return CudaExecutable(module, preparation, **options)
+
+
+def plan_defaults(plan_options: dict[str, Any]) -> dict[str, Any]:
+    """The plan options, with `sm_count` the GPU's own multiprocessor count when none is
+    given and a GPU answers (so the workspaces fit the GPU this process runs on)."""
+    if "sm_count" in plan_options:
+        return plan_options
+    from accy.runtime import device_sm_count
+
+    count = device_sm_count()
+    return plan_options if count is None else {**plan_options, "sm_count": count}
+
+
+def export(
+    module: ModuleOp,
+    preparation: Preparation,
+    directory: Path,
+    *,
+    opt_level: int,
+    cc: str,
+    chip: str = DEFAULT_CHIP,
+) -> dict:
+    """Write the program library, the runtime library and each kernel module's PTX into
+    `directory`; the manifest (`accy.aot`)."""
+    from accy.aot import export_manifest, host_calls, link_program
+    from accy.runtime.libraries import RUNTIME_LIBRARY_NAME
+
+    planned = planned_input(module, preparation, "cuda")
+    calls = {op.sym_name.data: host_calls(op) for op in planned_functions(planned)}
+    code = compile_cuda(planned, chip=chip, opt=opt_level)
+    kernels = {}
+    for name, ptx in code.ptx.items():
+        (directory / f"{name}.ptx").write_text(ptx)
+        kernels[name] = f"{name}.ptx"
+    shutil.copyfile(runtime_library_path(), directory / RUNTIME_LIBRARY_NAME)
+    manifest = export_manifest(module, preparation, "cuda", code.programs)
+    for name, function in manifest["functions"].items():
+        function["plan"]["host_calls"] = calls[name]
+    manifest.update(runtime=RUNTIME_LIBRARY_NAME, kernels=kernels, chip=chip)
+    libraries = [f"-L{directory}", "-l:" + RUNTIME_LIBRARY_NAME, "-Wl,-rpath,$ORIGIN"]
+    link_program(
+        directory,
+        code.binary_text,
+        manifest,
+        target="cuda",
+        opt_level=opt_level,
+        cc=cc,
+        libraries=libraries,
+    )
+    return manifest

@@ -1,8 +1,8 @@
-// RUN: accy-opt %s -p 'accy-plan-arena' | filecheck %s --check-prefix=SEPARATE
-// RUN: accy-opt %s -p 'accy-plan-arena{rows=64,100 check=true}' | filecheck %s --check-prefix=ROWS
-// RUN: accy-opt %s -p 'accy-plan-arena{rows=100,64}' | filecheck %s --check-prefix=ROWS
-// RUN: accy-opt %s -p 'accy-plan-arena{rows=1}' | filecheck %s --check-prefix=ONE
-// RUN: accy-opt %s -p 'accy-plan-arena{rows=64,100}' --accy-report=arena 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena' | filecheck %s --check-prefix=SEPARATE
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{rows=64,100 check=true}' | filecheck %s --check-prefix=ROWS
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{rows=100,64}' | filecheck %s --check-prefix=ROWS
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{rows=1}' | filecheck %s --check-prefix=ONE
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{rows=64,100}' --accy-report=arena 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 
 // Dynamic slots (%a and %n, ? x 3 x f32). Items: 0 = %m (with %e fused), 1 = %n,
 // 2 = %r. %r takes %m's buffer in place (12 B each, %m dies at item 2).

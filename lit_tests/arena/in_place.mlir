@@ -1,4 +1,4 @@
-// RUN: accy-opt %s -p 'accy-plan-arena{check=true}' | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{check=true}' | filecheck %s
 
 // In-place reuse: the output of an elementwise work item takes over the buffer of an
 // input of the same byte size that dies at that item, when every member on the way from

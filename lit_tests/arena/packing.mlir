@@ -1,5 +1,5 @@
-// RUN: accy-opt %s -p 'accy-plan-arena' | filecheck %s
-// RUN: accy-opt %s -p 'accy-plan-arena{alignment=64 check=true}' | filecheck %s --check-prefix=ALIGN64
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena' | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{alignment=64 check=true}' | filecheck %s --check-prefix=ALIGN64
 
 // One arena per function; every buffer takes its size rounded up to the alignment
 // (default 256) and is live over [first writer, last reader] in work-item ids. Items here:

@@ -1,5 +1,5 @@
 // RUN: rm -f %t.png
-// RUN: accy-opt %s -p 'accy-plan-arena' --accy-arena-plot=%t.png | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena' --accy-arena-plot=%t.png | filecheck %s
 // RUN: %python -c "import sys; data = open(sys.argv[1], 'rb').read(); assert data[:8] == b'\x89PNG\r\n\x1a\n', data[:8]; assert len(data) > 1000, len(data)" %t.png
 
 // --accy-arena-plot draws every function's arena (buffers as boxes over work items ×

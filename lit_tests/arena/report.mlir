@@ -1,6 +1,6 @@
-// RUN: accy-opt %s --accy-report=arena 2>&1 >/dev/null | filecheck %s
-// RUN: accy-opt %s -p 'accy-plan-arena' --accy-report=arena 2>&1 >/dev/null | filecheck %s
-// RUN: accy-opt %s -p 'accy-plan-arena{alignment=64}' --accy-report=arena 2>&1 >/dev/null | filecheck %s --check-prefix=ALIGN64
+// RUN: accy-opt %s --accy-target=cuda --accy-report=arena 2>&1 >/dev/null | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena' --accy-report=arena 2>&1 >/dev/null | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-plan-arena{alignment=64}' --accy-report=arena 2>&1 >/dev/null | filecheck %s --check-prefix=ALIGN64
 
 // The arena report (stderr): per function a summary, in bytes — the arena size, the lower
 // bound (the most bytes live at one work item), the sum of the aligned buffer sizes, size /

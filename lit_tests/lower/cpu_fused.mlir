@@ -1,6 +1,6 @@
 // RUN: accy-opt %s -p 'accy-lower{target=cpu}' | filecheck %s
 // RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check | filecheck %s --check-prefix=LLVM
-// RUN: accy-opt %s --accy-report arena -p accy-plan-buffers -o /dev/null 2>&1 | filecheck %s --check-prefix=PLAN
+// RUN: accy-opt %s --accy-target=cuda --accy-report arena -p accy-plan-buffers -o /dev/null 2>&1 | filecheck %s --check-prefix=PLAN
 
 // A fused add -> multiply (one work item), a row reduction and a broadcasting divide.
 // Slots: 0 %a, 1 %b (inputs), 2 %c (constant), 3 %e (exp, temporary, 16 bytes),

@@ -4,7 +4,7 @@
 // buffer that holds nothing are refused, each at the op concerned, naming the buffer.
 
 // A kernel that updates a parameter in place would overwrite the caller's array.
-func.func @writes_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @writes_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   // expected-error @+1 {{'accy.kernel' op 0 writes the parameter %x (outs #0); parameters are the caller's arrays and are never written (work on a copy of it)}}
   accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%x : memref<4xf32, #accy.space<host>>) {
   ^bb0(%t: tensor<4xf32>):
@@ -18,7 +18,7 @@ func.func @writes_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: memref<
 // -----
 
 // A copy into a parameter (CUDA: the device result copied back over the input).
-func.func @copies_into_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cuda"} {
+func.func @copies_into_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 256 : memref<512xi8, #accy.space<device_global>>
   %a = accy.view %arena[0] : memref<512xi8, #accy.space<device_global>> to memref<4xf32, #accy.space<device_global>>
   %b = accy.view %arena[256] : memref<512xi8, #accy.space<device_global>> to memref<4xf32, #accy.space<device_global>>
@@ -37,7 +37,7 @@ func.func @copies_into_parameter(%x: memref<4xf32, #accy.space<host>>, %out0: me
 // -----
 
 // A donated parameter is no exception: on CUDA the kernel updates the device arena's copy.
-func.func @writes_donated_parameter(%x: memref<4xf32, #accy.space<host>> {accy.donated}, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cuda"} {
+func.func @writes_donated_parameter(%x: memref<4xf32, #accy.space<host>> {accy.donated}, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   // expected-error @+1 {{'accy.copy' op writes the parameter %x (its target)}}
   accy.copy %out0 to %x : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
   accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
@@ -47,7 +47,7 @@ func.func @writes_donated_parameter(%x: memref<4xf32, #accy.space<host>> {accy.d
 // -----
 
 // A kernel that reads an arena view nothing wrote computes garbage.
-func.func @reads_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @reads_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 64 : memref<64xi8, #accy.space<host>>
   %a = accy.view %arena[0] : memref<64xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
   // expected-error @+1 {{'accy.kernel' op 0 reads %a (ins #1) before any kernel or copy writes it}}
@@ -62,7 +62,7 @@ func.func @reads_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4
 // -----
 
 // An out-parameter holds nothing until it is written.
-func.func @reads_output_first(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @reads_output_first(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   // expected-error @+1 {{'accy.kernel' op 0 reads %out0 (ins #0) before any kernel or copy writes it}}
   accy.kernel 0 "elementwise" ins(%out0 : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
   ^bb0(%t: tensor<4xf32>):
@@ -75,7 +75,7 @@ func.func @reads_output_first(%x: memref<4xf32, #accy.space<host>>, %out0: memre
 // -----
 
 // A copy's source is a read too.
-func.func @copies_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cuda"} {
+func.func @copies_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %a = accy.alloc : memref<4xf32, #accy.space<device_global>>
   // expected-error @+1 {{'accy.copy' op reads %a (its source) before any kernel or copy writes it}}
   accy.copy %a to %out0 : memref<4xf32, #accy.space<device_global>> to memref<4xf32, #accy.space<host>>
@@ -85,7 +85,7 @@ func.func @copies_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<
 // -----
 
 // A workspace is scratch: it holds nothing after its kernel.
-func.func @reads_workspace(%x: memref<64xf32, #accy.space<host>>, %out0: memref<f32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @reads_workspace(%x: memref<64xf32, #accy.space<host>>, %out0: memref<f32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 64 : memref<512xi8, #accy.space<host>>
   %partials = accy.view %arena[0] : memref<512xi8, #accy.space<host>> to memref<512xi8, #accy.space<host>>
   accy.kernel 0 "reduce" ins(%x : memref<64xf32, #accy.space<host>>) outs(%out0 : memref<f32, #accy.space<host>>) workspaces(%partials : memref<512xi8, #accy.space<host>>) {
@@ -106,7 +106,7 @@ func.func @reads_workspace(%x: memref<64xf32, #accy.space<host>>, %out0: memref<
 
 // A write clobbers every buffer that shares its bytes: here the whole arena, taken as a
 // workspace, over the view %a that kernel 0 wrote.
-func.func @clobbered(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @clobbered(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 64 : memref<64xi8, #accy.space<host>>
   %a = accy.view %arena[0] : memref<64xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
   accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%a : memref<4xf32, #accy.space<host>>) {
@@ -132,7 +132,7 @@ func.func @clobbered(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, 
 
 // In a loop, a value the body writes only after reading it is written at the loop's start
 // only when it is also written before the loop: here the carried buffer %c is not.
-func.func @loop_reads_uninitialized(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @loop_reads_uninitialized(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 64 : memref<128xi8, #accy.space<host>>
   %c = accy.view %arena[0] : memref<128xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
   %n = accy.view %arena[64] : memref<128xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
@@ -152,7 +152,7 @@ func.func @loop_reads_uninitialized(%x: memref<4xf32, #accy.space<host>>, %out0:
 // -----
 
 // The same loop with its carried buffer initialized first is a plan.
-func.func @loop_initialized(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @loop_initialized(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %arena = accy.arena alignment 64 : memref<128xi8, #accy.space<host>>
   %c = accy.view %arena[0] : memref<128xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
   %n = accy.view %arena[64] : memref<128xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
@@ -173,7 +173,7 @@ func.func @loop_initialized(%x: memref<4xf32, #accy.space<host>>, %out0: memref<
 
 // A while loop's cond runs first: what it reads must be written before the loop, not
 // only by the body.
-func.func @while_cond_reads_body_value(%x: memref<4xf32, #accy.space<host>>, %tol: memref<f32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @while_cond_reads_body_value(%x: memref<4xf32, #accy.space<host>>, %tol: memref<f32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %more = accy.alloc : memref<i1, #accy.space<host>>
   %next = accy.alloc : memref<4xf32, #accy.space<host>>
   accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>
@@ -200,7 +200,7 @@ func.func @while_cond_reads_body_value(%x: memref<4xf32, #accy.space<host>>, %to
 // -----
 
 // A while loop reads its flag after its cond: the cond has to write it.
-func.func @while_flag_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+func.func @while_flag_unwritten(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
   %more = accy.alloc : memref<i1, #accy.space<host>>
   %less = accy.alloc : memref<i1, #accy.space<host>>
   accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>

@@ -21,7 +21,7 @@
 // CHECK:        func.call @accy_allocation_failed
 // CHECK:      memref.dealloc %arena
 builtin.module attributes {accy.target = "cpu", accy.sm_count = 132 : i64} {
-  func.func @f(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+  func.func @f(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
     %arena = accy.arena alignment 1024 : memref<2048xi8, #accy.space<host>>
     %e = accy.view %arena[1024] : memref<2048xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
     accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%e : memref<4xf32, #accy.space<host>>) {

@@ -1,6 +1,6 @@
-// RUN: accy-opt %s --split-input-file -p accy-plan | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda --split-input-file -p accy-plan | filecheck %s
 // RUN: accy-opt %s --split-input-file -p 'accy-plan{target=cpu}' | filecheck %s --check-prefix=CPU
-// RUN: accy-opt %s --split-input-file -p accy-plan | accy-opt --split-input-file | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda --split-input-file -p accy-plan | accy-opt --split-input-file | filecheck %s
 
 // The planned form: the arena and each slot's view at its planned offset, the planned
 // transfers, one kernel per work item over buffers (its family and workspace on CUDA), a
@@ -14,7 +14,7 @@ func.func @f(%x: tensor<4x1000xf32>) -> tensor<4xf32> {
 }
 
 // CHECK:      builtin.module attributes {accy.target = "cuda", accy.sm_count = 132 : i64} {
-// CHECK-NEXT:   func.func @f(%x: memref<4x1000xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cuda"} {
+// CHECK-NEXT:   func.func @f(%x: memref<4x1000xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
 // CHECK-NEXT:     %arena = accy.arena alignment 256 : memref<[[SIZE:[0-9]+]]xi8, #accy.space<device_global>>
 // CHECK-NEXT:     %[[IN:slot[0-9]+]] = accy.view %arena[{{[0-9]+}}] : memref<[[SIZE]]xi8, #accy.space<device_global>> to memref<4x1000xf32, #accy.space<device_global>>
 // CHECK-NEXT:     %[[OUT:slot[0-9]+]] = accy.view %arena[{{[0-9]+}}] : memref<[[SIZE]]xi8, #accy.space<device_global>> to memref<4xf32, #accy.space<device_global>>
@@ -31,7 +31,7 @@ func.func @f(%x: tensor<4x1000xf32>) -> tensor<4xf32> {
 
 // The CPU plan reads the argument in place, writes the out-parameter directly, and has
 // no arena (no temporaries, no workspaces).
-// CPU:      func.func @f(%x: memref<4x1000xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+// CPU:      func.func @f(%x: memref<4x1000xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
 // CPU-NEXT:   accy.kernel 0 "reduce" ins(%x : memref<4x1000xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
 // CPU-NOT:    accy.arena
 // CPU:        func.return

@@ -1,5 +1,5 @@
-// RUN: accy-opt %s --accy-report arena -p accy-plan-arena -o /dev/null 2>&1 | filecheck %s --check-prefix=ARENA
-// RUN: accy-opt %s -p accy-plan | filecheck %s --check-prefix=PLAN
+// RUN: accy-opt %s --accy-target=cuda --accy-report arena -p accy-plan-arena -o /dev/null 2>&1 | filecheck %s --check-prefix=ARENA
+// RUN: accy-opt %s --accy-target=cuda -p accy-plan | filecheck %s --check-prefix=PLAN
 // RUN: accy-opt %s -p 'accy-lower{target=cuda}' | filecheck %s --check-prefix=CUDA
 
 // A KV-cache update: the cache is donated and dies at the update, so the result takes its

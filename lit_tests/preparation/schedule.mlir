@@ -1,5 +1,5 @@
-// RUN: accy-opt %s -p accy-plan-schedule | filecheck %s
-// RUN: accy-opt %s -p accy-plan-schedule --accy-report=schedule 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: accy-opt %s --accy-target=cuda -p accy-plan-schedule | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p accy-plan-schedule --accy-report=schedule 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 
 // One work item per fusion group, numbered 0, 1, 2, … across the module in program
 // order; its root carries `ID KIND` (and `in LOOP` inside a loop body). Fused-away

@@ -2,8 +2,8 @@
 // slot, no constant-arena bytes. Dead ops (results nobody uses) get no work item and no
 // slot; `accy-eliminate-dead-code` erases them from the IR.
 //
-// RUN: accy-opt %s -p accy-plan-schedule,accy-plan-buffers,accy-plan-arena | filecheck %s
-// RUN: accy-opt %s -p accy-eliminate-dead-code | filecheck %s --check-prefix=DCE
+// RUN: accy-opt %s --accy-target=cuda -p accy-plan-schedule,accy-plan-buffers,accy-plan-arena | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p accy-eliminate-dead-code | filecheck %s --check-prefix=DCE
 
 // CHECK:      func.func @relu
 // CHECK-SAME: accy.arena_size = 196608

@@ -1,9 +1,9 @@
-// RUN: not accy-opt %s --accy-families=%S/Inputs/bad.toml -p accy-size-workspaces 2>&1 | filecheck %s
-// RUN: not accy-opt %s --accy-families=%S/Inputs/bad.toml --accy-report=arena 2>&1 | filecheck %s
-// RUN: not accy-opt %s -p 'accy-size-workspaces{families="%S/Inputs/bad.toml"}' 2>&1 | filecheck %s
-// RUN: not accy-opt %s --accy-families=%S/Inputs/syntax.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=SYNTAX
-// RUN: not accy-opt %s --accy-families=%S/Inputs/unknown_name.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=NAME
-// RUN: not accy-opt %s --accy-families=%S/Inputs/missing.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not accy-opt %s --accy-target=cuda --accy-families=%S/Inputs/bad.toml -p accy-size-workspaces 2>&1 | filecheck %s
+// RUN: not accy-opt %s --accy-target=cuda --accy-families=%S/Inputs/bad.toml --accy-report=arena 2>&1 | filecheck %s
+// RUN: not accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{families="%S/Inputs/bad.toml"}' 2>&1 | filecheck %s
+// RUN: not accy-opt %s --accy-target=cuda --accy-families=%S/Inputs/syntax.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=SYNTAX
+// RUN: not accy-opt %s --accy-target=cuda --accy-families=%S/Inputs/unknown_name.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=NAME
+// RUN: not accy-opt %s --accy-target=cuda --accy-families=%S/Inputs/missing.toml -p accy-size-workspaces 2>&1 | filecheck %s --check-prefix=MISSING
 
 // A malformed user family file is one located diagnostic, FILE:LINE:COL: error: ...,
 // and exit status 1 (`not`), with no traceback — whichever of the family flag, a report

@@ -1,6 +1,6 @@
-// RUN: accy-opt %s -p 'accy-size-workspaces{rows=10 sm-count=100}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s
-// RUN: accy-opt %s --split-input-file -p 'accy-size-workspaces{rows=10 sm-count=100}' 2>&1 | filecheck %s --check-prefix=EACH
-// RUN: not accy-opt %s -p 'accy-size-workspaces{sm-count=100}' 2>&1 | filecheck %s --check-prefix=NOROWS
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{rows=10 sm-count=100}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda --split-input-file -p 'accy-size-workspaces{rows=10 sm-count=100}' 2>&1 | filecheck %s --check-prefix=EACH
+// RUN: not accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{sm-count=100}' 2>&1 | filecheck %s --check-prefix=NOROWS
 
 // reduce.split's partials hold one 4-byte partial per KEPT row (a result element of the
 // reduce) and phase-1 block (sm_count * 8): kept * sm_count * 8 * 4 bytes, whatever the

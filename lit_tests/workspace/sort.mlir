@@ -1,5 +1,5 @@
-// RUN: accy-opt %s -p 'accy-size-workspaces' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=TERMS
-// RUN: accy-opt %s --accy-report arena -p accy-plan-arena -o /dev/null 2>&1 | filecheck %s --check-prefix=ARENA
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-size-workspaces' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=TERMS
+// RUN: accy-opt %s --accy-target=cuda --accy-report arena -p accy-plan-arena -o /dev/null 2>&1 | filecheck %s --check-prefix=ARENA
 // RUN: accy-opt %s -p 'accy-lower{target=cuda}' | filecheck %s --check-prefix=CUDA
 // RUN: accy-opt %s -p 'accy-plan{target=cpu}' | filecheck %s --check-prefix=CPU
 

@@ -1,6 +1,6 @@
-// RUN: accy-opt %s -p 'accy-size-workspaces{rows=1,64 sm-count=100}' | filecheck %s
-// RUN: accy-opt %s -p 'accy-size-workspaces{rows=1,64 sm-count=100}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
-// RUN: accy-opt %s -p 'accy-size-workspaces{rows=1}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=ONE
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{rows=1,64 sm-count=100}' | filecheck %s
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{rows=1,64 sm-count=100}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
+// RUN: accy-opt %s --accy-target=cuda -p 'accy-size-workspaces{rows=1}' --accy-report=workspaces 2>&1 >/dev/null | filecheck %s --check-prefix=ONE
 
 // Workspace terms: every work item runs the first kernel family (accy/families/*.toml)
 // whose kinds and `when` match; each (family, workspace) is ONE term — one buffer every

@@ -76,8 +76,8 @@ way), so float products are never blocked nor split.
 
 A reduction with fewer than `REDUCE_SPLIT_ROWS` rows (all dims static) whose outermost
 reduced dim holds more than one chunk (a power of two of its positions, at least
-`REDUCE_CHUNK` elements) runs the CPU family `reduce.chunks` (`workspace.cpu_families`
-decides it, for the planner and here): one `scf.parallel` over (chunk, kept dims) folds
+`REDUCE_CHUNK` elements) runs the CPU family `reduce.chunks` (`families.reduce_chunks`
+decides it; the planned form records it and this lowering follows the record): one `scf.parallel` over (chunk, kept dims) folds
 each chunk from the identity into `partials[chunk, kept...]` (the kernel's planned
 `partials` workspace), then each row folds its partials (a sum in blocked loops). Every order is fixed at lowering, so the thread count
 never changes a result.
@@ -86,9 +86,9 @@ Dynamic dims: every `?` dim of a function is bound to one row count, read with
 `memref.dim` from the first argument that has a `?` (its first `?` dim). A function with
 `?` dims but no argument with one, a reshape whose dynamic dim is not carried through
 unchanged, a concatenate along a dynamic dim or a slice with a dynamic result dim cannot
-be bound that way and is rejected with `CpuLoweringError` at the op's location. When the
-plan sized dynamic slots at `rows`, the caller must not pass more rows than the largest
-planned (`accy.compile` checks this before running).
+be bound that way and is rejected when planned (`dynamic_rows.DynamicRowsError`, at the
+op's location). When the plan sized dynamic slots at `rows`, the caller must not pass more
+rows than the largest planned (`accy.compile` checks this before running).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
-from accy.passes.lower.cpu_kernels.context import CpuKernelPattern
+from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, CpuLoweringError
 from accy.passes.lower.cpu_kernels.dot import DotLoops
 from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
 from accy.passes.lower.cpu_kernels.layout import ConcatenateLoops, IotaLoops, TransposeLoops
@@ -116,7 +116,6 @@ from accy.passes.lower.host import (
     planned_functions,
 )
 from accy.passes.lower.scalar import emit
-from accy.passes.planned_form import CpuLoweringError
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (

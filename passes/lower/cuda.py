@@ -114,10 +114,6 @@ def lower_cuda_programs(module: ModuleOp) -> tuple[ModuleOp, dict[int, KernelPro
     return lowered, programs
 
 
-lower = lower_cuda
-"""The name `accy-lower` looks up (see `lower_pass.OPTIONAL_TARGETS`)."""
-
-
 class HostFunction(HostLowering):
     """Lowers one planned function to its host `func.func` (see the module docstring)."""
 
@@ -390,20 +386,3 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element
 kernels."""
-
-
-def _register() -> None:
-    from accy.passes.lower.lower_pass import TARGETS
-
-    TARGETS.setdefault("cuda", lower_cuda)
-
-
-_register()
-
-__all__ = [
-    "KERNEL_MODULE",
-    "CudaLoweringError",
-    "lower",
-    "lower_cuda",
-    "lower_cuda_programs",
-]

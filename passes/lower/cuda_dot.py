@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type
+from accy.passes.families.dot_splitk import SPLITK_TILE
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
@@ -54,8 +55,6 @@ from accy.dtypes import byte_width
 TILE = DOT_TILE
 """Threads per block side and contraction step of the shared-memory tiles."""
 
-SPLITK_TILE = 128
-"""Output tile side of `dot.splitk` (its workspace expression's 128 x 128)."""
 
 ADD, MUL = ops.CombinerKind.ADD, ops.CombinerKind.MUL
 

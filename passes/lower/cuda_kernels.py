@@ -43,8 +43,8 @@ from accy.passes.lower.indexing import (
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import constant, element_type, lower_scalar_body, signless_dense
+from accy.passes.merge_sort import sort_scratch_offsets
 from accy.passes.schedule import WorkKind
-from accy.passes.workspace.sizing import sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import (

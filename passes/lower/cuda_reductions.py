@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type, int_width, is_float, is_unsigned
+from accy.passes.families.reduce_split import SPLIT_BLOCKS_PER_SM
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_kernels import (
     Kernel,
@@ -59,9 +60,6 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import Attribute, SSAValue
 
 from accy.dtypes import byte_width
-
-SPLIT_BLOCKS_PER_SM = 8
-"""Phase-1 blocks per SM of `reduce.split` (its workspace expression's `sm_count * 8`)."""
 
 THREAD_LEAF = 64
 """A thread's innermost reduction loop folds at most this many of its elements (every

@@ -2,9 +2,9 @@
 the seed sizer (shared/seeds/metrale-memory-workspace.rs).
 
 Every work item runs the first family of the registry whose kinds and condition match
-(see `registry.py`). Each (family, workspace) is one *term*: one buffer serves every
-launch of that family, so its size is the largest value over the family's work items, and
-it lists every work item that runs the family. Over several plans (several row counts)
+(`accy.passes.families`: the target's families). Each (family, workspace) is one *term*:
+one buffer serves every launch of that family, so its size is the largest value over the
+family's work items, and it lists every work item that runs the family. Over several plans (several row counts)
 the widest term wins (`widest`).
 
 Names an expression may read: the function's named dims (`accy.dims = {d_model = 768}` on
@@ -16,8 +16,9 @@ its kept dims — 1 for a full reduction; a scan's positions of the dims other t
 scanned one; a dynamic dim reads the plan's rows; bound only for reduce and scan items),
 `width` (the positions folded per kept row: the product of a reduce's reduced dims, the size
 of a scan's scanned dim; likewise), `accumulator` (the bytes of one accumulator of a
-reduce, scan or dot: 8 for 64-bit element types, else 4; bound for those items only) and
-`sm_count` (the device's multiprocessor count). `n` and `kept` agree only where the work
+reduce, scan or dot: 8 for 64-bit element types, else 4; bound for those items only),
+`sort_bytes` (a sort's scratch: `merge_sort.sort_scratch_offsets`) and `sm_count` (the
+device's multiprocessor count). `n` and `kept` agree only where the work
 item's rows are the function's leading rows (a 2-D row reduction of the first
 parameter); a workspace per kept row must read `kept`. Any other name is an error naming
 the family, the workspace and the name, at the work item's location — never 0.
@@ -28,11 +29,9 @@ maximum over the term's nodes; `nodes` are work-item ids in schedule order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from accy.dialects import accy as ops
-from accy.dialects.plan import buffer_bytes
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -41,11 +40,11 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_mul,
 )
-from accy.passes.merge_sort import sort_scratch_copies
+from accy.passes.families import FamilyEvaluationError, FamilyRegistry, UnknownNameError
+from accy.passes.merge_sort import sort_scratch_offsets
 from accy.passes.options import PlanOptions
 from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
-from accy.passes.workspace.expr import UnknownNameError
-from accy.passes.workspace.registry import FamilyEvaluationError, FamilyRegistry
+from accy.passes.workspace.terms import WorkspacePlan, WorkspaceTerm
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DictionaryAttr, IntegerAttr, TensorType
 from xdsl.ir import Operation
@@ -55,41 +54,6 @@ from accy.diagnostics import AccyError
 
 class WorkspaceError(AccyError):
     """A family's expression failed for a work item (unknown name, overflow, …)."""
-
-
-@dataclass(frozen=True)
-class WorkspaceTerm:
-    """One workspace of one family: the buffer every launch of the family shares."""
-
-    family: str
-    name: str
-    bytes: int
-    arena: bool
-    nodes: tuple[int, ...]
-    max_node: int
-    """The work item whose evaluation set `bytes`."""
-    rows: int | None
-    """The plan (row count) that set `bytes`; None for a static program."""
-
-    def describe(self) -> str:
-        """`reduce.split partials 4224 bytes arena nodes [3]`."""
-        where = "arena" if self.arena else "own"
-        nodes = ", ".join(map(str, self.nodes))
-        rows = "" if self.rows is None else f" rows {self.rows}"
-        return f"{self.family} {self.name} {self.bytes} bytes {where} nodes [{nodes}]{rows}"
-
-
-@dataclass(frozen=True)
-class WorkspacePlan:
-    terms: tuple[WorkspaceTerm, ...]
-    family_of: Mapping[int, str]
-    """Work item id → the family that runs it (items with no family are absent)."""
-
-    def term(self, family: str, name: str) -> WorkspaceTerm | None:
-        return next((t for t in self.terms if (t.family, t.name) == (family, name)), None)
-
-    def terms_of(self, work_item: int) -> tuple[WorkspaceTerm, ...]:
-        return tuple(t for t in self.terms if work_item in t.nodes)
 
 
 def function_dims(function: func.FuncOp) -> dict[str, int]:
@@ -201,25 +165,6 @@ def accumulator_bytes(item: WorkItem) -> int | None:
     return 8 if element.bitwidth == 64 else 4
 
 
-SORT_SCRATCH_ALIGNMENT = 16
-"""Byte alignment of each operand's part of a sort's scratch workspace."""
-
-
-def sort_scratch_offsets(op: ops.SortOp) -> tuple[list[list[int]], int]:
-    """Where each operand's part of each copy of a merge sort's `scratch` workspace lies
-    (byte offsets, by copy then in operand order: `sort_scratch_copies`) and the bytes
-    the copies span: one aligned buffer of each operand's shape per copy."""
-    offsets, total = [], 0
-    for _ in range(sort_scratch_copies(op)):
-        copy = []
-        for value in op.inputs:
-            copy.append(total)
-            size = buffer_bytes(value.type)  # type: ignore[arg-type]
-            total += -(-size // SORT_SCRATCH_ALIGNMENT) * SORT_SCRATCH_ALIGNMENT
-        offsets.append(copy)
-    return offsets, total
-
-
 def _function_of(op: Operation) -> func.FuncOp:
     current = op
     while not isinstance(current, func.FuncOp):
@@ -263,10 +208,10 @@ def workspace_terms(
         if isinstance(item.root, ops.SortOp):
             env["sort_bytes"] = sort_scratch_offsets(item.root)[1]
         try:
-            family = registry.select(item.kind.value, env)
+            family = registry.select(item.kind.value, env, item)
             if family is None:
                 continue
-            sizes = family.workspace_bytes(env)
+            sizes = family.workspace_bytes(env, item)
         except FamilyEvaluationError as error:
             hint = ""
             name = error.error.name if isinstance(error.error, UnknownNameError) else None
@@ -300,7 +245,7 @@ def workspace_terms(
                 arena=decl.arena,
                 nodes=nodes,
                 max_node=item.id if widest else old.max_node,  # type: ignore[union-attr]
-                rows=rows,
+                rows=rows if family.sized_by_rows else None,
             )
             meter.retain()
     return WorkspacePlan(tuple(terms[k] for k in sorted(terms)), family_of)
@@ -325,11 +270,8 @@ def compute_workspaces(
 ) -> WorkspacePlan:
     options = manager.options
     schedule = manager.get(SCHEDULE, root)
-    if options.target == "cpu":  # the CPU's loops: only a split reduction needs scratch
-        from accy.passes.workspace.cpu_families import cpu_workspace_terms
-
-        return cpu_workspace_terms(schedule, meter)
-    registry = FamilyRegistry.load(options.families)
+    declared = options.families if options.planned_for.declared_families else ()
+    registry = FamilyRegistry.load(declared, target=options.target)
     plans = [
         workspace_terms(schedule, registry, rows=rows, sm_count=options.sm_count, meter=meter)
         for rows in (options.rows or (None,))

@@ -265,3 +265,27 @@ def test_parallel_cpu_export_loads_in_a_fresh_process(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     error, modules = done.stdout.split(" ", 1)
     assert float(error) < 1e-6 and modules.strip() == "[]"
+
+
+def test_a_planned_module_runs_from_standard_input(program: Path) -> None:
+    """`accy-opt prog.mlir -p accy-plan | accy-run - --random-inputs`, no target named."""
+    bin_dir = Path(sys.executable).parent
+    planned = subprocess.run(
+        [str(bin_dir / "accy-opt"), str(program), "-p", "accy-plan"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    done = subprocess.run(
+        [str(bin_dir / "accy-run"), "-", "--function", "g", "--random-inputs"],
+        input=planned,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "@g on cpu: arena" in done.stdout
+    done = subprocess.run(
+        [str(bin_dir / "accy-run"), "-"], input="", capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr.strip()) == (1, "error: <stdin> has no function to run")

@@ -15,9 +15,9 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from accy.passes.families.reduce_chunks import REDUCE_CHUNK
 from accy.passes.lower.cpu_kernels.reduction import REDUCE_FAN, REDUCE_LEAF
 from accy.passes.lower.scalar import blocked_steps
-from accy.passes.workspace.cpu_families import REDUCE_CHUNK
 
 import accy
 

@@ -3,6 +3,7 @@ that the planned-form verifier refuses broken plans."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,35 @@ def test_the_planned_form_drops_the_annotating_passes_text(capsys):
     printed = _opt(f"{every},accy-plan", capsys)
     assert 'accy.arena = "' not in printed and "accy.slot" not in printed
     assert printed == _opt("accy-plan", capsys)
+
+
+def test_no_target_named_means_the_cpu_everywhere(capsys):
+    """Every entry point plans, lowers, compiles and exports for `DEFAULT_TARGET` when none is
+    named, so `accy-plan,accy-lower` and `accy-plan | accy-run -` work as written."""
+    from accy.passes.options import PlanOptions
+    from accy.targets import DEFAULT_TARGET
+
+    assert DEFAULT_TARGET == "cpu"
+    module = accy.parse(FUSED.read_text())
+    assert PlanOptions().target == DEFAULT_TARGET
+    assert inspect.signature(accy.export).parameters["target"].default == DEFAULT_TARGET
+    assert accy.prepare(module).manager.options.target == "cpu"
+    assert accy.compile(module).target == "cpu"
+    planned = _opt("accy-plan", capsys)
+    assert 'accy.target = "cpu"' in planned and "accy.arena alignment 64 :" in planned
+    assert planned.strip() == str(accy.compile(module).planned).strip()
+    assert "accy.arena alignment 4096 :" in _opt("accy-plan{alignment=4096}", capsys)
+    lowered = _opt("accy-plan,accy-lower", capsys)
+    assert "accy." not in lowered.replace("accy_fn_", "")  # upstream ops only
+
+
+def test_a_planned_module_lowers_for_its_own_target_when_none_is_named(capsys, tmp_path):
+    from accy.cli.opt import main
+
+    planned = tmp_path / "planned.mlir"
+    main([str(FUSED), "--accy-target=cuda", "-p", "accy-plan", "-o", str(planned)])
+    main([str(planned), "-p", "accy-lower"])
+    assert "gpu.container_module" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main([str(planned), "-p", "accy-lower{target=cpu}"])
+    assert "planned for the cuda target, not for cpu" in capsys.readouterr().err

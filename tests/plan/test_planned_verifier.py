@@ -93,9 +93,12 @@ def test_kernel_kinds_are_the_work_kinds_but_iterate():
     [
         ("accy.output = 0", "accy.output = 99", "has accy.output = 99, expected 0", "func.func"),
         (
+            "accy.planned",
             'accy.planned = "cpu"',
-            'accy.planned = "tpu"',
-            'function @softmax is planned for "tpu", not a known target (cpu, cuda)',
+            (
+                'function @softmax has accy.planned = "cpu"; accy.planned is a unit attribute '
+                "(the module's accy.target names the target)"
+            ),
             "func.func",
         ),
         (
@@ -150,7 +153,7 @@ def test_a_valid_hand_written_loop_verifies_and_runs():
     what three halvings give)."""
     text = """
     builtin.module attributes {accy.target = "cpu"} {
-      func.func @halve(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned = "cpu"} {
+      func.func @halve(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
         %arena = accy.arena alignment 64 : memref<64xi8, #accy.space<host>>
         %n = accy.view %arena[0] : memref<64xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
         accy.copy %x to %out0 : memref<4xf32, #accy.space<host>> to memref<4xf32, #accy.space<host>>

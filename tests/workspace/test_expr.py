@@ -1,7 +1,7 @@
 """Workspace size expressions: grammar, unsigned 64-bit semantics, diagnostics, limits."""
 
 import pytest
-from accy.passes.workspace import (
+from accy.passes.families.expr import (
     MAX_NESTING,
     U64_MAX,
     Expression,

@@ -1,21 +1,19 @@
 """The kernel-family registry: package files, selection order, diagnostics with lines."""
 
-from importlib import resources
 from pathlib import Path
 from textwrap import dedent
 
 import pytest
-from accy.passes.workspace import (
+from accy.passes.families import (
+    PACKAGE_FAMILIES,
     Expression,
     FamilyEvaluationError,
     FamilyRegistry,
     RegistryError,
     UnknownNameError,
 )
-from accy.passes.workspace.sizing import SPLIT_BLOCKS_PER_SM
 
-H200 = {"sm_count": 132, "split_blocks": 132 * SPLIT_BLOCKS_PER_SM}
-"""The device names the sizer binds (`split_blocks`: a split reduction's first-phase grid)."""
+H200 = {"sm_count": 132}
 
 
 def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:
@@ -35,13 +33,14 @@ def load_error(tmp_path: Path, text: str) -> RegistryError:
 # Package files ------------------------------------------------------------------------------
 
 
-def test_package_family_files_are_package_resources() -> None:
-    names = {e.name for e in (resources.files("accy") / "families").iterdir()}
-    assert {"dot.toml", "reductions.toml", "scans.toml"} <= names
+def test_package_families_are_modules_of_their_own() -> None:
+    modules = [f.source for f in PACKAGE_FAMILIES]
+    assert all(m.startswith("accy.passes.families.") for m in modules)
+    assert {"accy.passes.families.reduce_split", "accy.passes.families.dot_splitk"} <= set(modules)
 
 
-def test_package_families_load_in_file_name_order() -> None:
-    registry = FamilyRegistry.load([])
+def test_package_families_load_in_selection_order() -> None:
+    registry = FamilyRegistry.load([], target="cuda")
     assert [f.id for f in registry.families] == [
         "convolution.tiled",
         "dot.splitk",
@@ -52,7 +51,7 @@ def test_package_families_load_in_file_name_order() -> None:
         "scan.block",
         "sort.merge",
     ]
-    assert all(f.source.endswith(".toml") for f in registry.families)
+    assert all(f.targets == ("cuda",) for f in registry.families)
 
 
 @pytest.mark.parametrize(
@@ -93,13 +92,13 @@ def test_package_families_load_in_file_name_order() -> None:
 def test_package_families_select_and_size(
     kind: str, env: dict[str, int], family: str, workspaces: dict[str, int]
 ) -> None:
-    selected = FamilyRegistry.load([]).select(kind, env | H200)
+    selected = FamilyRegistry.load([], target="cuda").select(kind, env | H200)
     assert selected is not None and selected.id == family
     assert selected.workspace_bytes(env | H200) == workspaces
 
 
 def test_package_workspaces_live_in_the_arena() -> None:
-    registry = FamilyRegistry.load([])
+    registry = FamilyRegistry.load([], target="cuda")
     assert all(w.arena for f in registry.families for w in f.workspaces)
 
 
@@ -127,7 +126,7 @@ USER_FAMILIES = """
 
 
 def test_user_files_come_before_package_files(tmp_path: Path) -> None:
-    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)])
+    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)], target="cuda")
     assert registry.families[0].id == "user.reduce"
     selected = registry.select("reduce", {"n": 100, "k": 8192} | H200)
     assert selected is not None and selected.id == "user.reduce"
@@ -137,7 +136,7 @@ def test_user_files_come_before_package_files(tmp_path: Path) -> None:
 
 
 def test_when_falls_through_to_later_families(tmp_path: Path) -> None:
-    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)])
+    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)], target="cuda")
     selected = registry.select("reduce", {"n": 100, "k": 8191} | H200)
     assert selected is not None and selected.id == "reduce.split"
 
@@ -149,7 +148,7 @@ def test_a_user_family_shadows_a_package_family_with_its_id(tmp_path: Path) -> N
         kinds = ["reduce"]
         when = "k > 65536"
     """
-    registry = FamilyRegistry.load([write(tmp_path, override)])
+    registry = FamilyRegistry.load([write(tmp_path, override)], target="cuda")
     assert [f.id for f in registry.families].count("reduce.split") == 1
     selected = registry.select("reduce", {"n": 1, "k": 8192})
     assert selected is not None and selected.id == "reduce.row"

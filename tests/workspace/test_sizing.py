@@ -467,7 +467,8 @@ def test_split_partials_follow_the_kept_rows_not_n(tmp_path, shape, dims, first,
 def test_split_partials_are_what_the_cuda_kernel_indexes():
     # The lowering checks the plan's term against the bytes its kernels index
     # (rows * grid * 4, cuda_reductions.split_reduce_kernel): exactly equal here.
-    from accy.passes.lower.cuda_reductions import SPLIT_BLOCKS_PER_SM, ReductionShape
+    from accy.passes.families.reduce_split import SPLIT_BLOCKS_PER_SM
+    from accy.passes.lower.cuda_reductions import ReductionShape
 
     for shape, dims, first in (
         ([5000, 3, 5000], [0], None),

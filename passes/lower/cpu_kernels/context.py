@@ -29,6 +29,8 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
+from accy.diagnostics import AccyError
+
 INDEX = IndexType()
 
 DYNAMIC_EXTENT = 1 << 32
@@ -60,6 +62,11 @@ def power_of_two_block(size: int, most: int) -> int:
     while size % block:
         block //= 2
     return block
+
+
+class CpuLoweringError(AccyError):
+    """A planned program the CPU lowering cannot express (e.g. less sort scratch than the
+    merge sort needs)."""
 
 
 @dataclass(frozen=True)

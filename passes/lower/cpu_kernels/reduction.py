@@ -18,20 +18,20 @@ import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.passes.element_types import compute_type, is_float, is_unsigned, shape_of
+from accy.passes.families.reduce_chunks import FAMILY, WORKSPACE, SplitReduce, split_partials
 from accy.passes.lower.cpu_kernels.context import (
     DYNAMIC_EXTENT,
     INDEX,
     PARALLEL_MIN_WORK,
     CpuKernelPattern,
+    CpuLoweringError,
     KernelContext,
     work,
 )
 from accy.passes.lower.indexing import fold_element
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import blocked_steps, combine, emit, narrow, widen
-from accy.passes.planned_form import CpuLoweringError
 from accy.passes.schedule import WorkItem
-from accy.passes.workspace.cpu_families import FAMILY, WORKSPACE, SplitReduce, split_partials
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
@@ -206,8 +206,13 @@ def reduce_loops(ctx: KernelContext, b: Builder, item: WorkItem) -> None:
             body=body(position + 1, {**ivs, dim: iv}),
         )
 
-    split = split_partials(root)
-    if split is not None:
+    if item.family == FAMILY.id:  # the plan chose the split (and sized its partials)
+        split = split_partials(root)
+        if split is None:
+            raise CpuLoweringError(
+                f"work item {item.id} runs family '{FAMILY.id}', which does not split this reduction",
+                root.location,
+            )
         split_reduce(ctx, b, item, fold, kept_sizes, reduced, split, body)
         return
 
@@ -258,7 +263,7 @@ def split_reduce(
     planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
     if planned < split.bytes:
         raise CpuLoweringError(
-            f"work item {item.id} ({FAMILY}) needs {split.bytes} bytes of '{WORKSPACE}' "
+            f"work item {item.id} ({FAMILY.id}) needs {split.bytes} bytes of '{WORKSPACE}' "
             f"but the plan gives it {planned}",
             root.location,
         )

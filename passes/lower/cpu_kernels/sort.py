@@ -1,10 +1,10 @@
 """CPU lowering of `sort` kernels, top-k included (`SortLoops`).
 
-Invariants: a sort keeping few elements of each slice (`sorts_by_insertion`) inserts
-each slice's elements into the results, the slices in parallel; any other is a merge
-sort whose passes ping-pong through the planned `scratch` workspace (`sort.merge`; a
-plan giving it less than `sort_scratch_offsets` needs is a `CpuLoweringError`), the last
-pass into the results. The operands are read once, through the fused producers.
+Invariants: the lowering follows the family the planned form records: a sort of the
+family `sort.merge` (planning's choice: `merge_sort.sorts_by_insertion` is false) is a
+merge sort whose passes ping-pong through the planned `scratch` workspace (a plan giving
+it less than `sort_scratch_offsets` needs is a `CpuLoweringError`), the last pass into the
+results; any other inserts each slice's elements into the results, the slices in parallel. The operands are read once, through the fused producers.
 """
 
 from __future__ import annotations
@@ -14,14 +14,17 @@ from collections.abc import Sequence
 from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.passes.element_types import shape_of
-from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, KernelContext
+from accy.passes.families.sort_merge import ID as SORT_FAMILY
+from accy.passes.families.sort_merge import WORKSPACE as SORT_WORKSPACE
+from accy.passes.lower.cpu_kernels.context import (
+    CpuKernelPattern,
+    CpuLoweringError,
+    KernelContext,
+)
 from accy.passes.lower.indexing import insert_sorted, memref_elements, merge_runs
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import emit
-from accy.passes.merge_sort import RESULTS, merge_targets, sort_run_widths, sorts_by_insertion
-from accy.passes.planned_form import CpuLoweringError
-from accy.passes.workspace.cpu_families import SORT_FAMILY, SORT_WORKSPACE
-from accy.passes.workspace.sizing import sort_scratch_offsets
+from accy.passes.merge_sort import RESULTS, merge_targets, sort_run_widths, sort_scratch_offsets
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType
@@ -30,7 +33,7 @@ from xdsl.ir import SSAValue
 
 def sort_loops(ctx: KernelContext, b: Builder, kernel: PlannedKernel) -> None:
     """Each slice by insertion into the results (`insert_sorted`) when the sort keeps
-    few elements of each (`sorts_by_insertion`), else a merge sort: pass p merges
+    few elements of each (no family recorded), else a merge sort: pass p merges
     each pair of sorted runs of `sort_run_widths()[p]` (a parallel loop nest over the
     pairs of every slice, each merged in order: `merge_runs`) from the previous
     pass's target into its own (`merge_targets`: the `scratch` workspace's copies or
@@ -47,7 +50,7 @@ def sort_loops(ctx: KernelContext, b: Builder, kernel: PlannedKernel) -> None:
     sizes = ctx.sizes(root.inputs[0])
     if not root.kept:
         return
-    if sorts_by_insertion(root):
+    if kernel.family != SORT_FAMILY:  # the plan chose insertion (no scratch)
         slices = list(sizes)
         slices[root.dim] = ctx.index(1)
         inner, ivs = ctx.parallel_nest(

@@ -1,29 +1,27 @@
-"""The CPU target's kernel families that need scratch: a reduction split into chunks, and
-a merge sort (`sort.merge`, whose `scratch` holds copies of every operand).
+"""`reduce.chunks` (CPU): a reduction split into chunks run in parallel.
 
 A reduction with fewer than `REDUCE_SPLIT_ROWS` kept rows, all dims static, whose outermost
 reduced dim holds more than one chunk (the fewest positions of it, a power of two, covering
 at least `REDUCE_CHUNK` elements with the reduced dims inside it), and that is not a float
-product (whose rounding suffers from restarting), runs the family `reduce.chunks`: each
-chunk folds into one accumulator per kept row, in the workspace `partials`, then each row
-folds its partials in order. The workspace is planned like every other (an arena buffer
-the kernel names), sized exactly: chunks * kept rows * the accumulator's bytes.
+product (whose rounding suffers from restarting), runs the family: each chunk folds into
+one accumulator per kept row, in the workspace `partials`, then each row folds its partials
+in order. The workspace is planned like every other (an arena buffer the kernel names),
+sized exactly: chunks * kept rows * the accumulator's bytes. Any other reduction runs no
+family (one loop nest per kept row).
 
 Invariants: `split_partials` is the one place that decides the split, for the planner (its
-bytes) and for the CPU lowering (the loops it builds); one term per family workspace, its
-bytes the largest over the work items that run it.
+bytes) and for the CPU lowering (the loops it builds).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
-from accy.passes.analysis import WorkMeter
 from accy.passes.element_types import compute_type, is_float
-from accy.passes.merge_sort import sorts_by_insertion
-from accy.passes.schedule import SchedulePlan
+from accy.passes.families.family import KernelFamily, WorkspaceDecl
+from accy.passes.schedule import WorkItem
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute
 
@@ -34,7 +32,6 @@ REDUCE_CHUNK = 1 << 16
 """The fewest elements one chunk of a split reduction folds (a power of two of positions
 of the outermost reduced dim, times the reduced dims inside it)."""
 
-FAMILY = "reduce.chunks"
 WORKSPACE = "partials"
 
 
@@ -92,53 +89,31 @@ def split_partials(root: ops.ReduceOp) -> SplitReduce | None:
     return SplitReduce(chunk, chunks, (chunks, *[shape[d] for d in kept]), acc)
 
 
-SORT_FAMILY = "sort.merge"
-SORT_WORKSPACE = "scratch"
+class ReduceChunks(KernelFamily):
+    """The family (see the module doc)."""
 
+    id = "reduce.chunks"
+    kinds = ("reduce",)
+    targets = ("cpu",)
+    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
+    source = __name__
+    sized_by_rows = False
 
-def cpu_workspace_terms(schedule: SchedulePlan, meter: WorkMeter):
-    """The CPU plan's workspace terms and the family of each work item that runs one: a
-    split reduction's `partials`, a merge sort's `scratch` (copies of its operands, which
-    its merge passes ping-pong with the results: `sort_scratch_offsets`; a sort that
-    keeps few elements of each slice inserts them in place and needs none)."""
-    from accy.passes.workspace.sizing import (
-        WorkspacePlan,
-        WorkspaceTerm,
-        sort_scratch_offsets,
-    )
-
-    found: dict[tuple[str, str], tuple[list[int], int, int | None]] = {}
-    for item in schedule.work_items:
-        meter.visit()
-        size = None
-        if isinstance(item.root, ops.ReduceOp):
-            split = split_partials(item.root)
-            key, size = (FAMILY, WORKSPACE), None if split is None else split.bytes
-        elif isinstance(item.root, ops.SortOp) and not sorts_by_insertion(item.root):
-            key, size = (SORT_FAMILY, SORT_WORKSPACE), sort_scratch_offsets(item.root)[1]
-        if size is None:
-            continue
-        nodes, widest, max_node = found.get(key, ([], 0, None))
-        nodes.append(item.id)
-        if size > widest or max_node is None:
-            widest, max_node = max(size, widest), item.id
-        found[key] = (nodes, widest, max_node)
-    if not found:
-        return WorkspacePlan((), {})
-    terms = []
-    family_of: dict[int, str] = {}
-    for (family, name), (nodes, size, max_node) in sorted(found.items()):
-        meter.retain()
-        terms.append(
-            WorkspaceTerm(
-                family=family,
-                name=name,
-                bytes=size,
-                arena=True,
-                nodes=tuple(nodes),
-                max_node=max_node,
-                rows=None,
-            )
+    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
+        return (
+            kind in self.kinds
+            and item is not None
+            and isinstance(item.root, ops.ReduceOp)
+            and split_partials(item.root) is not None
         )
-        family_of.update({node: family for node in nodes})
-    return WorkspacePlan(tuple(terms), family_of)
+
+    def workspace_bytes(
+        self, env: Mapping[str, int], item: WorkItem | None = None
+    ) -> dict[str, int]:
+        assert item is not None and isinstance(item.root, ops.ReduceOp)
+        split = split_partials(item.root)
+        assert split is not None
+        return {WORKSPACE: split.bytes}
+
+
+FAMILY = ReduceChunks()

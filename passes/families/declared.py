@@ -1,6 +1,5 @@
-"""The kernel-family registry: which family runs a work item, and the workspaces it declares.
-
-Families live in TOML files, user files first and then the package's ``accy/families/*.toml``::
+"""Families a user declares: TOML files in the workspace seed's format, read into
+`ExpressionFamily`s (the interface every family implements, `family.py`)::
 
     [[family]]
     id = "reduce.split"
@@ -12,10 +11,7 @@ Families live in TOML files, user files first and then the package's ``accy/fami
     arena = true                    # inside the device arena, or its own allocation
 
 Invariants:
-- Families keep file order, files keep load order; ``select`` returns the first family that
-  runs the kind and whose ``when`` holds, so a user file overrides the package's files.
-- The first definition of a family id wins: a later family with that id (in a later file) is
-  shadowed and never selected. An id defined twice in one file is an error.
+- Families keep file order (`read_declared`); an id defined twice in one file is an error.
 - Every malformed file is a ``RegistryError`` rendered ``FILE:LINE:COL: error: MESSAGE``;
   expressions are parsed at load time, so a loaded registry holds only well-formed ones.
 - Evaluation never defaults a name: a failing ``when`` or workspace expression is a
@@ -25,35 +21,16 @@ Invariants:
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
-from accy.passes.workspace.expr import Expression, ExpressionError
+from accy.passes.families.expr import Expression, ExpressionError
+from accy.passes.families.family import KINDS, ExpressionFamily, WorkspaceDecl
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from accy.diagnostics import AccyError
-
-KINDS: frozenset[str] = frozenset(
-    {
-        "elementwise",
-        "broadcast",
-        "reshape",
-        "transpose",
-        "reduce",
-        "scan",
-        "dot",
-        "scatter",
-        "fold",
-        "sort",
-        "window",
-        "convolution",
-        "iterate",
-    }
-)
-"""The work-item kinds a family may run."""
 
 _FAMILY_KEYS = ("id", "kinds", "when", "workspace")
 _WORKSPACE_KEYS = ("name", "bytes", "arena")
@@ -72,101 +49,14 @@ class RegistryError(AccyError):
         self.message = message
 
 
-class FamilyEvaluationError(Exception):
-    """A family's ``when`` or workspace expression failed to evaluate.
-
-    ``what`` is ``"when"`` or ``"workspace 'NAME'"``; ``error`` is the expression's error.
-    """
-
-    def __init__(self, family: str, what: str, error: ExpressionError):
-        super().__init__(f"family '{family}' {what}: {error}")
-        self.family = family
-        self.what = what
-        self.error = error
-
-
-@dataclass(frozen=True)
-class WorkspaceDecl:
-    """A scratch buffer a family declares: its size is the largest of ``bytes``."""
-
-    name: str
-    bytes: tuple[Expression, ...]
-    arena: bool
-    """True: carved out of the device arena; False: its own allocation."""
-
-
-@dataclass(frozen=True)
-class KernelFamily:
-    """A kernel family: the work-item kinds it runs, where it applies, its workspaces."""
-
-    id: str
-    kinds: tuple[str, ...]
-    when: Expression | None
-    workspaces: tuple[WorkspaceDecl, ...]
-    source: str
-    """The file that declared the family, for diagnostics."""
-
-    def applies(self, kind: str, env: Mapping[str, int]) -> bool:
-        """Whether the family runs ``kind`` and its ``when`` (if any) is non-zero in ``env``."""
-        if kind not in self.kinds:
-            return False
-        if self.when is None:
-            return True
-        try:
-            return self.when.evaluate(env) != 0
-        except ExpressionError as error:
-            raise FamilyEvaluationError(self.id, "when", error) from error
-
-    def workspace_bytes(self, env: Mapping[str, int]) -> dict[str, int]:
-        """Each workspace's size in bytes in ``env`` (the largest of its expressions),
-        keyed by name in declaration order."""
-        sizes: dict[str, int] = {}
-        for workspace in self.workspaces:
-            try:
-                sizes[workspace.name] = max(e.evaluate(env) for e in workspace.bytes)
-            except ExpressionError as error:
-                what = f"workspace '{workspace.name}'"
-                raise FamilyEvaluationError(self.id, what, error) from error
-        return sizes
-
-
-@dataclass(frozen=True)
-class FamilyRegistry:
-    """Kernel families in selection order."""
-
-    families: tuple[KernelFamily, ...]
-
-    @staticmethod
-    def load(paths: Sequence[Path] = (), include_package: bool = True) -> FamilyRegistry:
-        """Load ``paths`` in order, then (if ``include_package``) the package's family files
-        sorted by name. A family whose id an earlier one already defined is shadowed."""
-        families: dict[str, KernelFamily] = {}
-        for source, text in _sources(paths, include_package):
-            for family in _parse_file(source, text):
-                families.setdefault(family.id, family)
-        return FamilyRegistry(tuple(families.values()))
-
-    def select(self, kind: str, env: Mapping[str, int]) -> KernelFamily | None:
-        """The first family that runs ``kind`` and applies in ``env``, or None."""
-        if kind not in KINDS:
-            raise ValueError(f"unknown work-item kind '{kind}' (expected one of {_listing(KINDS)})")
-        return next((f for f in self.families if f.applies(kind, env)), None)
-
-
 # --------------------------------------------------------------------------------------------
 # Sources
 # --------------------------------------------------------------------------------------------
 
 
-def _sources(paths: Sequence[Path], include_package: bool) -> Iterator[tuple[str, str]]:
-    """(name, text) of each family file in load order."""
-    for path in paths:
-        yield str(path), _read_user_file(path)
-    if include_package:
-        directory = resources.files("accy") / "families"
-        entries = [e for e in directory.iterdir() if e.name.endswith(".toml") and e.is_file()]
-        for entry in sorted(entries, key=lambda e: e.name):
-            yield str(entry), entry.read_text(encoding="utf-8")
+def read_declared(paths: Sequence[Path]) -> list[ExpressionFamily]:
+    """The families of the files `paths`, in load order and file order."""
+    return [family for path in paths for family in _parse_file(str(path), _read_user_file(path))]
 
 
 def _read_user_file(path: Path) -> str:
@@ -176,7 +66,7 @@ def _read_user_file(path: Path) -> str:
         raise RegistryError(str(path), 1, 1, f"cannot read family file: {error}") from error
 
 
-def _parse_file(source: str, text: str) -> list[KernelFamily]:
+def _parse_file(source: str, text: str) -> list[ExpressionFamily]:
     """The families of one file, in file order."""
     try:
         document = tomllib.loads(text)
@@ -301,7 +191,8 @@ def _listing(names: frozenset[str] | Sequence[str]) -> str:
 
 
 class _FileReader:
-    """Turns one parsed family file into ``KernelFamily`` values, failing at the right line."""
+    """Turns one parsed family file into ``ExpressionFamily`` values, failing at the right
+    line."""
 
     def __init__(self, source: str, locator: _Locator):
         self._source = source
@@ -318,7 +209,7 @@ class _FileReader:
         line, column = self._locator.find(family, workspace, key)
         raise RegistryError(self._source, line, column, message)
 
-    def families(self, document: dict[str, Any]) -> list[KernelFamily]:
+    def families(self, document: dict[str, Any]) -> list[ExpressionFamily]:
         """Every ``[[family]]`` of the document, checked."""
         for key in document:
             if key != "family":
@@ -326,7 +217,7 @@ class _FileReader:
         tables = document.get("family", [])
         if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
             self._fail("'family' must be an array of tables ([[family]])", None, key="family")
-        families: list[KernelFamily] = []
+        families: list[ExpressionFamily] = []
         seen: set[str] = set()
         for index, table in enumerate(tables):
             family = self._family(index, table)
@@ -336,7 +227,7 @@ class _FileReader:
             families.append(family)
         return families
 
-    def _family(self, index: int, table: dict[str, Any]) -> KernelFamily:
+    def _family(self, index: int, table: dict[str, Any]) -> ExpressionFamily:
         self._check_keys(table, _FAMILY_KEYS, f"family #{index + 1}", index)
         family_id = self._string(table, "id", f"family #{index + 1}", index)
         label = f"family '{family_id}'"
@@ -360,7 +251,7 @@ class _FileReader:
                 message = f"{label}: workspace '{decl.name}' is declared twice"
                 self._fail(message, index, w_index, "name")
             decls.append(decl)
-        return KernelFamily(family_id, tuple(kinds), when, tuple(decls), self._source)
+        return ExpressionFamily(family_id, tuple(kinds), when, tuple(decls), self._source)
 
     def _workspace(
         self, label: str, family: int, index: int, table: dict[str, Any]
