@@ -50,6 +50,7 @@ from accy.diagnostics import (
 )
 from accy.dialects.accy import verify_parameter_attributes
 from accy.dialects.dialect import Accy
+from accy.dialects.plan_verifier import verify_planned_module
 
 UPSTREAM_DIALECTS = (
     builtin.Builtin,
@@ -465,7 +466,7 @@ def verify_message(error: Exception, op_name: str) -> str:
 def verify(module: Operation) -> None:
     """Verify every op, innermost first, raising `AccyVerifyError` at the first failure;
     then that every operand is defined before its use (`verify_dominance`), and the
-    planned form's rules for planned functions (`accy.passes.planned_verifier`)."""
+    planned form's rules for planned functions (`accy.dialects.plan_verifier`)."""
     for op in module.walk(reverse=False, region_first=True):
         try:
             op.verify(verify_nested_ops=False)
@@ -475,8 +476,6 @@ def verify(module: Operation) -> None:
             raise AccyVerifyError(verify_message(error, op.name), op.location) from None
     verify_dominance(module)
     if isinstance(module, ModuleOp):
-        from accy.passes.planned_verifier import verify_planned_module
-
         verify_planned_module(module)  # the planned form's whole-function rules
 
 

@@ -29,7 +29,7 @@ space is a `#accy.space<...>` attribute):
 
 Op verifiers check what one op can see (arenas aligned to a power of two, views inside
 their arena and aligned, kernel bodies matching their buffers, no kernel or copy writing a
-constant); `accy.passes.planned_verifier` checks the whole function (known target and
+constant); `plan_verifier` checks the whole function (known target and
 kernel kinds, unique kernel ids, out-parameters numbered in order, parameters never
 written, every read after a write, no two live buffers overlapping, every output written).
 """
@@ -37,7 +37,7 @@ written, every read after a write, no two live buffers overlapping, every output
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
+from enum import Enum, StrEnum
 
 from accy.dialects.accy import EndsWithYield, YieldOp
 from xdsl.dialects.builtin import (
@@ -319,6 +319,36 @@ class CopyOp(IRDLOperation):
             raise VerifyException(f"copies {a} into {b}: shapes and element types differ")
         if space_of(b) is MemorySpace.DEVICE_CONSTANT or isinstance(self.target.owner, GlobalOp):
             raise VerifyException("writes a read-only constant buffer")
+
+
+class WorkKind(str, Enum):
+    """The kinds of work a planned program does: each `accy.kernel`'s kind (named after its
+    fused group's root), and `iterate`, a host loop (`accy.loop`, `accy.while_loop`)."""
+
+    ELEMENTWISE = "elementwise"
+    BROADCAST = "broadcast"
+    RESHAPE = "reshape"
+    TRANSPOSE = "transpose"
+    REDUCE = "reduce"
+    SCAN = "scan"
+    DOT = "dot"
+    SCATTER = "scatter"
+    FOLD = "fold"
+    SORT = "sort"
+    WINDOW = "window"
+    CONVOLUTION = "convolution"
+    ITERATE = "iterate"
+
+
+KERNEL_KINDS = tuple(kind.value for kind in WorkKind if kind is not WorkKind.ITERATE)
+"""The kinds an `accy.kernel` may have: the work kinds, but `iterate` (a host loop)."""
+
+IN_PLACE_KINDS = (WorkKind.ELEMENTWISE, WorkKind.SCATTER, WorkKind.DOT)
+"""Kernels whose output may take over the buffer of an input it dies at (a dot's: one its
+epilogue reads pointwise; every target computes an element's epilogue before writing it)."""
+
+TARGET = "accy.target"
+"""The planned module's attribute naming the target it was planned for."""
 
 
 @irdl_op_definition

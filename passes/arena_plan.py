@@ -50,6 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from accy.dialects import accy as ops
+from accy.dialects.plan import IN_PLACE_KINDS
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -66,7 +67,7 @@ from accy.passes.fusion import POINTWISE
 from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
 from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
 from accy.passes.options import PlanOptions
-from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem, WorkKind
+from accy.passes.schedule import SCHEDULE, SchedulePlan, WorkItem
 from accy.passes.workspace.sizing import WORKSPACES
 from accy.passes.workspace.terms import WorkspacePlan, WorkspaceTerm
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
@@ -186,10 +187,6 @@ def planned_bytes(slot: BufferSlot, rows: int | None) -> int | None:
 
 UPDATES = (ops.DynamicUpdateSliceOp, ops.ScatterOp)
 """Ops whose result is their operand with some elements replaced or combined."""
-
-IN_PLACE_KINDS = (WorkKind.ELEMENTWISE, WorkKind.SCATTER, WorkKind.DOT)
-"""Work items whose output may take an input's buffer (a dot's: one its epilogue reads
-pointwise; every target computes an element's epilogue before writing it)."""
 
 
 def _reads_pointwise(item: WorkItem, value: SSAValue) -> bool:

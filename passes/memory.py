@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from accy.dialects.plan_verifier import MISSING_OUTPUT_FORMAT
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -102,12 +103,6 @@ OutputSource = KernelWritten | Aliased
 
 class MissingOutputWriter(AccyError):
     """A function result has no kernel writer and no input/constant backing."""
-
-
-MISSING_OUTPUT_FORMAT = (
-    "function @{function} result #{index} (%{value}) has no kernel writer or backing "
-    "alias; schedule its producer or provide an input/constant alias"
-)
 
 
 @dataclass(frozen=True)

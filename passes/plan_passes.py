@@ -8,6 +8,7 @@ not structure.
 
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,14 +33,26 @@ ANNOTATIONS = (
 """The attributes the annotating passes write on ops: what the planned form states as IR
 instead (it drops them from the ops it copies)."""
 
-ANALYSES = "accy_analyses"
-"""The attribute of a pipeline's `Context` holding its `AnalysisManager`s, one per module."""
+_PIPELINES: dict[int, tuple[weakref.ref[Context], dict[int, tuple[ModuleOp, AnalysisManager]]]]
+_PIPELINES = {}
+"""The analysis managers of each live pipeline `Context`, one per module: the state of one
+pipeline run, dropped with its context (a weak reference; xDSL's `Context` is not
+hashable, so it is keyed by identity)."""
+
+
+def _managers(ctx: Context) -> dict[int, tuple[ModuleOp, AnalysisManager]]:
+    key = id(ctx)
+    entry = _PIPELINES.get(key)
+    if entry is None or entry[0]() is not ctx:
+        entry = (weakref.ref(ctx, lambda _, key=key: _PIPELINES.pop(key, None)), {})
+        _PIPELINES[key] = entry
+    return entry[1]
 
 
 def analysis_manager(ctx: Context, module: ModuleOp) -> AnalysisManager:
     """The analysis manager the passes of `ctx`'s pipeline share on `module` (created on
-    first use): the state of one pipeline run, dropped with its context."""
-    managers: dict[int, tuple[ModuleOp, AnalysisManager]] = ctx.__dict__.setdefault(ANALYSES, {})
+    first use, with the default options): the state of one pipeline run."""
+    managers = _managers(ctx)
     entry = managers.get(id(module))
     if entry is None or entry[0] is not module:
         entry = managers[id(module)] = (module, AnalysisManager())
@@ -48,7 +61,7 @@ def analysis_manager(ctx: Context, module: ModuleOp) -> AnalysisManager:
 
 def attach_analysis_manager(ctx: Context, module: ModuleOp, manager: AnalysisManager) -> None:
     """Use `manager` (with its budget and options) for the passes `ctx` runs on `module`."""
-    ctx.__dict__.setdefault(ANALYSES, {})[id(module)] = (module, manager)
+    _managers(ctx)[id(module)] = (module, manager)
 
 
 def annotate_value(value: SSAValue, key: str, text: str) -> None:

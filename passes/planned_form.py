@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from accy.dialects import plan
+from accy.dialects.plan import TARGET
 from accy.passes.analysis import AnalysisManager
 from accy.passes.function_planner import planner_for
 from accy.passes.plan_passes import (
@@ -72,7 +73,6 @@ from xdsl.passes import ModulePass
 from accy.diagnostics import AccyError
 from accy.targets import TARGETS, target_named
 
-TARGET = "accy.target"
 SM_COUNT = "accy.sm_count"
 
 

@@ -15,9 +15,9 @@ leaves in storage.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from accy.dialects import accy as ops
+from accy.dialects.plan import WorkKind
 from accy.passes.analysis import (
     AnalysisDescriptor,
     AnalysisManager,
@@ -30,23 +30,6 @@ from accy.passes.fusion import FUSION, FusionGroup, contraction_of
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
-
-
-class WorkKind(str, Enum):
-    ELEMENTWISE = "elementwise"
-    BROADCAST = "broadcast"
-    RESHAPE = "reshape"
-    TRANSPOSE = "transpose"
-    REDUCE = "reduce"
-    SCAN = "scan"
-    DOT = "dot"
-    SCATTER = "scatter"
-    FOLD = "fold"
-    SORT = "sort"
-    WINDOW = "window"
-    CONVOLUTION = "convolution"
-    ITERATE = "iterate"
-
 
 KIND_OF_ROOT: tuple[tuple[type[Operation] | tuple[type[Operation], ...], WorkKind], ...] = (
     (ops.BroadcastInDimOp, WorkKind.BROADCAST),

@@ -7,9 +7,9 @@ function, class or ``try``, except those under ``if TYPE_CHECKING:`` (never exec
 their ``else:`` branch counts). Relative imports are resolved, and ``from P import n``
 is an import of the submodule ``P.n`` where ``P.n`` is a module of the package.
 Imports by string (``importlib.import_module``, ``__import__``) are not statements and are
-not followed by the graph (`passes/registry.py`'s pass factories, `accy/compiler.py`'s
-target table, `passes/arena/compiled.py`); `test_only_the_bridge_imports_the_bindings`
-does read the literal names given to them, since the MLIR bindings are only ever loaded
+not followed by the graph (`passes/registry.py`'s pass factories, a `Target`'s lowering and
+module, `passes/arena/compiled.py`); `test_only_the_bridge_imports_the_bindings` does read
+the literal names given to them, since the MLIR bindings are only ever loaded
 that way.
 
 What an import executes is modelled as follows:
@@ -343,6 +343,17 @@ def test_planning_does_not_import_lowering():
     for v in violations:
         print(v)
     assert not violations, "planning imports lowering:\n" + "\n".join(violations)
+
+
+def test_dialects_import_no_pass():
+    """The dialects (ops, their verifiers, the planned form's rules) import nothing from
+    `accy.passes`: parsing and verifying a program needs no planner."""
+    violations = [
+        f"{imp.importer} imports {imp.imported} ({imp.path.relative_to(ROOT)}:{imp.line})"
+        for imp in IMPORTS
+        if _under(imp.importer, "accy.dialects") and _under(imp.imported, "accy.passes")
+    ]
+    assert not violations, "dialects import passes:\n" + "\n".join(violations)
 
 
 def test_only_the_bridge_imports_the_bindings():

@@ -35,9 +35,6 @@ class Target:
     dynamic_rows: bool
     """`?` dims are planned: every `?` is bound to one row count, read from the first
     argument that has one. Else every shape must be static."""
-    declared_families: bool
-    """Families a user declares in files (`accy.passes.families.declared`) run on it
-    (before the package's families for the target)."""
     lowering: str
     """The function that lowers the target's planned form to upstream MLIR
     (`module.function`; `lower` calls it)."""

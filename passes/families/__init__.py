@@ -12,9 +12,10 @@ The package's families, in selection order (the first that applies runs the item
           scan_multiblock, scan_block, sort_merge
     CPU   reduce_chunks, sort_merge (a work item no family takes runs one loop nest)
 
-Users declare more families in TOML files (`declared.py`, the workspace seed's format);
-they run on the targets that take declared families (`Target.declared_families`) and are
-searched before the package's, so a user family overrides the package's of the same id.
+Users declare more families in TOML files (`declared.py`, the workspace seed's format: device
+kernels, so they run on `cuda`); every file given is read and checked whatever the target,
+and its families are searched before the package's, so a user family overrides the
+package's of the same id.
 
 Invariants: families keep their order; the first definition of an id wins (a later
 family with that id is shadowed and never selected).
@@ -79,12 +80,13 @@ class FamilyRegistry:
         target: str = DEFAULT_TARGET,
     ) -> FamilyRegistry:
         """The families declared in the files `paths`, in order, then (if
-        `include_package`) the package's families that run on `target`. A family whose id
-        an earlier one already defined is shadowed."""
+        `include_package`) the package's, those of them that run on `target`. A family
+        whose id an earlier one already defined is shadowed."""
         families: dict[str, KernelFamily] = {}
-        package = [f for f in PACKAGE_FAMILIES if target in f.targets] if include_package else []
+        package = PACKAGE_FAMILIES if include_package else ()
         for family in (*read_declared(paths), *package):
-            families.setdefault(family.id, family)
+            if target in family.targets:
+                families.setdefault(family.id, family)
         return FamilyRegistry(tuple(families.values()))
 
     def select(

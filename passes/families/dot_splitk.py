@@ -12,10 +12,12 @@ from accy.passes.families.family import ExpressionFamily
 SPLITK_TILE = 128
 """Output tile side of the kernel, and of each block's partials slot."""
 
+WORKSPACE = "partials"
+
 FAMILY = ExpressionFamily.of(
     "dot.splitk",
     ["dot"],
     source=__name__,
     when="k > 4096",
-    workspaces={"partials": f"sm_count * {SPLITK_TILE} * {SPLITK_TILE} * accumulator"},
+    workspaces={WORKSPACE: f"sm_count * {SPLITK_TILE} * {SPLITK_TILE} * accumulator"},
 )

@@ -11,10 +11,12 @@ from accy.passes.families.family import ExpressionFamily
 SPLIT_BLOCKS_PER_SM = 8
 """Phase-1 blocks per SM: the grid the kernel launches and its workspace's size."""
 
+WORKSPACE = "partials"
+
 FAMILY = ExpressionFamily.of(
     "reduce.split",
     ["reduce"],
     source=__name__,
     when="k > 4096",
-    workspaces={"partials": f"kept * sm_count * {SPLIT_BLOCKS_PER_SM} * accumulator"},
+    workspaces={WORKSPACE: f"kept * sm_count * {SPLIT_BLOCKS_PER_SM} * accumulator"},
 )

@@ -9,10 +9,12 @@ the preceding tiles.
 from accy.passes.families.family import ExpressionFamily
 from accy.passes.shared_memory import SCAN_TILE
 
+WORKSPACE = "carries"
+
 FAMILY = ExpressionFamily.of(
     "scan.multiblock",
     ["scan"],
     source=__name__,
     when=f"width > {SCAN_TILE}",
-    workspaces={"carries": f"ceil_div(width, {SCAN_TILE}) * kept * accumulator"},
+    workspaces={WORKSPACE: f"ceil_div(width, {SCAN_TILE}) * kept * accumulator"},
 )

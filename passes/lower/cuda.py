@@ -32,6 +32,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from accy.dialects import accy as ops
+from accy.passes.families import (
+    convolution_tiled,
+    dot_splitk,
+    dot_tiled,
+    reduce_row,
+    reduce_split,
+    scan_block,
+    scan_multiblock,
+)
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_dot import (
     splitk_dot_kernel,
@@ -226,7 +235,7 @@ class LaunchPattern(KernelPattern):
 
 @dataclass
 class FamilyLaunch(LaunchPattern):
-    """A kernel of one planned family."""
+    """A kernel of one planned family (its module in `accy.passes.families`)."""
 
     family: ClassVar[str]
 
@@ -237,7 +246,7 @@ class FamilyLaunch(LaunchPattern):
 class RowReduceLaunch(FamilyLaunch):
     """`reduce.row`: one block per kept row, a tree in shared memory."""
 
-    family = "reduce.row"
+    family = reduce_row.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return row_reduce_kernel(context, kernel)
@@ -247,7 +256,7 @@ class SplitReduceLaunch(FamilyLaunch):
     """`reduce.split`: partials of every row's slices into the `partials` workspace, then
     one fold per row (two launches)."""
 
-    family = "reduce.split"
+    family = reduce_split.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return split_reduce_kernel(context, kernel)
@@ -256,7 +265,7 @@ class SplitReduceLaunch(FamilyLaunch):
 class BlockScanLaunch(FamilyLaunch):
     """`scan.block`: one block per row scanning it in shared memory."""
 
-    family = "scan.block"
+    family = scan_block.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return block_scan_kernel(context, kernel)
@@ -266,7 +275,7 @@ class MultiblockScanLaunch(FamilyLaunch):
     """`scan.multiblock`: tiles scanned with their carries into the `carries` workspace,
     the carries scanned, then added to the tiles (three launches)."""
 
-    family = "scan.multiblock"
+    family = scan_multiblock.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return multiblock_scan_kernel(context, kernel)
@@ -275,7 +284,7 @@ class MultiblockScanLaunch(FamilyLaunch):
 class TiledDotLaunch(FamilyLaunch):
     """`dot.tiled`: one block per output tile, operand tiles staged in shared memory."""
 
-    family = "dot.tiled"
+    family = dot_tiled.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return tiled_dot_kernel(context, kernel)
@@ -285,7 +294,7 @@ class SplitKDotLaunch(FamilyLaunch):
     """`dot.splitk`: a host loop over output tiles, each accumulating contraction slices
     into the `partials` workspace and then folding them (two launches per tile)."""
 
-    family = "dot.splitk"
+    family = dot_splitk.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return splitk_dot_kernel(context, kernel)
@@ -327,12 +336,11 @@ class FoldLaunch(LaunchPattern):
         return fold_kernel(context, kernel)
 
 
-class TiledConvolutionLaunch(LaunchPattern):
+class TiledConvolutionLaunch(FamilyLaunch):
     """`convolution.tiled`: shared-memory tiles of the implicit product
     (`tiled_convolution_kernel`)."""
 
-    def matches(self, kernel: PlannedKernel) -> bool:
-        return kernel.family == "convolution.tiled"
+    family = convolution_tiled.FAMILY.id
 
     def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
         return tiled_convolution_kernel(context, kernel)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type
+from accy.passes.families import dot_splitk
 from accy.passes.families.dot_splitk import SPLITK_TILE
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower import cuda_ir as ir
@@ -236,7 +237,9 @@ def splitk_dot_kernel(context: KernelContext, item: PlannedKernel) -> KernelProg
     blocks = context.sm_count
     tile_elements = SPLITK_TILE * SPLITK_TILE
     stored = partial_type(contraction.element)
-    term = context.workspace_of(item, "partials", blocks * tile_elements * byte_width(stored))
+    term = context.workspace_of(
+        item, dot_splitk.WORKSPACE, blocks * tile_elements * byte_width(stored)
+    )
     tiles_m = ir.ceil_div(contraction.m, SPLITK_TILE)
     tiles_n = ir.ceil_div(contraction.n, SPLITK_TILE)
     tile_count = contraction.batch * tiles_m * tiles_n

@@ -34,6 +34,7 @@ from accy.dialects.memref_atomic import AtomicYieldOp, GenericAtomicRMWOp, atomi
 from accy.dialects.plan import MemorySpace, buffer_bytes
 from accy.passes import merge_sort
 from accy.passes.element_types import is_unsigned
+from accy.passes.families import sort_merge
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower import indexing
 from accy.passes.lower.indexing import (
@@ -727,7 +728,7 @@ def sort_kernel(context: KernelContext, item: PlannedKernel) -> KernelProgram:
         return KernelProgram(())
     widths = merge_sort.sort_run_widths(root)
     offsets, needed = sort_scratch_offsets(root)
-    term = context.workspace_of(item, "scratch", needed) if widths else None
+    term = context.workspace_of(item, sort_merge.WORKSPACE, needed) if widths else None
     passes = list(zip(widths, merge_sort.merge_targets(root))) or [(0, merge_sort.RESULTS)]
     launches = []
     for p, (width, target) in enumerate(passes):

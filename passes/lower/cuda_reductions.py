@@ -33,6 +33,7 @@ from collections.abc import Callable
 import numpy as np
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type, int_width, is_float, is_unsigned
+from accy.passes.families import reduce_split, scan_multiblock
 from accy.passes.families.reduce_split import SPLIT_BLOCKS_PER_SM
 from accy.passes.lower import cuda_ir as ir
 from accy.passes.lower.cuda_kernels import (
@@ -276,7 +277,9 @@ def split_reduce_kernel(context: KernelContext, item: PlannedKernel) -> KernelPr
     shape = ReductionShape(op)
     blocks = context.sm_count * SPLIT_BLOCKS_PER_SM
     stored = partial_type(shape.element)
-    term = context.workspace_of(item, "partials", shape.rows * blocks * byte_width(stored))
+    term = context.workspace_of(
+        item, reduce_split.WORKSPACE, shape.rows * blocks * byte_width(stored)
+    )
     slice_width = ir.ceil_div(shape.width, blocks)
     extent = ir.ceil_div(slice_width, REDUCE_BLOCK)
 
@@ -442,7 +445,9 @@ def multiblock_scan_kernel(context: KernelContext, item: PlannedKernel) -> Kerne
     shape = ScanShape(op)
     tiles = ir.ceil_div(shape.width, SCAN_TILE)
     stored = partial_type(shape.element)
-    term = context.workspace_of(item, "carries", tiles * shape.rows * byte_width(stored))
+    term = context.workspace_of(
+        item, scan_multiblock.WORKSPACE, tiles * shape.rows * byte_width(stored)
+    )
     if shape.rows == 0 or tiles == 0:
         return KernelProgram(())
 

@@ -270,8 +270,7 @@ def compute_workspaces(
 ) -> WorkspacePlan:
     options = manager.options
     schedule = manager.get(SCHEDULE, root)
-    declared = options.families if options.planned_for.declared_families else ()
-    registry = FamilyRegistry.load(declared, target=options.target)
+    registry = FamilyRegistry.load(options.families, target=options.target)
     plans = [
         workspace_terms(schedule, registry, rows=rows, sm_count=options.sm_count, meter=meter)
         for rows in (options.rows or (None,))

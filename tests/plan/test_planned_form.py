@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from accy.dialects import plan
+from accy.dialects.plan_verifier import verify_planned_module
 from accy.passes.analysis import AnalysisManager
 from accy.passes.lower.lower_pass import lower_module
 from accy.passes.plan_passes import PLAN_PASSES
 from accy.passes.planned_form import PlanPass, planned_module
-from accy.passes.planned_verifier import verify_planned_module
 from xdsl.context import Context
 
 import accy
@@ -203,6 +203,7 @@ def test_no_target_named_means_the_cpu_everywhere(capsys):
     """Every entry point plans, lowers, compiles and exports for `DEFAULT_TARGET` when none is
     named, so `accy-plan,accy-lower` and `accy-plan | accy-run -` work as written."""
     from accy.passes.options import PlanOptions
+
     from accy.targets import DEFAULT_TARGET
 
     assert DEFAULT_TARGET == "cpu"

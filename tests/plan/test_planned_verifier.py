@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from accy.dialects import plan
+from accy.dialects.plan_verifier import KERNEL_KINDS, verify_planned_module
 from accy.passes.analysis import AnalysisManager
 from accy.passes.planned_form import planned_module
-from accy.passes.planned_verifier import KERNEL_KINDS, verify_planned_module
 from accy.passes.schedule import WorkKind
 from xdsl.dialects.builtin import StringAttr
 

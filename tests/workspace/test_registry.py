@@ -25,7 +25,7 @@ def write(tmp_path: Path, text: str, name: str = "user.toml") -> Path:
 def load_error(tmp_path: Path, text: str) -> RegistryError:
     path = write(tmp_path, text)
     with pytest.raises(RegistryError) as info:
-        FamilyRegistry.load([path], include_package=False)
+        FamilyRegistry.load([path], include_package=False, target="cuda")
     assert str(info.value).startswith(f"{path}:{info.value.line}:{info.value.column}: error: ")
     return info.value
 
@@ -157,12 +157,14 @@ def test_a_user_family_shadows_a_package_family_with_its_id(tmp_path: Path) -> N
 def test_files_load_in_the_order_given(tmp_path: Path) -> None:
     first = write(tmp_path, 'family = [{id = "a", kinds = ["dot"]}]', "first.toml")
     second = write(tmp_path, 'family = [{id = "b", kinds = ["dot"]}]', "second.toml")
-    registry = FamilyRegistry.load([second, first], include_package=False)
+    registry = FamilyRegistry.load([second, first], include_package=False, target="cuda")
     assert [f.id for f in registry.families] == ["b", "a"]
 
 
 def test_a_failing_when_names_the_family(tmp_path: Path) -> None:
-    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)], include_package=False)
+    registry = FamilyRegistry.load(
+        [write(tmp_path, USER_FAMILIES)], include_package=False, target="cuda"
+    )
     with pytest.raises(FamilyEvaluationError) as info:
         registry.select("scan", {"n": 1})
     assert str(info.value) == "family 'user.reduce' when: at column 1: unknown name 'k'"
@@ -170,7 +172,9 @@ def test_a_failing_when_names_the_family(tmp_path: Path) -> None:
 
 
 def test_a_failing_workspace_names_family_workspace_and_name(tmp_path: Path) -> None:
-    registry = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)], include_package=False)
+    registry = FamilyRegistry.load(
+        [write(tmp_path, USER_FAMILIES)], include_package=False, target="cuda"
+    )
     with pytest.raises(FamilyEvaluationError) as info:
         registry.families[0].workspace_bytes({"k": 2})
     message = "family 'user.reduce' workspace 'scratch': at column 1: unknown name 'n'"
@@ -178,7 +182,9 @@ def test_a_failing_workspace_names_family_workspace_and_name(tmp_path: Path) -> 
 
 
 def test_loaded_families_hold_parsed_expressions(tmp_path: Path) -> None:
-    family = FamilyRegistry.load([write(tmp_path, USER_FAMILIES)], include_package=False)
+    family = FamilyRegistry.load(
+        [write(tmp_path, USER_FAMILIES)], include_package=False, target="cuda"
+    )
     (only,) = family.families
     assert only.when == Expression.parse("k % 2 == 0")
     assert only.workspaces[0].bytes == (Expression.parse("n * 8"), Expression.parse("256"))

@@ -10,7 +10,7 @@ Lowering reads only the planned form, so a planned module written by hand is hel
 - Signature: a function's out-parameters (`accy.output = i`) are its last arguments,
   numbered 0, 1, ... in order (a call passes the parameters, then one array per result).
 - Kernels: each `accy.kernel`'s kind is a work kind that lowering knows (`KERNEL_KINDS`:
-  `schedule.WorkKind` without `iterate`, which is a host loop); kernel ids are unique in a
+  `plan.WorkKind` without `iterate`, which is a host loop); kernel ids are unique in a
   function.
 - Parameters (arguments that are not out-parameters) are the caller's arrays: no kernel
   (outs or workspaces) and no copy writes one. A kernel that updates a parameter works on
@@ -43,10 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from accy.dialects import plan
-from accy.passes.arena_plan import IN_PLACE_KINDS
-from accy.passes.memory import MISSING_OUTPUT_FORMAT
-from accy.passes.planned_form import TARGET
-from accy.passes.schedule import WorkKind
+from accy.dialects.plan import IN_PLACE_KINDS, KERNEL_KINDS, TARGET
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
@@ -54,8 +51,12 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from accy.diagnostics import AccyVerifyError
 from accy.targets import TARGETS
 
-KERNEL_KINDS = tuple(kind.value for kind in WorkKind if kind is not WorkKind.ITERATE)
-"""The kinds an `accy.kernel` may have: the work kinds, but `iterate` (an `accy.loop`)."""
+MISSING_OUTPUT_FORMAT = (
+    "function @{function} result #{index} (%{value}) has no kernel writer or backing "
+    "alias; schedule its producer or provide an input/constant alias"
+)
+"""A result no kernel writes and nothing backs (the planner's `MissingOutputWriter` and
+this verifier say the same)."""
 
 HOST_LOOPS = (plan.LoopOp, plan.WhileLoopOp)
 
