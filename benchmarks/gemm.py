@@ -1,6 +1,7 @@
 """Matrix products on accy's CPU target against XLA (via JAX) and numpy, side by side.
 
-    python benchmarks/gemm.py [--rounds 15] [--threads N] [--dtypes f32,bf16] [--markdown]
+    python benchmarks/gemm.py [--set zoo|real] [--rounds 15] [--threads N] [--dtypes f32,bf16]
+                              [--filter TEXT] [--markdown]
 
 The shapes are every distinct `dot_general` of the zoo and `tests/data/stablehlo` (read
 from the programs at run time), and the issue's two larger ones: a 512x256 by 256x1024
@@ -102,6 +103,28 @@ EXTRA = (
 """The issue's larger shapes (beyond the zoo's)."""
 
 
+def _mm(m: int, k: int, n: int) -> Product:
+    return Product((m, k), (k, n), ((), ()), ((1,), (0,)))
+
+
+REAL = (
+    _mm(256, 256, 256),
+    _mm(512, 512, 512),
+    _mm(1024, 1024, 1024),
+    _mm(2048, 2048, 2048),
+    _mm(128, 768, 2304),  # BERT-base / GPT-2-small attention projections (q, k, v), seq 128
+    _mm(128, 768, 3072),  # their FFN up, seq 128
+    _mm(128, 3072, 768),  # their FFN down
+    _mm(1024, 768, 3072),  # FFN up at 8 x 128 tokens
+    _mm(4096, 1024, 1024),
+    _mm(128, 4096, 11008),  # a Llama-7B FFN slice, seq 128
+    Product((12, 128, 64), (12, 64, 128), ((0,), (0,)), ((2,), (1,))),  # attention scores
+    Product((12, 128, 128), (12, 128, 64), ((0,), (0,)), ((2,), (1,))),  # attention x values
+)
+"""Real sizes: squares, the layer shapes of BERT-base and GPT-2-small at seq 128 (and 8 x 128
+tokens), a Llama-7B FFN slice, attention's batched products with 12 heads of 64."""
+
+
 def zoo_products(folders) -> list[Product]:
     """Every distinct `dot_general` of the programs in `folders`, in first-seen order."""
     from accy.dialects import accy as ops
@@ -200,9 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="accy's CPU threads")
     parser.add_argument("--dtypes", default="f32,bf16")
     parser.add_argument("--filter", default="", help="only shapes whose label contains this")
+    parser.add_argument(
+        "--set",
+        choices=("zoo", "real"),
+        default="zoo",
+        help="the zoo's products (and two larger), or products at real sizes (REAL)",
+    )
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    products = [*zoo_products(DATA), *EXTRA]
+    products = [*zoo_products(DATA), *EXTRA] if args.set == "zoo" else list(REAL)
     products = [p for p in products if args.filter in p.label()]
     if not products:
         print("error: no shapes match", file=sys.stderr)

@@ -7,13 +7,21 @@ A product of one contracting dim reads its operands contiguously in one of two f
 - `rows`: both operands' last dims are their contracting dims (`A . B^T`): each output
   element reads runs of K from both.
 
-The CPU target's register tiles compute these forms (`accy.passes.lower.cpu.dot_tiling`);
-`accy-fold-into-dots` folds a transpose or broadcast into a product only where the product keeps one.
+The CPU target's register tiles compute these forms (`dot_tiling`: the tile geometry, which
+planning reads to choose a product's family and lowering follows;
+`accy.passes.lower.cpu_dot` builds the tiles); `accy-fold-into-dots` folds a transpose or
+broadcast into a product only where the product keeps one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from accy.dialects import accy as ops
+from accy.passes.element_types import compute_type, is_float
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType
+from xdsl.ir import Attribute
 
 DimPair = tuple[Sequence[int], Sequence[int]]
 
@@ -36,3 +44,100 @@ def contiguous_form(
     if r_free and rc[0] == rhs_rank - 1 and lc[0] == lhs_rank - 1:
         return "rows"
     return None
+
+
+REGISTER_BITS = 512
+"""Bits of a `columns` accumulator where N fills it (one AVX-512 register), and of a
+`rows` accumulator where K does; `HALF_BITS` otherwise."""
+
+HALF_BITS = 256
+
+WIDE_ROWS = 8
+"""Output rows per `columns` tile of full-register accumulators (8 x 2 of 32 registers)."""
+
+HALF_ROWS = 4
+"""Output rows per `columns` tile of half-register accumulators."""
+
+TILE_VECTORS = 2
+"""`columns` tiles: rhs vectors per tile (where N holds a multiple of them)."""
+
+ROW_TILE = 4
+"""`rows` tiles: output rows and columns per tile (4 x 4 accumulators)."""
+
+
+@dataclass(frozen=True)
+class DotTiling:
+    """How the CPU's register tiles (`accy.passes.lower.cpu_dot.DotTiles`) compute a
+    `dot_general`.
+
+    `lhs_dims` / `rhs_dims` give, for each operand dim, the output dim it walks with (None:
+    the contracting dim); `m` and `n` are the output dims of the tile's rows and columns
+    (`m` None without lhs free dims); `accumulator` is the accumulators' element type."""
+
+    form: str
+    lanes: int
+    rows: int
+    columns: int
+    lhs_dims: tuple[int | None, ...]
+    rhs_dims: tuple[int | None, ...]
+    m: int | None
+    n: int
+    accumulator: Attribute
+
+
+def _block(size: int, most: int) -> int:
+    """The largest power of two up to `most` dividing `size`."""
+    block = most
+    while size % block:
+        block //= 2
+    return block
+
+
+def _tiled_accumulator(root: ops.DotGeneralOp) -> Attribute | None:
+    """The accumulators' type of a product the tiles compute (f32, f64, i32, i64), else None."""
+    accumulator = compute_type(root.result.type.get_element_type())  # type: ignore[attr-defined]
+    if is_float(accumulator):
+        return accumulator if accumulator.bitwidth in (32, 64) else None  # type: ignore[attr-defined]
+    if isinstance(accumulator, IntegerType) and accumulator.width.data in (32, 64):
+        return accumulator
+    return None
+
+
+def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
+    """The register tiling of `root` on the CPU, or None when it runs as loops (see
+    `accy.passes.lower.cpu_dot`)."""
+    accumulator = _tiled_accumulator(root)
+    lhs_shape = root.lhs.type.get_shape()  # type: ignore[attr-defined]
+    rhs_shape = root.rhs.type.get_shape()  # type: ignore[attr-defined]
+    form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
+    if accumulator is None or form is None or DYNAMIC_INDEX in (*lhs_shape, *rhs_shape):
+        return None
+    (lb, rb), (lc, rc) = root.batching, root.contracting
+    l_free, r_free = free_dims(len(lhs_shape), lb, lc), free_dims(len(rhs_shape), rb, rc)
+    nb, nl = len(lb), len(l_free)
+    lhs_dims: list[int | None] = [None] * len(lhs_shape)
+    rhs_dims: list[int | None] = [None] * len(rhs_shape)
+    for t, (l_dim, r_dim) in enumerate(zip(lb, rb)):
+        lhs_dims[l_dim], rhs_dims[r_dim] = t, t
+    for s, d in enumerate(l_free):
+        lhs_dims[d] = nb + s
+    for s, d in enumerate(r_free):
+        rhs_dims[d] = nb + nl + s
+    m = nb + nl - 1 if l_free else None
+    n = nb + nl + len(r_free) - 1
+    m_size = lhs_shape[l_free[-1]] if l_free else 1
+    bits = accumulator.bitwidth  # type: ignore[attr-defined]
+    wide, half = REGISTER_BITS // bits, HALF_BITS // bits
+    if form == "columns":
+        n_size = rhs_shape[r_free[-1]]
+        lanes = wide if n_size > half else half
+        main = n_size - n_size % lanes
+        columns = TILE_VECTORS if main and main % (TILE_VECTORS * lanes) == 0 else 1
+        rows = _block(m_size, WIDE_ROWS if lanes == wide else HALF_ROWS)
+    else:
+        lanes = wide if lhs_shape[lc[0]] >= wide else half
+        rows = _block(m_size, ROW_TILE)
+        columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
+    return DotTiling(
+        form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n, accumulator
+    )

@@ -34,14 +34,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from accy.dialects import accy as ops
+from accy.dialects import plan
 from accy.dialects.x86_avx512 import DotBF16Op
-from accy.passes.dot_layout import contiguous_form, free_dims
-from accy.passes.element_types import compute_type, is_float, signless
+from accy.passes.dot_layout import DotTiling, dot_tiling
+from accy.passes.element_types import is_float, signless
+from accy.passes.families import dot_packed
 from accy.passes.fusion import dot_operand_source
+from accy.passes.lower.cpu_kernels.context import CpuLoweringError
+from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import element_type, emit, extend
 from accy.passes.schedule import WorkItem
 from xdsl.builder import Builder
@@ -68,24 +71,6 @@ from xdsl.rewriter import InsertPoint
 if TYPE_CHECKING:
     from accy.passes.lower.cpu_kernels.context import KernelContext
 
-REGISTER_BITS = 512
-"""Bits of a `columns` accumulator where N fills it (one AVX-512 register), and of a
-`rows` accumulator where K does; `HALF_BITS` otherwise."""
-
-HALF_BITS = 256
-
-WIDE_ROWS = 8
-"""Output rows per `columns` tile of full-register accumulators (8 x 2 of 32 registers)."""
-
-HALF_ROWS = 4
-"""Output rows per `columns` tile of half-register accumulators."""
-
-TILE_VECTORS = 2
-"""`columns` tiles: rhs vectors per tile (where N holds a multiple of them)."""
-
-ROW_TILE = 4
-"""`rows` tiles: output rows and columns per tile (4 x 4 accumulators)."""
-
 DOT_PARALLEL_MIN_WORK = 1 << 20
 """Tiles run in parallel from this many multiply-adds (16 or 8 a vector multiply-add):
 below it, handing tiles to another thread costs more than they take."""
@@ -98,83 +83,6 @@ columns stay in its cache); with fewer, every tile in parallel."""
 BF16_PAIRS = "avx512_bf16"
 """The CPU feature (Linux's name for AVX512_BF16, with AVX512VL on every CPU that has it)
 under which bf16 products sum pairs of k with `DotBF16Op`."""
-
-
-@dataclass(frozen=True)
-class DotTiling:
-    """How `DotTiles` computes a `dot_general` (see the module docstring).
-
-    `lhs_dims` / `rhs_dims` give, for each operand dim, the output dim it walks with (None:
-    the contracting dim); `m` and `n` are the output dims of the tile's rows and columns
-    (`m` None without lhs free dims); `accumulator` is the accumulators' element type."""
-
-    form: str
-    lanes: int
-    rows: int
-    columns: int
-    lhs_dims: tuple[int | None, ...]
-    rhs_dims: tuple[int | None, ...]
-    m: int | None
-    n: int
-    accumulator: Attribute
-
-
-def _block(size: int, most: int) -> int:
-    """The largest power of two up to `most` dividing `size`."""
-    block = most
-    while size % block:
-        block //= 2
-    return block
-
-
-def _tiled_accumulator(root: ops.DotGeneralOp) -> Attribute | None:
-    """The accumulators' type of a product the tiles compute (f32, f64, i32, i64), else None."""
-    accumulator = compute_type(element_type(root.result))
-    if is_float(accumulator):
-        return accumulator if accumulator.bitwidth in (32, 64) else None  # type: ignore[attr-defined]
-    if isinstance(accumulator, IntegerType) and accumulator.width.data in (32, 64):
-        return accumulator
-    return None
-
-
-def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
-    """The register tiling of `root`, or None when it runs as loops (see the module
-    docstring)."""
-    accumulator = _tiled_accumulator(root)
-    lhs_shape = root.lhs.type.get_shape()  # type: ignore[attr-defined]
-    rhs_shape = root.rhs.type.get_shape()  # type: ignore[attr-defined]
-    form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
-    if accumulator is None or form is None or DYNAMIC_INDEX in (*lhs_shape, *rhs_shape):
-        return None
-    (lb, rb), (lc, rc) = root.batching, root.contracting
-    l_free, r_free = free_dims(len(lhs_shape), lb, lc), free_dims(len(rhs_shape), rb, rc)
-    nb, nl = len(lb), len(l_free)
-    lhs_dims: list[int | None] = [None] * len(lhs_shape)
-    rhs_dims: list[int | None] = [None] * len(rhs_shape)
-    for t, (l_dim, r_dim) in enumerate(zip(lb, rb)):
-        lhs_dims[l_dim], rhs_dims[r_dim] = t, t
-    for s, d in enumerate(l_free):
-        lhs_dims[d] = nb + s
-    for s, d in enumerate(r_free):
-        rhs_dims[d] = nb + nl + s
-    m = nb + nl - 1 if l_free else None
-    n = nb + nl + len(r_free) - 1
-    m_size = lhs_shape[l_free[-1]] if l_free else 1
-    bits = accumulator.bitwidth  # type: ignore[attr-defined]
-    wide, half = REGISTER_BITS // bits, HALF_BITS // bits
-    if form == "columns":
-        n_size = rhs_shape[r_free[-1]]
-        lanes = wide if n_size > half else half
-        main = n_size - n_size % lanes
-        columns = TILE_VECTORS if main and main % (TILE_VECTORS * lanes) == 0 else 1
-        rows = _block(m_size, WIDE_ROWS if lanes == wide else HALF_ROWS)
-    else:
-        lanes = wide if lhs_shape[lc[0]] >= wide else half
-        rows = _block(m_size, ROW_TILE)
-        columns = _block(rhs_shape[r_free[-1]], ROW_TILE)
-    return DotTiling(
-        form, lanes, rows, columns, tuple(lhs_dims), tuple(rhs_dims), m, n, accumulator
-    )
 
 
 def _pairs(lhs: SSAValue, rhs: SSAValue, features: Collection[str]) -> bool:
@@ -247,15 +155,66 @@ def _emit_tiles(
         ).rows_form()
         return
     main = n_size - n_size % tiling.lanes
+    panel = None
+    if isinstance(item, PlannedKernel) and item.family == dot_packed.FAMILY.id:
+        panel = pack_rhs(lowering, b, item, root, tiling)
     if main:
         DotTiles(
-            lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs
+            lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs, panel
         ).columns_form()
     if main != n_size:
         remainder = n_size - main
         DotTiles(
             lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs
         ).columns_form()
+
+
+def pack_rhs(
+    lowering: KernelContext,
+    b: Builder,
+    item: PlannedKernel,
+    root: ops.DotGeneralOp,
+    tiling: DotTiling,
+) -> SSAValue:
+    """The rhs's whole strips copied into the kernel's `panels` workspace (`dot.packed`:
+    the rhs's other dims, strips, k, width), strips in parallel, each k's run a vector at
+    a time; the panels, a view of the workspace."""
+    panels = dot_packed.packed_panels(root)
+    workspace = item.workspaces.get(dot_packed.WORKSPACE)
+    planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
+    if panels is None or planned < panels.bytes:
+        needed = "no panels" if panels is None else f"{panels.bytes} bytes of panels"
+        raise CpuLoweringError(
+            f"work item {item.id} runs family '{dot_packed.FAMILY.id}' but needs {needed} "
+            f"and the plan gives it {planned} bytes",
+            root.location,
+        )
+    assert workspace is not None
+    rhs = lowering.memref_of(dot_operand_source(root.rhs))
+    element = rhs.type.get_element_type()  # type: ignore[attr-defined]
+    shape = rhs.type.get_shape()  # type: ignore[attr-defined]
+    panel = emit(
+        b, memref.ViewOp(workspace, lowering.index(0), [], MemRefType(element, panels.shape))
+    )
+    panel.name_hint = "panels"
+    k_dim, last = root.contracting[1][0], len(shape) - 1
+    others = [d for d in range(len(shape)) if d not in (k_dim, last)]
+    sizes = [lowering.index(shape[d]) for d in others] + [lowering.index(panels.strips)]
+    nest, ivs = lowering.parallel_nest(
+        b, sizes, parallel=len(sizes), per_iteration=panels.shape[-2] * panels.width
+    )
+    strip = ivs[-1]
+    first = emit(nest, arith.MuliOp(strip, lowering.index(panels.width)))
+    _, body, kv, _ = lowering.loop(nest, lowering.index(panels.shape[-2]))
+    vector_type = VectorType(element, [tiling.lanes])
+    for offset in range(0, panels.width, tiling.lanes):
+        column = emit(body, arith.AddiOp(first, lowering.index(offset)))
+        place = dict(zip(others, ivs))
+        at = [kv if d == k_dim else column if d == last else place[d] for d in range(len(shape))]
+        run = emit(body, vector.LoadOp(rhs, at, vector_type))
+        body.insert(vector.StoreOp(run, panel, [*ivs[:-1], strip, kv, lowering.index(offset)]))
+    body.insert(scf.YieldOp())
+    return panel
 
 
 MAGNITUDE, SMALLEST_NORMAL = 0x7FFF, 0x0080
@@ -348,8 +307,11 @@ class DotTiles:
         columns: int,
         mask: int | None,
         pairs: bool,
+        panel: SSAValue | None = None,
     ):
         self.lowering, self.item, self.root, self.tiling = lowering, item, root, tiling
+        self.panel = panel
+        """The packed rhs the tiles read (`pack_rhs`), else None: the rhs in place."""
         self.pairs = pairs
         """Whether the tiles sum bf16 pairs with `DotBF16Op` (`emit_dot_tiles`)."""
         self.columns, self.mask = columns, mask
@@ -394,6 +356,12 @@ class DotTiles:
         self.accumulator = tiling.accumulator
         self.vector_type = VectorType(self.accumulator, [self.lanes])
         self.is_float = is_float(self.accumulator)
+        if panel is not None:  # the strip's panel: the rhs's other dims, then the strip
+            rank = len(root.rhs.type.get_shape())  # type: ignore[attr-defined]
+            k_dim = root.contracting[1][0]
+            dims = [tiling.rhs_dims[d] for d in range(rank) if d not in (k_dim, rank - 1)]
+            strip = emit(self.tile, arith.DivUIOp(j, lowering.index(self.width)))
+            self.panel_at = [*(self.at[d] for d in dims), strip]  # type: ignore[index]
 
     # ------------------------------------------------------------------------- helpers
 
@@ -416,6 +384,13 @@ class DotTiles:
     def mask_of(self, b: Builder, count: int, lanes: int) -> SSAValue:
         mask_type = VectorType(i1, [lanes])
         return emit(b, vector.CreateMaskOp([self.lowering.index(count)], mask_type))
+
+    def rhs_at(self, c: int, kv: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+        """The memref and indices of the tile's `c`-th rhs vector at contracting position
+        `kv`: its panel's (`pack_rhs`), else the rhs's own."""
+        if self.panel is not None:
+            return self.panel, [*self.panel_at, kv, self.lowering.index(c * self.lanes)]
+        return self.rhs, self.index(self.tiling.rhs_dims, None, self.column_ivs[c], kv)
 
     def load(self, b: Builder, source: SSAValue, at, lanes: int, mask) -> SSAValue:
         """`lanes` elements of memref `source` from `at`, the lanes past `mask` zero, in
@@ -466,13 +441,9 @@ class DotTiles:
         )
         vectors = [
             self.widened(
-                body,
-                self.load(
-                    body, self.rhs, self.index(tiling.rhs_dims, None, c, kv), self.lanes, lane_mask
-                ),
-                self.rhs_source,
+                body, self.load(body, *self.rhs_at(c, kv), self.lanes, lane_mask), self.rhs_source
             )
-            for c in self.column_ivs
+            for c in range(len(self.column_ivs))
         ]
         updated = []
         for row in self.row_ivs:
@@ -500,14 +471,12 @@ class DotTiles:
             """Positions kv and kv + 1 (kv and a zero when not `paired`)."""
             after = emit(b, arith.AddiOp(kv, lowering.index(1))) if paired else None
             pairs = []
-            for c in self.column_ivs:
-                at = self.index(self.tiling.rhs_dims, None, c, kv)
-                first = self.load(b, self.rhs, at, lanes, lane_mask)
+            for c in range(len(self.column_ivs)):
+                first = self.load(b, *self.rhs_at(c, kv), lanes, lane_mask)
                 if after is None:
                     second = _splat(b, row_type, 0)
                 else:
-                    at = self.index(self.tiling.rhs_dims, None, c, after)
-                    second = self.load(b, self.rhs, at, lanes, lane_mask)
+                    second = self.load(b, *self.rhs_at(c, after), lanes, lane_mask)
                 shuffle = vector.ShuffleOp(first, second, interleave, result_type=pair_type)
                 pairs.append(emit(b, shuffle))
             updated = []

@@ -1,0 +1,120 @@
+"""`dot.packed` (CPU): a product whose register tiles would read the rhs across pages packs
+it into contiguous panels first.
+
+The columns-form tiles (`dot_layout.dot_tiling`) walk the contraction reading, at each
+position k, one strip of `width` output columns of the rhs. Where consecutive positions lie
+`PACK_MIN_STRIDE` bytes or more apart, every step of a strip touches a page of its own: the reads miss the TLB and defeat the prefetchers as soon as the rhs leaves the caches.
+This family first copies each strip, in parallel, into a panel of its own, `k x width`
+elements in order (the workspace `panels`: the rhs's other dims, then strips, k and
+width; the rhs in its stored type, so a widening prologue still extends as it loads), and
+the tiles read the panels. Columns past the last whole strip (N's remainder) are read in
+place. Every copy of an rhs element is made once per call, whatever M is.
+
+Invariants: `packed_panels` is the one place that decides the packing, for the planner (the
+workspace's bytes) and for the CPU lowering (the panels it builds and reads).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from accy.dialects import accy as ops
+from accy.passes.dot_layout import dot_tiling
+from accy.passes.families.family import KernelFamily, WorkspaceDecl
+from accy.passes.fusion import dot_operand_source
+from accy.passes.schedule import WorkItem
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+
+PACK_MIN_STRIDE = 2048
+"""Bytes between the rhs elements of consecutive contracting positions from which the
+tiles read packed panels (half a page: each step's run of a strip then lies on a page of
+its own, or shares it with one other)."""
+
+PACK_MIN_K = 64
+"""The fewest contracting positions worth packing for."""
+
+PACK_CACHED_BYTES = 16 << 20
+"""Panels up to this size (half the L3 cache of the machines measured) are packed however
+few output rows share them; larger ones, copied through memory, only where at least
+`PACK_MIN_ROWS` rows do (the copy then costs a fraction of the product)."""
+
+PACK_MIN_ROWS = 256
+
+WORKSPACE = "panels"
+
+
+@dataclass(frozen=True)
+class Panels:
+    """The packed rhs: `shape` is (the rhs's dims but the contracting and last, in order,
+    strips, k, width), of `element` (the rhs's stored type); `strips * width` columns are
+    packed, the rest read in place."""
+
+    shape: tuple[int, ...]
+    element: Attribute
+
+    @property
+    def strips(self) -> int:
+        return self.shape[-3]
+
+    @property
+    def width(self) -> int:
+        return self.shape[-1]
+
+    @property
+    def bytes(self) -> int:
+        return math.prod(self.shape) * max(1, (self.element.bitwidth + 7) // 8)  # type: ignore[attr-defined]
+
+
+def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
+    """The panels `root`'s tiles read, or None when they read the rhs in place."""
+    tiling = dot_tiling(root)
+    if tiling is None or tiling.form != "columns":
+        return None
+    rhs = dot_operand_source(root.rhs)
+    assert isinstance(rhs.type, TensorType)
+    shape, element = rhs.type.get_shape(), rhs.type.get_element_type()
+    k_dim = root.contracting[1][0]
+    n_size = shape[-1]
+    width = tiling.columns * tiling.lanes
+    strips = (n_size - n_size % tiling.lanes) // width
+    element_bytes = max(1, (element.bitwidth + 7) // 8)  # type: ignore[attr-defined]
+    stride = math.prod(shape[k_dim + 1 :]) * element_bytes
+    if strips == 0 or shape[k_dim] < PACK_MIN_K or stride < PACK_MIN_STRIDE:
+        return None
+    others = [size for d, size in enumerate(shape) if d not in (k_dim, len(shape) - 1)]
+    panels = Panels((*others, strips, shape[k_dim], width), element)
+    rows = math.prod(root.result.type.get_shape()) // math.prod(shape[:k_dim] + shape[k_dim + 1 :])  # type: ignore[attr-defined]
+    if panels.bytes > PACK_CACHED_BYTES and rows < PACK_MIN_ROWS:
+        return None
+    return panels
+
+
+class DotPacked(KernelFamily):
+    """The family (see the module doc)."""
+
+    id = "dot.packed"
+    kinds = ("dot",)
+    targets = ("cpu",)
+    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
+    source = __name__
+    sized_by_rows = False
+
+    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
+        if kind not in self.kinds or item is None:
+            return False
+        root = item.contraction
+        return isinstance(root, ops.DotGeneralOp) and packed_panels(root) is not None
+
+    def workspace_bytes(
+        self, env: Mapping[str, int], item: WorkItem | None = None
+    ) -> dict[str, int]:
+        assert item is not None and isinstance(item.contraction, ops.DotGeneralOp)
+        panels = packed_panels(item.contraction)
+        assert panels is not None
+        return {WORKSPACE: panels.bytes}
+
+
+FAMILY = DotPacked()

@@ -1,0 +1,105 @@
+"""`dot.packed` (CPU): products whose rhs the tiles would read across pages pack it into
+contiguous panels first (`accy.passes.families.dot_packed`)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from accy.passes.families.dot_packed import PACK_MIN_STRIDE, packed_panels
+
+import accy
+from accy.reference import run
+
+DENSE = """func.func @dense(%x: tensor<{m}x{k}x{t}>, %w: tensor<{k}x{n}x{t}>, %b: tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<{m}x{k}x{t}>, tensor<{k}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %z = accy.add %y, %bb : tensor<{m}x{n}x{t}>
+  %zero = accy.constant dense<0.0> : tensor<{m}x{n}x{t}>
+  %a = accy.maximum %z, %zero : tensor<{m}x{n}x{t}>
+  func.return %a : tensor<{m}x{n}x{t}>
+}}"""
+"""A dense layer: the product, a bias and a ReLU (its epilogue)."""
+
+RNG = np.random.default_rng(7)
+
+
+def dense(m: int, k: int, n: int, t: str = "f32") -> str:
+    return DENSE.format(m=m, k=k, n=n, t=t)
+
+
+def arrays(m: int, k: int, n: int, t: str) -> list[np.ndarray]:
+    dtype = np.float32 if t == "f32" else ml_dtypes.bfloat16
+    return [RNG.uniform(-1, 1, shape).astype(dtype) for shape in ((m, k), (k, n), (n,))]
+
+
+BATCHED = """func.func @scores(%q: tensor<3x64x{k}xbf16>, %k: tensor<3x{k}x{n}xbf16>) -> tensor<3x64x{n}xf32> {{
+  %qf = accy.convert %q : (tensor<3x64x{k}xbf16>) -> tensor<3x64x{k}xf32>
+  %kf = accy.convert %k : (tensor<3x{k}x{n}xbf16>) -> tensor<3x{k}x{n}xf32>
+  %s = accy.dot_general %qf, %kf, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<3x64x{k}xf32>, tensor<3x{k}x{n}xf32>) -> tensor<3x64x{n}xf32>
+  func.return %s : tensor<3x64x{n}xf32>
+}}"""
+
+
+def _kernel_families(exe) -> list[str | None]:
+    return [
+        op.family.data if op.family else None
+        for op in exe.planned.walk()
+        if op.name == "accy.kernel"
+    ]
+
+
+@pytest.mark.parametrize(
+    "m, k, n, t",
+    [
+        (40, 96, 1024, "f32"),  # whole strips of two vectors
+        (24, 80, 1000, "f32"),  # N's remainder read in place, one masked vector
+        (16, 128, 1040, "bf16"),  # bf16 panels (pairs of k where the CPU sums them)
+    ],
+)
+def test_packed_products_compute_their_epilogue(m, k, n, t):
+    module = accy.parse(dense(m, k, n, t))
+    exe = accy.compile(module)
+    assert _kernel_families(exe) == ["dot.packed"]
+    args = arrays(m, k, n, t)
+    got, want = exe(*args)[0], run(module, "dense", *args)[0]
+    tolerance = 2e-2 if t == "bf16" else 1e-5
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance
+    )
+
+
+def test_the_panels_are_a_planned_workspace_of_the_rhs_strips():
+    module = accy.parse(dense(24, 80, 1000, "f32"))
+    prepared = accy.prepare(module)
+    (term,) = prepared.workspaces.terms
+    # 1000 columns: 31 strips of 32 (two vectors of 16 f32), 8 columns read in place
+    assert (term.family, term.name, term.bytes, term.arena) == (
+        "dot.packed",
+        "panels",
+        31 * 80 * 32 * 4,
+        True,
+    )
+    product = next(op for op in module.walk() if op.name == "accy.dot_general")
+    assert packed_panels(product).shape == (31, 80, 32)
+
+
+def test_a_batched_product_with_widened_operands_packs_each_batch():
+    text = BATCHED.format(k=96, n=1536)
+    module = accy.parse(text)
+    exe = accy.compile(module)
+    assert _kernel_families(exe) == ["dot.packed"]
+    rng = np.random.default_rng(5)
+    q = rng.uniform(-1, 1, (3, 64, 96)).astype(ml_dtypes.bfloat16)
+    key = rng.uniform(-1, 1, (3, 96, 1536)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_allclose(
+        exe(q, key)[0], run(module, "scores", q, key)[0], rtol=1e-5, atol=1e-4
+    )
+
+
+def test_products_read_in_place_stay_unpacked():
+    # rows of the rhs closer than PACK_MIN_STRIDE: the tiles read it in place
+    n = PACK_MIN_STRIDE // 4 // 2
+    assert _kernel_families(accy.compile(accy.parse(dense(16, 96, n)))) == [None]
+    # too few contracting positions
+    assert _kernel_families(accy.compile(accy.parse(dense(16, 8, 1024)))) == [None]
