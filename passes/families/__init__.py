@@ -10,8 +10,8 @@ The package's families, in selection order (the first that applies runs the item
 
     CUDA  convolution_tiled, dot_splitk, dot_tiled, reduce_split, reduce_row,
           scan_multiblock, scan_block, sort_merge
-    CPU   reduce_chunks, dot_packed, sort_merge (a work item no family takes runs as the
-          kernel kind's own loops)
+    CPU   reduce_chunks, dot_packed, convolution_packed, sort_merge (a work item no family
+          takes runs as its kernel kind's own loops)
 
 Users declare more families in TOML files (`declared.py`, the workspace seed's format: device
 kernels, so they run on `cuda`); every file given is read and checked whatever the target,
@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from accy.passes.families import (
+    convolution_packed,
     convolution_tiled,
     dot_packed,
     dot_splitk,
@@ -64,6 +65,7 @@ PACKAGE_FAMILIES: tuple[KernelFamily, ...] = (
     sort_merge.FAMILY,
     reduce_chunks.FAMILY,
     dot_packed.FAMILY,
+    convolution_packed.FAMILY,
     sort_merge.CPU_FAMILY,
 )
 """Every family of the package, in selection order."""

@@ -1,19 +1,28 @@
 """CPU lowering of convolutions (the `convolution` kernels `window.WindowLoops` takes):
-f32 register tiles where `has_register_tiles` holds, else one window loop per element.
+f32 register tiles where `has_register_tiles` holds (reading the kernel in place, or packed
+first: `convolution.packed`), else one window loop per element.
 
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
 not the convolution, its result (of the convolution's type) then takes the epilogue's
 value through the fused members. Tiles need all dims static, no groups, output features
-last in the result and the kernel and a multiple of `VECTOR_WIDTH` of them.
+last in the result and a multiple of `VECTOR_WIDTH` of them
+(`dot_layout.convolution_tile_read`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from accy.dialects import accy as ops
+from accy.dialects import plan
+from accy.passes.dot_layout import CONV_VECTOR_WIDTH, convolution_tile_read
 from accy.passes.element_types import shape_of
-from accy.passes.lower.cpu_kernels.context import KernelContext, power_of_two_block
+from accy.passes.families import convolution_packed
+from accy.passes.lower.cpu_kernels.context import (
+    CpuLoweringError,
+    KernelContext,
+    power_of_two_block,
+)
 from accy.passes.lower.indexing import (
     convolution_input,
     convolution_kernel,
@@ -25,13 +34,13 @@ from accy.passes.lower.scalar import emit
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
     Float32Type,
     FloatAttr,
+    MemRefType,
     VectorType,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 CONV_TILE_ROWS = 4
 """f32 convolution register tiles: result positions per tile along its last spatial dim."""
@@ -39,26 +48,18 @@ CONV_TILE_ROWS = 4
 CONV_TILE_VECTORS = 4
 """f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
 
-VECTOR_WIDTH = 8
+VECTOR_WIDTH = CONV_VECTOR_WIDTH
 """f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
 
 
-def has_register_tiles(root: Operation) -> bool:
-    """Whether `convolution_tiles` lowers `root`: an f32 convolution without groups whose
-    result and kernel keep output features in their last (contiguous) dim, a multiple of
-    `VECTOR_WIDTH` of them, all dims static."""
+def has_register_tiles(root: Operation, kernel: PlannedKernel | None = None) -> bool:
+    """Whether `convolution_tiles` lowers `root` (`dot_layout.convolution_tile_read`): its
+    kernel read in place, or packed where the plan runs `convolution.packed` for it."""
     if not isinstance(root, ops.ConvolutionOp):
         return False
-    rank = len(shape_of(root.result))
-    types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
-    return (
-        types == {Float32Type()}
-        and root.feature_groups == root.batch_groups == 1
-        and root.window_list("result_dims")[1] == rank - 1
-        and root.window_list("rhs_dims")[1] == rank - 1
-        and shape_of(root.result)[-1] % VECTOR_WIDTH == 0
-        and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
-    )
+    read = convolution_tile_read(root)
+    packed = kernel is not None and kernel.family == convolution_packed.FAMILY.id
+    return read == "direct" or (read == "packed" and packed)
 
 
 def convolution_loops(
@@ -67,7 +68,7 @@ def convolution_loops(
     """The convolution `conv` of `kernel` and its epilogue: register tiles
     (`convolution_tiles`) where it has them, else one loop nest over the result's
     elements, each its window's sum and epilogue through the fused members."""
-    if has_register_tiles(conv):
+    if has_register_tiles(conv, kernel):
         convolution_tiles(ctx, b, conv, kernel)
         return
     result = kernel.root.results[0]
@@ -106,6 +107,9 @@ def convolution_tiles(
     steps[row_dim] = rows
     steps[-1] = vectors * VECTOR_WIDTH
     count = int(np.prod(kernel_sizes, dtype=np.int64))
+    packed = None  # the kernel as the tiles read it, where it is not stored so
+    if convolution_tile_read(root) == "packed":
+        packed = pack_kernel(ctx, b, root, kernel)
     tile, ivs = ctx.parallel_nest(
         b,
         [ctx.index(n) for n in out_shape],
@@ -134,13 +138,17 @@ def convolution_tiles(
             column = (
                 ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
             )
-            kernel_reads.append(convolution_kernel(wb, root, column, ks))
+            if packed is None:
+                kernel_reads.append(convolution_kernel(wb, root, column, ks))
+            else:  # window position, input feature, output features
+                kernel_reads.append([k, None, column])
         features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
         columns = []
         for rhs_at in kernel_reads:
             rhs_at = list(rhs_at)
-            rhs_at[ri] = c
-            columns.append(emit(fb, vector.LoadOp(rhs, rhs_at, vector_type)))
+            rhs_at[ri if packed is None else 1] = c
+            source = rhs if packed is None else packed
+            columns.append(emit(fb, vector.LoadOp(source, rhs_at, vector_type)))
         updated = []
         for r, (indices, inside) in enumerate(row_reads):
             lhs_at = list(indices)
@@ -173,3 +181,37 @@ def convolution_tiles(
     at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
     known = {root.result: ctx.load(epilogue, result, at)}
     ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
+
+
+def pack_kernel(
+    ctx: KernelContext, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
+) -> SSAValue:
+    """The kernel copied, reversed where the op says, into the kernel's `kernel` workspace
+    (`convolution.packed`: window positions, input features, output features), positions
+    in parallel; that workspace viewed so."""
+    shape = convolution_packed.packed_kernel(root)
+    workspace = kernel.workspaces.get(convolution_packed.WORKSPACE)
+    planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
+    if shape is None or planned < int(np.prod(shape)) * 4:
+        raise CpuLoweringError(
+            f"work item {kernel.id} runs family '{convolution_packed.FAMILY.id}' but the plan "
+            f"gives its kernel {planned} bytes",
+            root.location,
+        )
+    assert workspace is not None
+    packed = emit(
+        b, memref.ViewOp(workspace, ctx.index(0), [], MemRefType(Float32Type(), list(shape)))
+    )
+    packed.name_hint = "packed_kernel"
+    ri, _ro, *spatial = root.window_list("rhs_dims")
+    rhs_shape = shape_of(root.rhs)
+    rhs = ctx.memref_of(root.rhs)
+    inner, (p, c, o) = ctx.parallel_nest(
+        b, [ctx.index(n) for n in shape], parallel=1, per_iteration=shape[1] * shape[2]
+    )
+    ks = delinearize(inner, p, [ctx.index(rhs_shape[d]) for d in spatial])
+    at = convolution_kernel(inner, root, o, ks)
+    at[ri] = c
+    value = emit(inner, memref.LoadOp.get(rhs, at))
+    inner.insert(memref.StoreOp.get(value, packed, [p, c, o]))
+    return packed

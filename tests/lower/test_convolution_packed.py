@@ -1,0 +1,73 @@
+"""`convolution.packed` (CPU): f32 convolutions whose kernel keeps its output features in
+another dim than its last run on the register tiles, reading a packed copy of the kernel
+(`accy.passes.families.convolution_packed`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import accy
+from accy.reference import run
+
+CONV = """func.func @conv(%x: tensor<2x7x7x{i}xf32>, %w: tensor<{wshape}xf32>) -> tensor<2x7x7x{o}xf32> {{
+  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = {rhs_dims}, result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = {reversal}, feature_groups = 1, batch_groups = 1 : (tensor<2x7x7x{i}xf32>, tensor<{wshape}xf32>) -> tensor<2x7x7x{o}xf32>
+  %zero = accy.constant dense<0.0> : tensor<2x7x7x{o}xf32>
+  %r = accy.maximum %c, %zero : tensor<2x7x7x{o}xf32>
+  func.return %r : tensor<2x7x7x{o}xf32>
+}}"""
+"""A 3x3 convolution, NHWC input and result, and a ReLU (its epilogue)."""
+
+LAYOUTS = {
+    # kernel layout: (rhs_dims = [input feature, output feature, spatial...], its shape)
+    "HWIO": ("[2, 3, 0, 1]", "3x3x{i}x{o}"),
+    "HWOI": ("[3, 2, 0, 1]", "3x3x{o}x{i}"),  # JAX's input gradients: [0, 1, o, i]
+    "OIHW": ("[1, 0, 2, 3]", "{o}x{i}x3x3"),
+}
+
+
+def conv(layout: str, i: int, o: int, reversal: str = "[0, 0]") -> str:
+    rhs_dims, wshape = LAYOUTS[layout]
+    return CONV.format(
+        i=i, o=o, rhs_dims=rhs_dims, wshape=wshape.format(i=i, o=o), reversal=reversal
+    )
+
+
+def _families(exe) -> list[str | None]:
+    return [
+        op.family.data if op.family else None
+        for op in exe.planned.walk()
+        if op.name == "accy.kernel"
+    ]
+
+
+@pytest.mark.parametrize(
+    "layout, reversal, family",
+    [
+        ("HWIO", "[0, 0]", None),  # the tiles read the kernel in place
+        ("HWOI", "[1, 1]", "convolution.packed"),  # an input gradient's reversed kernel
+        ("OIHW", "[0, 0]", "convolution.packed"),
+        ("OIHW", "[0, 1]", "convolution.packed"),
+    ],
+)
+def test_convolutions_match_the_reference_whatever_the_kernel_layout(layout, reversal, family):
+    module = accy.parse(conv(layout, 5, 16, reversal))
+    exe = accy.compile(module)
+    assert _families(exe) == [family]
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-1, 1, (2, 7, 7, 5)).astype(np.float32)
+    w = rng.uniform(-1, 1, tuple(exe.conv.function.function_type.inputs.data[1].get_shape()))
+    w = w.astype(np.float32)
+    np.testing.assert_allclose(exe(x, w)[0], run(module, "conv", x, w)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_the_packed_kernel_is_a_planned_workspace():
+    (term,) = accy.prepare(accy.parse(conv("OIHW", 5, 16))).workspaces.terms
+    # 9 window positions x 5 input features x 16 output features of f32
+    assert (term.family, term.name, term.bytes) == ("convolution.packed", "kernel", 9 * 5 * 16 * 4)
+
+
+def test_a_convolution_without_tiles_packs_nothing():
+    # 12 output features: not a multiple of the tiles' 8 lanes
+    exe = accy.compile(accy.parse(conv("OIHW", 5, 12)))
+    assert _families(exe) == [None]
