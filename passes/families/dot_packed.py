@@ -36,6 +36,10 @@ its own, or shares it with one other)."""
 PACK_MIN_K = 64
 """The fewest contracting positions worth packing for."""
 
+PACK_MIN_BYTES = 1 << 20
+"""Panels of at most this many bytes are not made: an rhs that small stays in one core's L2
+cache, where the tiles read it as fast in place."""
+
 PACK_CACHED_BYTES = 16 << 20
 """Panels up to this size (half the L3 cache of the machines measured) are packed however
 few output rows share them; larger ones, copied through memory, only where at least
@@ -87,6 +91,8 @@ def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
     others = [size for d, size in enumerate(shape) if d not in (k_dim, len(shape) - 1)]
     panels = Panels((*others, strips, shape[k_dim], width), element)
     rows = math.prod(root.result.type.get_shape()) // math.prod(shape[:k_dim] + shape[k_dim + 1 :])  # type: ignore[attr-defined]
+    if panels.bytes <= PACK_MIN_BYTES:
+        return None
     if panels.bytes > PACK_CACHED_BYTES and rows < PACK_MIN_ROWS:
         return None
     return panels

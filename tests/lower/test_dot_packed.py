@@ -6,7 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from accy.passes.families.dot_packed import PACK_MIN_STRIDE, packed_panels
+from accy.passes.families.dot_packed import PACK_MIN_BYTES, PACK_MIN_STRIDE, packed_panels
 
 import accy
 from accy.reference import run
@@ -52,9 +52,9 @@ def _kernel_families(exe) -> list[str | None]:
 @pytest.mark.parametrize(
     "m, k, n, t",
     [
-        (40, 96, 1024, "f32"),  # whole strips of two vectors
-        (24, 80, 1000, "f32"),  # N's remainder read in place, one masked vector
-        (16, 128, 1040, "bf16"),  # bf16 panels (pairs of k where the CPU sums them)
+        (40, 384, 1024, "f32"),  # whole strips of two vectors
+        (24, 320, 1000, "f32"),  # N's remainder read in place, one masked vector
+        (16, 640, 1040, "bf16"),  # bf16 panels (pairs of k where the CPU sums them)
     ],
 )
 def test_packed_products_compute_their_epilogue(m, k, n, t):
@@ -70,28 +70,28 @@ def test_packed_products_compute_their_epilogue(m, k, n, t):
 
 
 def test_the_panels_are_a_planned_workspace_of_the_rhs_strips():
-    module = accy.parse(dense(24, 80, 1000, "f32"))
+    module = accy.parse(dense(24, 320, 1000, "f32"))
     prepared = accy.prepare(module)
     (term,) = prepared.workspaces.terms
     # 1000 columns: 31 strips of 32 (two vectors of 16 f32), 8 columns read in place
     assert (term.family, term.name, term.bytes, term.arena) == (
         "dot.packed",
         "panels",
-        31 * 80 * 32 * 4,
+        31 * 320 * 32 * 4,
         True,
     )
     product = next(op for op in module.walk() if op.name == "accy.dot_general")
-    assert packed_panels(product).shape == (31, 80, 32)
+    assert packed_panels(product).shape == (31, 320, 32)
 
 
 def test_a_batched_product_with_widened_operands_packs_each_batch():
-    text = BATCHED.format(k=96, n=1536)
+    text = BATCHED.format(k=192, n=1536)
     module = accy.parse(text)
     exe = accy.compile(module)
     assert _kernel_families(exe) == ["dot.packed"]
     rng = np.random.default_rng(5)
-    q = rng.uniform(-1, 1, (3, 64, 96)).astype(ml_dtypes.bfloat16)
-    key = rng.uniform(-1, 1, (3, 96, 1536)).astype(ml_dtypes.bfloat16)
+    q = rng.uniform(-1, 1, (3, 64, 192)).astype(ml_dtypes.bfloat16)
+    key = rng.uniform(-1, 1, (3, 192, 1536)).astype(ml_dtypes.bfloat16)
     np.testing.assert_allclose(
         exe(q, key)[0], run(module, "scores", q, key)[0], rtol=1e-5, atol=1e-4
     )
@@ -100,6 +100,7 @@ def test_a_batched_product_with_widened_operands_packs_each_batch():
 def test_products_read_in_place_stay_unpacked():
     # rows of the rhs closer than PACK_MIN_STRIDE: the tiles read it in place
     n = PACK_MIN_STRIDE // 4 // 2
-    assert _kernel_families(accy.compile(accy.parse(dense(16, 96, n)))) == [None]
-    # too few contracting positions
-    assert _kernel_families(accy.compile(accy.parse(dense(16, 8, 1024)))) == [None]
+    assert _kernel_families(accy.compile(accy.parse(dense(16, 2048, n)))) == [None]
+    # an rhs of at most PACK_MIN_BYTES stays in the cache
+    k = PACK_MIN_BYTES // (1024 * 4)
+    assert _kernel_families(accy.compile(accy.parse(dense(16, k, 1024)))) == [None]
