@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type, is_float, shape_of
-from xdsl.dialects.builtin import DYNAMIC_INDEX, Float32Type, IntegerType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, Float32Type, IntegerType
 from xdsl.ir import Attribute
 
 DimPair = tuple[Sequence[int], Sequence[int]]
@@ -148,16 +148,16 @@ CONV_VECTOR_WIDTH = 8
 
 
 def convolution_tile_read(root: ops.ConvolutionOp) -> str | None:
-    """How the CPU's f32 convolution register tiles read the kernel: `direct` (its output
-    features are its last, contiguous dim), `packed` (copied first into the layout of
-    window positions, input features, output features: the family `convolution.packed`),
-    or None when the convolution has no tiles: they need f32 operands and result, no
-    groups, output features last in the result and a multiple of `CONV_VECTOR_WIDTH` of
-    them, all dims static."""
+    """How the CPU's convolution register tiles (f32 accumulators) read the kernel:
+    `direct` (its output features are its last, contiguous dim), `packed` (copied first,
+    in f32, into the layout of window positions, input features, output features: the
+    family `convolution.packed`), or None when the convolution has no tiles: they need f32
+    or bf16 operands and result, no groups, output features last in the result and a
+    multiple of `CONV_VECTOR_WIDTH` of them, all dims static."""
     rank = len(shape_of(root.result))
     types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
     if not (
-        types == {Float32Type()}
+        types <= {Float32Type(), BFloat16Type()}
         and root.feature_groups == root.batch_groups == 1
         and root.window_list("result_dims")[1] == rank - 1
         and shape_of(root.result)[-1] % CONV_VECTOR_WIDTH == 0

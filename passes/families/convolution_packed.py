@@ -15,12 +15,11 @@ workspace's bytes) and the CPU lowering (the copy it makes and the tiles' reads)
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 from accy.dialects import accy as ops
 from accy.passes.dot_layout import convolution_tile_read
 from accy.passes.element_types import shape_of
-from accy.passes.families.family import KernelFamily, WorkspaceDecl
+from accy.passes.families.family import ItemFamily
 from accy.passes.schedule import WorkItem
 
 WORKSPACE = "kernel"
@@ -36,29 +35,17 @@ def packed_kernel(root: ops.ConvolutionOp) -> tuple[int, ...] | None:
     return (math.prod(shape[d] for d in spatial), shape[ri], shape[ro])
 
 
-class ConvolutionPacked(KernelFamily):
+class ConvolutionPacked(ItemFamily):
     """The family (see the module doc)."""
 
     id = "convolution.packed"
     kinds = ("convolution",)
-    targets = ("cpu",)
-    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
-    source = __name__
-    sized_by_rows = False
+    workspace = WORKSPACE
 
-    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
-        if kind not in self.kinds or item is None:
-            return False
+    def bytes_of(self, item: WorkItem) -> int | None:
         root = item.contraction
-        return isinstance(root, ops.ConvolutionOp) and packed_kernel(root) is not None
-
-    def workspace_bytes(
-        self, env: Mapping[str, int], item: WorkItem | None = None
-    ) -> dict[str, int]:
-        assert item is not None and isinstance(item.contraction, ops.ConvolutionOp)
-        shape = packed_kernel(item.contraction)
-        assert shape is not None
-        return {WORKSPACE: math.prod(shape) * 4}
+        shape = packed_kernel(root) if isinstance(root, ops.ConvolutionOp) else None
+        return None if shape is None else math.prod(shape) * 4
 
 
 FAMILY = ConvolutionPacked()

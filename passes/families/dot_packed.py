@@ -17,12 +17,11 @@ workspace's bytes) and for the CPU lowering (the panels it builds and reads).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.dot_layout import dot_tiling
-from accy.passes.families.family import KernelFamily, WorkspaceDecl
+from accy.passes.families.family import ItemFamily
 from accy.passes.fusion import dot_operand_source
 from accy.passes.schedule import WorkItem
 from xdsl.dialects.builtin import TensorType
@@ -98,29 +97,17 @@ def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
     return panels
 
 
-class DotPacked(KernelFamily):
+class DotPacked(ItemFamily):
     """The family (see the module doc)."""
 
     id = "dot.packed"
     kinds = ("dot",)
-    targets = ("cpu",)
-    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
-    source = __name__
-    sized_by_rows = False
+    workspace = WORKSPACE
 
-    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
-        if kind not in self.kinds or item is None:
-            return False
+    def bytes_of(self, item: WorkItem) -> int | None:
         root = item.contraction
-        return isinstance(root, ops.DotGeneralOp) and packed_panels(root) is not None
-
-    def workspace_bytes(
-        self, env: Mapping[str, int], item: WorkItem | None = None
-    ) -> dict[str, int]:
-        assert item is not None and isinstance(item.contraction, ops.DotGeneralOp)
-        panels = packed_panels(item.contraction)
-        assert panels is not None
-        return {WORKSPACE: panels.bytes}
+        panels = packed_panels(root) if isinstance(root, ops.DotGeneralOp) else None
+        return None if panels is None else panels.bytes
 
 
 FAMILY = DotPacked()

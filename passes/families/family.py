@@ -151,3 +151,31 @@ class ExpressionFamily(KernelFamily):
                 what = f"workspace '{workspace.name}'"
                 raise FamilyEvaluationError(self.id, what, error) from error
         return sizes
+
+
+class ItemFamily(KernelFamily):
+    """A CPU family decided by the work item itself (its op's shapes and types, not
+    expressions): one arena workspace, `workspace`, of `bytes_of(item)` bytes; the family
+    applies where that is not None."""
+
+    targets = ("cpu",)
+    sized_by_rows = False
+    workspace: ClassVar[str]
+
+    def __init__(self) -> None:
+        self.workspaces = (WorkspaceDecl(self.workspace, (), True),)
+        self.source = type(self).__module__
+
+    def bytes_of(self, item: WorkItem) -> int | None:
+        """The workspace's bytes for `item`, or None when the family does not run it."""
+        raise NotImplementedError
+
+    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
+        return kind in self.kinds and item is not None and self.bytes_of(item) is not None
+
+    def workspace_bytes(
+        self, env: Mapping[str, int], item: WorkItem | None = None
+    ) -> dict[str, int]:
+        size = None if item is None else self.bytes_of(item)
+        assert size is not None, "sized only where it applies"
+        return {self.workspace: size}

@@ -15,12 +15,12 @@ bytes) and for the CPU lowering (the loops it builds).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.element_types import compute_type, is_float
-from accy.passes.families.family import KernelFamily, WorkspaceDecl
+from accy.passes.families.family import ItemFamily
 from accy.passes.schedule import WorkItem
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute
@@ -89,31 +89,17 @@ def split_partials(root: ops.ReduceOp) -> SplitReduce | None:
     return SplitReduce(chunk, chunks, (chunks, *[shape[d] for d in kept]), acc)
 
 
-class ReduceChunks(KernelFamily):
+class ReduceChunks(ItemFamily):
     """The family (see the module doc)."""
 
     id = "reduce.chunks"
     kinds = ("reduce",)
-    targets = ("cpu",)
-    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
-    source = __name__
-    sized_by_rows = False
+    workspace = WORKSPACE
 
-    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
-        return (
-            kind in self.kinds
-            and item is not None
-            and isinstance(item.root, ops.ReduceOp)
-            and split_partials(item.root) is not None
-        )
-
-    def workspace_bytes(
-        self, env: Mapping[str, int], item: WorkItem | None = None
-    ) -> dict[str, int]:
-        assert item is not None and isinstance(item.root, ops.ReduceOp)
-        split = split_partials(item.root)
-        assert split is not None
-        return {WORKSPACE: split.bytes}
+    def bytes_of(self, item: WorkItem) -> int | None:
+        root = item.root
+        split = split_partials(root) if isinstance(root, ops.ReduceOp) else None
+        return None if split is None else split.bytes
 
 
 FAMILY = ReduceChunks()

@@ -10,10 +10,8 @@ the results instead and runs no family.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from accy.dialects import accy as ops
-from accy.passes.families.family import ExpressionFamily, KernelFamily, WorkspaceDecl
+from accy.passes.families.family import ExpressionFamily, ItemFamily
 from accy.passes.merge_sort import sort_scratch_offsets, sorts_by_insertion
 from accy.passes.schedule import WorkItem
 
@@ -24,30 +22,19 @@ FAMILY = ExpressionFamily.of(ID, ["sort"], source=__name__, workspaces={WORKSPAC
 """The CUDA family: `scratch` is `sort_bytes`, one copy of every operand (each aligned)."""
 
 
-class CpuSortMerge(KernelFamily):
+class CpuSortMerge(ItemFamily):
     """The CPU family: the sorts that do not insert; `scratch` holds every copy the
     merge passes target (`sort_scratch_offsets`)."""
 
     id = ID
     kinds = ("sort",)
-    targets = ("cpu",)
-    workspaces = (WorkspaceDecl(WORKSPACE, (), True),)
-    source = __name__
-    sized_by_rows = False
+    workspace = WORKSPACE
 
-    def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
-        return (
-            kind in self.kinds
-            and item is not None
-            and isinstance(item.root, ops.SortOp)
-            and not sorts_by_insertion(item.root)
-        )
-
-    def workspace_bytes(
-        self, env: Mapping[str, int], item: WorkItem | None = None
-    ) -> dict[str, int]:
-        assert item is not None and isinstance(item.root, ops.SortOp)
-        return {WORKSPACE: sort_scratch_offsets(item.root)[1]}
+    def bytes_of(self, item: WorkItem) -> int | None:
+        root = item.root
+        if not isinstance(root, ops.SortOp) or sorts_by_insertion(root):
+            return None
+        return sort_scratch_offsets(root)[1]
 
 
 CPU_FAMILY = CpuSortMerge()

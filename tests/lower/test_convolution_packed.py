@@ -4,17 +4,18 @@ another dim than its last run on the register tiles, reading a packed copy of th
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 import accy
 from accy.reference import run
 
-CONV = """func.func @conv(%x: tensor<2x7x7x{i}xf32>, %w: tensor<{wshape}xf32>) -> tensor<2x7x7x{o}xf32> {{
-  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = {rhs_dims}, result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = {reversal}, feature_groups = 1, batch_groups = 1 : (tensor<2x7x7x{i}xf32>, tensor<{wshape}xf32>) -> tensor<2x7x7x{o}xf32>
-  %zero = accy.constant dense<0.0> : tensor<2x7x7x{o}xf32>
-  %r = accy.maximum %c, %zero : tensor<2x7x7x{o}xf32>
-  func.return %r : tensor<2x7x7x{o}xf32>
+CONV = """func.func @conv(%x: tensor<2x7x7x{i}x{t}>, %w: tensor<{wshape}x{t}>) -> tensor<2x7x7x{o}x{t}> {{
+  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = {rhs_dims}, result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = {reversal}, feature_groups = 1, batch_groups = 1 : (tensor<2x7x7x{i}x{t}>, tensor<{wshape}x{t}>) -> tensor<2x7x7x{o}x{t}>
+  %zero = accy.constant dense<0.0> : tensor<2x7x7x{o}x{t}>
+  %r = accy.maximum %c, %zero : tensor<2x7x7x{o}x{t}>
+  func.return %r : tensor<2x7x7x{o}x{t}>
 }}"""
 """A 3x3 convolution, NHWC input and result, and a ReLU (its epilogue)."""
 
@@ -26,10 +27,10 @@ LAYOUTS = {
 }
 
 
-def conv(layout: str, i: int, o: int, reversal: str = "[0, 0]") -> str:
+def conv(layout: str, i: int, o: int, reversal: str = "[0, 0]", t: str = "f32") -> str:
     rhs_dims, wshape = LAYOUTS[layout]
     return CONV.format(
-        i=i, o=o, rhs_dims=rhs_dims, wshape=wshape.format(i=i, o=o), reversal=reversal
+        i=i, o=o, rhs_dims=rhs_dims, wshape=wshape.format(i=i, o=o), reversal=reversal, t=t
     )
 
 
@@ -71,3 +72,18 @@ def test_a_convolution_without_tiles_packs_nothing():
     # 12 output features: not a multiple of the tiles' 8 lanes
     exe = accy.compile(accy.parse(conv("OIHW", 5, 12)))
     assert _families(exe) == [None]
+
+
+@pytest.mark.parametrize("layout", ["HWIO", "OIHW"])
+def test_bf16_convolutions_run_on_the_tiles_and_round_once(layout):
+    """bf16 operands are extended as loaded (or packed in f32), the sums rounded once."""
+    module = accy.parse(conv(layout, 5, 16, t="bf16"))
+    exe = accy.compile(module)
+    assert "vector.fma" in exe.lowered_text
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-1, 1, (2, 7, 7, 5)).astype(ml_dtypes.bfloat16)
+    shape = (3, 3, 5, 16) if layout == "HWIO" else (16, 5, 3, 3)
+    w = rng.uniform(-1, 1, shape).astype(ml_dtypes.bfloat16)
+    got = exe(x, w)[0].astype(np.float32)
+    want = run(module, "conv", x, w)[0].astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=2**-7, atol=2**-7)

@@ -30,7 +30,7 @@ from accy.passes.lower.indexing import (
     window_work,
 )
 from accy.passes.lower.planned_kernel import PlannedKernel
-from accy.passes.lower.scalar import emit
+from accy.passes.lower.scalar import emit, extend, narrow
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -80,7 +80,8 @@ def convolution_loops(
 def convolution_tiles(
     ctx: KernelContext, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
 ) -> None:
-    """An f32 convolution (see `has_register_tiles`) as register tiles of up to
+    """A convolution (see `has_register_tiles`; f32 accumulators, bf16 extended as loaded
+    and rounded once as stored) as register tiles of up to
     `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
     is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
     features, all in parallel. A tile's accumulators start at zero and are carried
@@ -119,6 +120,10 @@ def convolution_tiles(
     )
     result = kernel.root.results[0]
     lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
+    lhs_element, rhs_element, result_element = (
+        v.type.get_element_type()  # type: ignore[attr-defined]
+        for v in (root.lhs, root.rhs, root.result)
+    )
     zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
     accumulators = [zero] * (rows * vectors)
     if count == 0 or inputs == 0:
@@ -147,13 +152,20 @@ def convolution_tiles(
         for rhs_at in kernel_reads:
             rhs_at = list(rhs_at)
             rhs_at[ri if packed is None else 1] = c
-            source = rhs if packed is None else packed
-            columns.append(emit(fb, vector.LoadOp(source, rhs_at, vector_type)))
+            if packed is None:
+                loaded = emit(
+                    fb, vector.LoadOp(rhs, rhs_at, VectorType(rhs_element, [VECTOR_WIDTH]))
+                )
+                columns.append(extend(fb, loaded, rhs_element, vector_type))
+            else:  # packed in f32
+                columns.append(emit(fb, vector.LoadOp(packed, rhs_at, vector_type)))
         updated = []
         for r, (indices, inside) in enumerate(row_reads):
             lhs_at = list(indices)
             lhs_at[lf] = c
-            scalar = emit(fb, memref.LoadOp.get(lhs, lhs_at))
+            scalar = extend(
+                fb, emit(fb, memref.LoadOp.get(lhs, lhs_at)), lhs_element, Float32Type()
+            )
             if inside is not None:
                 scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
             broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
@@ -169,7 +181,8 @@ def convolution_tiles(
             if v:
                 at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
             value = window.results[r * vectors + v] if window is not None else zero
-            tile.insert(vector.StoreOp(value, target, at))
+            stored = VectorType(result_element, [VECTOR_WIDTH])
+            tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
     if kernel.root is root:
         return
     group = ctx.group(kernel)
@@ -213,5 +226,6 @@ def pack_kernel(
     at = convolution_kernel(inner, root, o, ks)
     at[ri] = c
     value = emit(inner, memref.LoadOp.get(rhs, at))
+    value = extend(inner, value, rhs.type.get_element_type(), Float32Type())  # type: ignore[attr-defined]
     inner.insert(memref.StoreOp.get(value, packed, [p, c, o]))
     return packed
