@@ -46,10 +46,14 @@ CONV_TILE_ROWS = 4
 """f32 convolution register tiles: result positions per tile along its last spatial dim."""
 
 CONV_TILE_VECTORS = 4
-"""f32 convolution register tiles: `vector<8xf32>` of output features per tile (at most)."""
+"""f32 convolution register tiles: vectors of output features per tile (at most)."""
 
 VECTOR_WIDTH = CONV_VECTOR_WIDTH
 """f32 lanes of the convolution register tiles (`vector<8xf32>`: one AVX register)."""
+
+WIDE_LANES = 16
+"""f32 lanes of the tiles where the output features are a multiple of them
+(`vector<16xf32>`: one AVX-512 register)."""
 
 
 def has_register_tiles(root: Operation, kernel: PlannedKernel | None = None) -> bool:
@@ -102,11 +106,12 @@ def convolution_tiles(
     row_dim = rank - 2
     rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
     features = out_shape[-1]
-    vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * VECTOR_WIDTH) == 0)
-    vector_type = VectorType(Float32Type(), [VECTOR_WIDTH])
+    lanes = WIDE_LANES if features % WIDE_LANES == 0 else VECTOR_WIDTH
+    vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * lanes) == 0)
+    vector_type = VectorType(Float32Type(), [lanes])
     steps = [1] * rank
     steps[row_dim] = rows
-    steps[-1] = vectors * VECTOR_WIDTH
+    steps[-1] = vectors * lanes
     count = int(np.prod(kernel_sizes, dtype=np.int64))
     packed = None  # the kernel as the tiles read it, where it is not stored so
     if convolution_tile_read(root) == "packed":
@@ -116,7 +121,7 @@ def convolution_tiles(
         [ctx.index(n) for n in out_shape],
         steps=steps,
         parallel=rank,
-        per_iteration=max(1, count * inputs * rows * vectors * VECTOR_WIDTH),
+        per_iteration=max(1, count * inputs * rows * vectors * lanes),
     )
     result = kernel.root.results[0]
     lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
@@ -140,9 +145,7 @@ def convolution_tiles(
             row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
         kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
         for v in range(vectors):
-            column = (
-                ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
-            )
+            column = ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
             if packed is None:
                 kernel_reads.append(convolution_kernel(wb, root, column, ks))
             else:  # window position, input feature, output features
@@ -153,9 +156,7 @@ def convolution_tiles(
             rhs_at = list(rhs_at)
             rhs_at[ri if packed is None else 1] = c
             if packed is None:
-                loaded = emit(
-                    fb, vector.LoadOp(rhs, rhs_at, VectorType(rhs_element, [VECTOR_WIDTH]))
-                )
+                loaded = emit(fb, vector.LoadOp(rhs, rhs_at, VectorType(rhs_element, [lanes])))
                 columns.append(extend(fb, loaded, rhs_element, vector_type))
             else:  # packed in f32
                 columns.append(emit(fb, vector.LoadOp(packed, rhs_at, vector_type)))
@@ -179,15 +180,15 @@ def convolution_tiles(
             if r:
                 at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
             if v:
-                at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * VECTOR_WIDTH)))
+                at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
             value = window.results[r * vectors + v] if window is not None else zero
-            stored = VectorType(result_element, [VECTOR_WIDTH])
+            stored = VectorType(result_element, [lanes])
             tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
     if kernel.root is root:
         return
     group = ctx.group(kernel)
     epilogue, positions = ctx.stepped_loop_nest(
-        tile, [ctx.index(rows), ctx.index(vectors * VECTOR_WIDTH)], [1, 1]
+        tile, [ctx.index(rows), ctx.index(vectors * lanes)], [1, 1]
     )
     at = list(ivs)
     at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
