@@ -87,3 +87,20 @@ def test_bf16_convolutions_run_on_the_tiles_and_round_once(layout):
     got = exe(x, w)[0].astype(np.float32)
     want = run(module, "conv", x, w)[0].astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=2**-7, atol=2**-7)
+
+
+GROUPED = """func.func @grouped(%x: tensor<2x7x7x6xf32>, %w: tensor<3x3x3x32xf32>) -> tensor<2x7x7x32xf32> {
+  %c = accy.convolution %x, %w, lhs_dims = [0, 3, 1, 2], rhs_dims = [2, 3, 0, 1], result_dims = [0, 3, 1, 2], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 2, batch_groups = 1 : (tensor<2x7x7x6xf32>, tensor<3x3x3x32xf32>) -> tensor<2x7x7x32xf32>
+  func.return %c : tensor<2x7x7x32xf32>
+}"""
+
+
+def test_grouped_convolutions_run_on_the_tiles_one_group_a_tile():
+    """Two groups of 3 input and 16 output features: each tile reads its group's inputs."""
+    module = accy.parse(GROUPED)
+    exe = accy.compile(module)
+    assert "vector.fma" in exe.lowered_text
+    rng = np.random.default_rng(17)
+    x = rng.uniform(-1, 1, (2, 7, 7, 6)).astype(np.float32)
+    w = rng.uniform(-1, 1, (3, 3, 3, 32)).astype(np.float32)
+    np.testing.assert_allclose(exe(x, w)[0], run(module, "grouped", x, w)[0], rtol=1e-5, atol=1e-5)

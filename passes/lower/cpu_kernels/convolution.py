@@ -5,9 +5,9 @@ first: `convolution.packed`), else one window loop per element.
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
 not the convolution, its result (of the convolution's type) then takes the epilogue's
-value through the fused members. Tiles need all dims static, no groups, output features
-last in the result and a multiple of `VECTOR_WIDTH` of them
-(`dot_layout.convolution_tile_read`).
+value through the fused members. Tiles need all dims static, no batch groups, output
+features last in the result and a multiple of `VECTOR_WIDTH` of them in each feature group
+(a tile's features lie in one group; `dot_layout.convolution_tile_read`).
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def convolution_tiles(
     row_dim = rank - 2
     rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
     features = out_shape[-1]
-    lanes = WIDE_LANES if features % WIDE_LANES == 0 else VECTOR_WIDTH
-    vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if features % (v * lanes) == 0)
+    per_group = features // root.feature_groups  # a tile's features lie in one group
+    lanes = WIDE_LANES if per_group % WIDE_LANES == 0 else VECTOR_WIDTH
+    vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if per_group % (v * lanes) == 0)
     vector_type = VectorType(Float32Type(), [lanes])
     steps = [1] * rank
     steps[row_dim] = rows
@@ -130,6 +131,10 @@ def convolution_tiles(
         for v in (root.lhs, root.rhs, root.result)
     )
     zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+    first_input = None  # the tile's group's first input feature, with feature groups
+    if root.feature_groups > 1:
+        group = emit(tile, arith.DivUIOp(ivs[-1], ctx.index(per_group)))
+        first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
     accumulators = [zero] * (rows * vectors)
     if count == 0 or inputs == 0:
         window = None
@@ -161,9 +166,10 @@ def convolution_tiles(
             else:  # packed in f32
                 columns.append(emit(fb, vector.LoadOp(packed, rhs_at, vector_type)))
         updated = []
+        feature = c if first_input is None else emit(fb, arith.AddiOp(first_input, c))
         for r, (indices, inside) in enumerate(row_reads):
             lhs_at = list(indices)
-            lhs_at[lf] = c
+            lhs_at[lf] = feature
             scalar = extend(
                 fb, emit(fb, memref.LoadOp.get(lhs, lhs_at)), lhs_element, Float32Type()
             )
