@@ -87,8 +87,9 @@ def convolution_tiles(
     """A convolution (see `has_register_tiles`; f32 accumulators, bf16 extended as loaded
     and rounded once as stored) as register tiles of up to
     `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
-    is the dim before the features) x up to `CONV_TILE_VECTORS` `vector<8xf32>` of output
-    features, all in parallel. A tile's accumulators start at zero and are carried
+    is the dim before the features; the positions past a multiple of `CONV_TILE_ROWS` in
+    one-row tiles) x up to `CONV_TILE_VECTORS` vectors of 16 (else 8) output features of
+    one feature group, all in parallel. A tile's accumulators start at zero and are carried
     through the kernel's window positions (the read positions and whether they fall on
     the input decided once per position and row) and, inside, its input features: each
     step loads the kernel's feature vectors once and one input scalar per row (zero
@@ -104,103 +105,120 @@ def convolution_tiles(
     kernel_sizes = [rhs_shape[d] for d in rs]
     inputs = rhs_shape[ri]
     row_dim = rank - 2
-    rows = power_of_two_block(out_shape[row_dim], CONV_TILE_ROWS) if row_dim in os else 1
+    size = out_shape[row_dim]
     features = out_shape[-1]
     per_group = features // root.feature_groups  # a tile's features lie in one group
     lanes = WIDE_LANES if per_group % WIDE_LANES == 0 else VECTOR_WIDTH
     vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if per_group % (v * lanes) == 0)
     vector_type = VectorType(Float32Type(), [lanes])
-    steps = [1] * rank
-    steps[row_dim] = rows
-    steps[-1] = vectors * lanes
     count = int(np.prod(kernel_sizes, dtype=np.int64))
     packed = None  # the kernel as the tiles read it, where it is not stored so
     if convolution_tile_read(root) == "packed":
         packed = pack_kernel(ctx, b, root, kernel)
-    tile, ivs = ctx.parallel_nest(
-        b,
-        [ctx.index(n) for n in out_shape],
-        steps=steps,
-        parallel=rank,
-        per_iteration=max(1, count * inputs * rows * vectors * lanes),
-    )
-    result = kernel.root.results[0]
-    lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
-    lhs_element, rhs_element, result_element = (
-        v.type.get_element_type()  # type: ignore[attr-defined]
-        for v in (root.lhs, root.rhs, root.result)
-    )
-    zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
-    first_input = None  # the tile's group's first input feature, with feature groups
-    if root.feature_groups > 1:
-        group = emit(tile, arith.DivUIOp(ivs[-1], ctx.index(per_group)))
-        first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
-    accumulators = [zero] * (rows * vectors)
-    if count == 0 or inputs == 0:
-        window = None
-    else:
-        window, wb, k, carried = ctx.loop(tile, ctx.index(count), accumulators)
-        ks = delinearize(wb, k, [ctx.index(n) for n in kernel_sizes])
-        scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
-        row_reads = []  # per row: the input indices (feature left to fill), inside
+
+    def part(start: int, extent: int, rows: int) -> None:
+        """Tiles of `rows` rows over the result's rows `start` to `start + extent`."""
+        sizes = [ctx.index(n) for n in out_shape]
+        sizes[row_dim] = ctx.index(extent)
+        steps = [1] * rank
+        steps[row_dim] = rows
+        steps[-1] = vectors * lanes
+        tile, ivs = ctx.parallel_nest(
+            b,
+            sizes,
+            steps=steps,
+            parallel=rank,
+            per_iteration=max(1, count * inputs * rows * vectors * lanes),
+        )
+        if start:
+            ivs[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(start)))
+        result = kernel.root.results[0]
+        lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
+        lhs_element, rhs_element, result_element = (
+            v.type.get_element_type()  # type: ignore[attr-defined]
+            for v in (root.lhs, root.rhs, root.result)
+        )
+        zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
+        first_input = None  # the tile's group's first input feature, with feature groups
+        if root.feature_groups > 1:
+            group = emit(tile, arith.DivUIOp(ivs[-1], ctx.index(per_group)))
+            first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
+        accumulators = [zero] * (rows * vectors)
+        if count == 0 or inputs == 0:
+            window = None
+        else:
+            window, wb, k, carried = ctx.loop(tile, ctx.index(count), accumulators)
+            ks = delinearize(wb, k, [ctx.index(n) for n in kernel_sizes])
+            scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
+            row_reads = []  # per row: the input indices (feature left to fill), inside
+            for r in range(rows):
+                at = list(ivs)
+                if r:
+                    at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], ctx.index(r)))
+                row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
+            kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
+            for v in range(vectors):
+                column = (
+                    ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
+                )
+                if packed is None:
+                    kernel_reads.append(convolution_kernel(wb, root, column, ks))
+                else:  # window position, input feature, output features
+                    kernel_reads.append([k, None, column])
+            features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
+            columns = []
+            for rhs_at in kernel_reads:
+                rhs_at = list(rhs_at)
+                rhs_at[ri if packed is None else 1] = c
+                if packed is None:
+                    loaded = emit(fb, vector.LoadOp(rhs, rhs_at, VectorType(rhs_element, [lanes])))
+                    columns.append(extend(fb, loaded, rhs_element, vector_type))
+                else:  # packed in f32
+                    columns.append(emit(fb, vector.LoadOp(packed, rhs_at, vector_type)))
+            updated = []
+            feature = c if first_input is None else emit(fb, arith.AddiOp(first_input, c))
+            for r, (indices, inside) in enumerate(row_reads):
+                lhs_at = list(indices)
+                lhs_at[lf] = feature
+                scalar = extend(
+                    fb, emit(fb, memref.LoadOp.get(lhs, lhs_at)), lhs_element, Float32Type()
+                )
+                if inside is not None:
+                    scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
+                broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
+                for v, column in enumerate(columns):
+                    updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
+            fb.insert(scf.YieldOp(*updated))
+            wb.insert(scf.YieldOp(*features_loop.results))
         for r in range(rows):
-            at = list(ivs)
-            if r:
-                at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], ctx.index(r)))
-            row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
-        kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
-        for v in range(vectors):
-            column = ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
-            if packed is None:
-                kernel_reads.append(convolution_kernel(wb, root, column, ks))
-            else:  # window position, input feature, output features
-                kernel_reads.append([k, None, column])
-        features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
-        columns = []
-        for rhs_at in kernel_reads:
-            rhs_at = list(rhs_at)
-            rhs_at[ri if packed is None else 1] = c
-            if packed is None:
-                loaded = emit(fb, vector.LoadOp(rhs, rhs_at, VectorType(rhs_element, [lanes])))
-                columns.append(extend(fb, loaded, rhs_element, vector_type))
-            else:  # packed in f32
-                columns.append(emit(fb, vector.LoadOp(packed, rhs_at, vector_type)))
-        updated = []
-        feature = c if first_input is None else emit(fb, arith.AddiOp(first_input, c))
-        for r, (indices, inside) in enumerate(row_reads):
-            lhs_at = list(indices)
-            lhs_at[lf] = feature
-            scalar = extend(
-                fb, emit(fb, memref.LoadOp.get(lhs, lhs_at)), lhs_element, Float32Type()
-            )
-            if inside is not None:
-                scalar = emit(fb, arith.SelectOp(inside, scalar, scalar_zero))
-            broadcast = emit(fb, vector.BroadcastOp(scalar, vector_type))
-            for v, column in enumerate(columns):
-                updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
-        fb.insert(scf.YieldOp(*updated))
-        wb.insert(scf.YieldOp(*features_loop.results))
-    for r in range(rows):
-        for v in range(vectors):
-            at = list(ivs)
-            if r:
-                at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
-            if v:
-                at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
-            value = window.results[r * vectors + v] if window is not None else zero
-            stored = VectorType(result_element, [lanes])
-            tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
-    if kernel.root is root:
-        return
-    group = ctx.group(kernel)
-    epilogue, positions = ctx.stepped_loop_nest(
-        tile, [ctx.index(rows), ctx.index(vectors * lanes)], [1, 1]
-    )
-    at = list(ivs)
-    at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
-    at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
-    known = {root.result: ctx.load(epilogue, result, at)}
-    ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
+            for v in range(vectors):
+                at = list(ivs)
+                if r:
+                    at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
+                if v:
+                    at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
+                value = window.results[r * vectors + v] if window is not None else zero
+                stored = VectorType(result_element, [lanes])
+                tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
+        if kernel.root is root:
+            return
+        group = ctx.group(kernel)
+        epilogue, positions = ctx.stepped_loop_nest(
+            tile, [ctx.index(rows), ctx.index(vectors * lanes)], [1, 1]
+        )
+        at = list(ivs)
+        at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
+        at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
+        known = {root.result: ctx.load(epilogue, result, at)}
+        ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
+
+    if row_dim not in os or size <= CONV_TILE_ROWS or size % CONV_TILE_ROWS == 0:
+        rows = power_of_two_block(size, CONV_TILE_ROWS) if row_dim in os else 1
+        part(0, size, rows)
+    else:  # tiles of `CONV_TILE_ROWS` rows, then one-row tiles for the rest
+        main = size - size % CONV_TILE_ROWS
+        part(0, main, CONV_TILE_ROWS)
+        part(main, size - main, 1)
 
 
 def pack_kernel(
