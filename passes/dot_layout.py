@@ -152,15 +152,17 @@ def convolution_tile_read(root: ops.ConvolutionOp) -> str | None:
     `direct` (its output features are its last, contiguous dim), `packed` (copied first,
     in f32, into the layout of window positions, input features, output features: the
     family `convolution.packed`), or None when the convolution has no tiles: they need f32
-    or bf16 operands and result, no batch groups, output features last in the result and a
-    multiple of `CONV_VECTOR_WIDTH` of them in each feature group, all dims static."""
+    or bf16 operands and result, no batch groups, a multiple of `CONV_VECTOR_WIDTH` output
+    features in each feature group, all dims static."""
     rank = len(shape_of(root.result))
     types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
     if not (
         types <= {Float32Type(), BFloat16Type()}
         and root.batch_groups == 1
-        and root.window_list("result_dims")[1] == rank - 1
-        and shape_of(root.result)[-1] // root.feature_groups % CONV_VECTOR_WIDTH == 0
+        and shape_of(root.result)[root.window_list("result_dims")[1]]
+        // root.feature_groups
+        % CONV_VECTOR_WIDTH
+        == 0
         and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
     ):
         return None

@@ -104,3 +104,27 @@ def test_grouped_convolutions_run_on_the_tiles_one_group_a_tile():
     x = rng.uniform(-1, 1, (2, 7, 7, 6)).astype(np.float32)
     w = rng.uniform(-1, 1, (3, 3, 3, 32)).astype(np.float32)
     np.testing.assert_allclose(exe(x, w)[0], run(module, "grouped", x, w)[0], rtol=1e-5, atol=1e-5)
+
+
+NCHW = """func.func @nchw(%x: tensor<2x5x7x7x{t}>, %w: tensor<16x5x3x3x{t}>, %b: tensor<16x{t}>) -> tensor<2x16x7x7x{t}> {{
+  %c = accy.convolution %x, %w, lhs_dims = [0, 1, 2, 3], rhs_dims = [1, 0, 2, 3], result_dims = [0, 1, 2, 3], strides = [1, 1], padding_low = [1, 1], padding_high = [1, 1], lhs_dilation = [1, 1], rhs_dilation = [1, 1], reversal = [0, 0], feature_groups = 1, batch_groups = 1 : (tensor<2x5x7x7x{t}>, tensor<16x5x3x3x{t}>) -> tensor<2x16x7x7x{t}>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<16x{t}>) -> tensor<2x16x7x7x{t}>
+  %s = accy.add %c, %bb : tensor<2x16x7x7x{t}>
+  func.return %s : tensor<2x16x7x7x{t}>
+}}"""
+"""PyTorch's layout: NCHW input and result, OIHW kernel, and a bias (the epilogue)."""
+
+
+@pytest.mark.parametrize("t", ["f32", "bf16"])
+def test_nchw_convolutions_run_on_the_tiles(t):
+    """The features are not the result's last dim: each tile stores them one by one."""
+    module = accy.parse(NCHW.format(t=t))
+    exe = accy.compile(module)
+    assert _families(exe) == ["convolution.packed"] and "vector.fma" in exe.lowered_text
+    dtype = np.float32 if t == "f32" else ml_dtypes.bfloat16
+    rng = np.random.default_rng(19)
+    args = [rng.uniform(-1, 1, s).astype(dtype) for s in ((2, 5, 7, 7), (16, 5, 3, 3), (16,))]
+    got = exe(*args)[0].astype(np.float32)
+    want = run(module, "nchw", *args)[0].astype(np.float32)
+    tolerance = 1e-5 if t == "f32" else 2**-7
+    np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)

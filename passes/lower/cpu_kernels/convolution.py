@@ -5,9 +5,10 @@ first: `convolution.packed`), else one window loop per element.
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
 not the convolution, its result (of the convolution's type) then takes the epilogue's
-value through the fused members. Tiles need all dims static, no batch groups, output
-features last in the result and a multiple of `VECTOR_WIDTH` of them in each feature group
-(a tile's features lie in one group; `dot_layout.convolution_tile_read`).
+value through the fused members. Tiles need all dims static, no batch groups and a
+multiple of `VECTOR_WIDTH` output features in each feature group (a tile's features lie in
+one group; `dot_layout.convolution_tile_read`); where the result does not keep its features
+last (NCHW), a tile stores each feature's element on its own.
 """
 
 from __future__ import annotations
@@ -101,12 +102,12 @@ def convolution_tiles(
     rank = len(out_shape)
     lf = root.window_list("lhs_dims")[1]
     ri, _ro, *rs = root.window_list("rhs_dims")
-    ob, _of, *os = root.window_list("result_dims")
+    ob, of, *os = root.window_list("result_dims")
     kernel_sizes = [rhs_shape[d] for d in rs]
     inputs = rhs_shape[ri]
-    row_dim = rank - 2
+    row_dim = os[-1] if os else ob  # tiles take consecutive positions of the last spatial dim
     size = out_shape[row_dim]
-    features = out_shape[-1]
+    features = out_shape[of]
     per_group = features // root.feature_groups  # a tile's features lie in one group
     lanes = WIDE_LANES if per_group % WIDE_LANES == 0 else VECTOR_WIDTH
     vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if per_group % (v * lanes) == 0)
@@ -122,7 +123,7 @@ def convolution_tiles(
         sizes[row_dim] = ctx.index(extent)
         steps = [1] * rank
         steps[row_dim] = rows
-        steps[-1] = vectors * lanes
+        steps[of] = vectors * lanes
         tile, ivs = ctx.parallel_nest(
             b,
             sizes,
@@ -141,7 +142,7 @@ def convolution_tiles(
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
         first_input = None  # the tile's group's first input feature, with feature groups
         if root.feature_groups > 1:
-            group = emit(tile, arith.DivUIOp(ivs[-1], ctx.index(per_group)))
+            group = emit(tile, arith.DivUIOp(ivs[of], ctx.index(per_group)))
             first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
         accumulators = [zero] * (rows * vectors)
         if count == 0 or inputs == 0:
@@ -159,7 +160,7 @@ def convolution_tiles(
             kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
             for v in range(vectors):
                 column = (
-                    ivs[-1] if v == 0 else emit(wb, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
+                    ivs[of] if v == 0 else emit(wb, arith.AddiOp(ivs[of], ctx.index(v * lanes)))
                 )
                 if packed is None:
                     kernel_reads.append(convolution_kernel(wb, root, column, ks))
@@ -196,10 +197,18 @@ def convolution_tiles(
                 if r:
                     at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
                 if v:
-                    at[-1] = emit(tile, arith.AddiOp(ivs[-1], ctx.index(v * lanes)))
+                    at[of] = emit(tile, arith.AddiOp(ivs[of], ctx.index(v * lanes)))
                 value = window.results[r * vectors + v] if window is not None else zero
-                stored = VectorType(result_element, [lanes])
-                tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
+                if of == rank - 1:  # the features contiguous: one vector store
+                    stored = VectorType(result_element, [lanes])
+                    tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
+                    continue
+                for lane in range(lanes):  # else each feature's element on its own
+                    element = emit(tile, vector.ExtractOp(value, [lane], Float32Type()))
+                    place = list(at)
+                    place[of] = emit(tile, arith.AddiOp(at[of], ctx.index(lane)))
+                    stored = narrow(tile, element, result_element)
+                    tile.insert(memref.StoreOp.get(stored, target, place))
         if kernel.root is root:
             return
         group = ctx.group(kernel)
@@ -208,7 +217,7 @@ def convolution_tiles(
         )
         at = list(ivs)
         at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
-        at[-1] = emit(epilogue, arith.AddiOp(ivs[-1], positions[1]))
+        at[of] = emit(epilogue, arith.AddiOp(ivs[of], positions[1]))
         known = {root.result: ctx.load(epilogue, result, at)}
         ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
 
