@@ -89,7 +89,9 @@ def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
         return None
     others = [size for d, size in enumerate(shape) if d not in (k_dim, len(shape) - 1)]
     panels = Panels((*others, strips, shape[k_dim], width), element)
-    rows = math.prod(root.result.type.get_shape()) // math.prod(shape[:k_dim] + shape[k_dim + 1 :])  # type: ignore[attr-defined]
+    # the output rows that read each rhs column: the result's elements per rhs element but k
+    outputs = math.prod(root.result.type.get_shape())  # type: ignore[attr-defined]
+    rows = outputs // (math.prod(shape) // shape[k_dim])
     if panels.bytes <= PACK_MIN_BYTES:
         return None
     if panels.bytes > PACK_CACHED_BYTES and rows < PACK_MIN_ROWS:
