@@ -133,7 +133,9 @@ def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
         lanes = wide if n_size > half else half
         main = n_size - n_size % lanes
         columns = TILE_VECTORS if main and main % (TILE_VECTORS * lanes) == 0 else 1
-        rows = _block(m_size, WIDE_ROWS if lanes == wide else HALF_ROWS)
+        most = WIDE_ROWS if lanes == wide else HALF_ROWS
+        # tiles of `most` rows (the rows past a multiple of it in one-row tiles: `rows_of`)
+        rows = most if m_size >= most else _block(m_size, most)
     else:
         lanes = wide if lhs_shape[lc[0]] >= wide else half
         rows = _block(m_size, ROW_TILE)
@@ -167,3 +169,11 @@ def convolution_tile_read(root: ops.ConvolutionOp) -> str | None:
     ):
         return None
     return "direct" if root.window_list("rhs_dims")[1] == rank - 1 else "packed"
+
+
+def row_parts(tiling: DotTiling, m_size: int) -> list[tuple[int, int, int]]:
+    """The columns-form tiles' rows as `(first row, rows, rows per tile)` parts: tiles of
+    `tiling.rows` rows, then one-row tiles for the rows past the last multiple of it."""
+    main = m_size - m_size % tiling.rows
+    parts = [(0, main, tiling.rows)] if main else []
+    return parts + ([(main, m_size - main, 1)] if main != m_size else [])

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 from accy.dialects import accy as ops
 from accy.dialects import plan
 from accy.dialects.x86_avx512 import DotBF16Op
-from accy.passes.dot_layout import DotTiling, dot_tiling
+from accy.passes.dot_layout import DotTiling, dot_tiling, row_parts
 from accy.passes.element_types import is_float, signless
 from accy.passes.families import dot_packed
 from accy.passes.fusion import dot_operand_source
@@ -158,15 +158,17 @@ def _emit_tiles(
     panel = None
     if isinstance(item, PlannedKernel) and item.family == dot_packed.FAMILY.id:
         panel = pack_rhs(lowering, b, item, root, tiling)
-    if main:
-        DotTiles(
-            lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs, panel
-        ).columns_form()
-    if main != n_size:
-        remainder = n_size - main
-        DotTiles(
-            lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs
-        ).columns_form()
+    m_size = out_shape[tiling.m] if tiling.m is not None else 1
+    for part in row_parts(tiling, m_size) if tiling.m is not None else [None]:
+        if main:
+            DotTiles(
+                lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs, panel, part
+            ).columns_form()
+        if main != n_size:
+            remainder = n_size - main
+            DotTiles(
+                lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs, None, part
+            ).columns_form()
 
 
 def pack_rhs(
@@ -308,6 +310,7 @@ class DotTiles:
         mask: int | None,
         pairs: bool,
         panel: SSAValue | None = None,
+        row_part: tuple[int, int, int] | None = None,
     ):
         self.lowering, self.item, self.root, self.tiling = lowering, item, root, tiling
         self.panel = panel
@@ -317,7 +320,9 @@ class DotTiles:
         self.columns, self.mask = columns, mask
         self.out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
         self.k = root.lhs.type.get_shape()[root.contracting[0][0]]  # type: ignore[attr-defined]
-        self.lanes, self.rows = tiling.lanes, tiling.rows
+        self.lanes = tiling.lanes
+        self.rows = tiling.rows if row_part is None else row_part[2]
+        first_row, row_count = (0, None) if row_part is None else row_part[:2]
         self.width = columns * self.lanes if tiling.form == "columns" else columns
         loops = [d for d in range(len(self.out_shape)) if d not in (tiling.m, tiling.n)]
         sizes = [lowering.index(self.out_shape[d]) for d in loops]
@@ -326,7 +331,8 @@ class DotTiles:
             sizes.append(lowering.index(extent))
             steps.append(self.width)
         if tiling.m is not None:
-            sizes.append(lowering.index(self.out_shape[tiling.m]))
+            m_size = self.out_shape[tiling.m] if row_count is None else row_count
+            sizes.append(lowering.index(m_size))
             steps.append(self.rows)
         strips = math.prod(self.out_shape[d] for d in loops) * -(-extent // self.width)
         rows_inside = tiling.m is not None and mask is None and strips >= PARALLEL_STRIPS
@@ -341,6 +347,8 @@ class DotTiles:
         self.at: dict[int, SSAValue] = dict(zip(loops, ivs))
         j = lowering.index(start) if mask is not None else ivs[len(loops)]
         i = ivs[-1] if tiling.m is not None else None
+        if i is not None and first_row:
+            i = emit(self.tile, arith.AddiOp(i, lowering.index(first_row)))
         self.row_ivs = [self._moved(i, r) for r in range(self.rows)]
         unit = self.lanes if tiling.form == "columns" else 1
         self.column_ivs = [self._moved(j, c * unit) for c in range(columns)]

@@ -49,6 +49,8 @@ def arrays(m, k, n, t, transposed=False):
     "m, k, n, t, transposed",
     [
         (16, 24, 64, "f32", False),  # columns form, two vectors per tile
+        (13, 24, 64, "f32", False),  # 13 rows: tiles of 8, then one-row tiles
+        (11, 40, 96, "bf16", False),  # the same with bf16 pairs
         (8, 33, 100, "f32", False),  # columns form, N's remainder one masked vector
         (6, 40, 12, "bf16", False),  # bf16 (pairs of k where the CPU sums them)
         (12, 40, 10, "f32", True),  # rows form (A . B^T)
