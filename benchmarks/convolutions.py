@@ -28,7 +28,7 @@ from functools import partial
 
 from gemm import interleaved_times
 from models import xla_runner
-from timing import geomean
+from timing import geomean, print_table
 
 
 @dataclass(frozen=True)
@@ -169,15 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             [case.name, f"{f['accy'] * 1e3:.3f}", f"{f['xla'] * 1e3:.3f}", f"{ratios[-1]:.2f}"]
         )
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        for row in [header, *rows]:
-            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
+    print_table(header, rows, args.markdown)
     if ratios:
         print(
             f"\ngeometric mean xla/accy {geomean(ratios):.2f} (> 1: accy faster), "

@@ -26,6 +26,7 @@ import time
 
 from gemm import interleaved_times
 from models import xla_runner
+from timing import print_table
 
 
 def build(name: str):
@@ -122,14 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
         )
         print("  ".join(rows[-1]), file=sys.stderr, flush=True)
-    if args.markdown:
-        print("| " + " | ".join(header) + " |")
-        print("|" + "---|" * len(header))
-        for row in rows:
-            print("| " + " | ".join(row) + " |")
-    else:
-        for row in [header, *rows]:
-            print("  ".join(row))
+    print_table(header, rows, args.markdown)
     return 0
 
 
