@@ -16,6 +16,7 @@ Invariants: planners read only the analyses and the target's facts, never its na
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import ClassVar
 
 from accy.dialects import accy as ops
@@ -62,7 +63,7 @@ def planner_for(target: Target) -> type[FunctionPlanner]:
     return DeviceFunctionPlanner if target.device_memory else HostFunctionPlanner
 
 
-class FunctionPlanner:
+class FunctionPlanner(ABC):
     """Builds the planned form of one accy function; the subclasses place its buffers."""
 
     buffer_space: ClassVar[MemorySpace]
@@ -89,9 +90,9 @@ class FunctionPlanner:
 
     # -- helpers ---------------------------------------------------------------------
 
+    @abstractmethod
     def space(self, slot: BufferSlot) -> MemorySpace:
         """The memory space `slot`'s buffer lives in."""
-        raise NotImplementedError
 
     def slot(self, value: SSAValue) -> BufferSlot:
         slot = self.buffers.get_slot(value)
@@ -168,13 +169,13 @@ class FunctionPlanner:
         assert isinstance(terminator, func.ReturnOp)
         return list(terminator.arguments)
 
+    @abstractmethod
     def _needs_arena(self, slots: list[BufferSlot]) -> bool:
         """Whether any buffer of the function is a view of the arena (its size is not 0)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _place(self, b: Builder, slots: list[BufferSlot], returned: list[SSAValue]) -> None:
         """Give every slot its home (`self.homes`)."""
-        raise NotImplementedError
 
     def _transfers_in(self, b: Builder, slots: list[BufferSlot]) -> None:
         """Copies into the homes before the first kernel (none by default)."""

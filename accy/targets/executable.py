@@ -16,15 +16,13 @@ from xdsl.dialects.builtin import ModuleOp
 
 from accy.diagnostics import AccyInputError
 from accy.passes.analysis import AnalysisManager
+from accy.passes.planned_form import is_planned, planned_for
 from accy.preparation import Preparation
 from accy.runtime.loader import UnknownFunctionError, function_name
 
 
 def planned_input(module: ModuleOp, preparation: Preparation | None, target: str) -> ModuleOp:
     """The planned form an executable for `target` runs (see the module doc)."""
-    from accy.passes.lower.lower_pass import planned_for
-    from accy.passes.planned_form import is_planned
-
     if preparation is None:
         assert is_planned(module), "an unplanned module is compiled with its preparation"
         return planned_for(module, AnalysisManager(), target)  # checks the planned target

@@ -17,6 +17,7 @@ declaration order.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -68,7 +69,7 @@ class WorkspaceDecl:
     """True: carved out of the arena; False: its own allocation."""
 
 
-class KernelFamily:
+class KernelFamily(ABC):
     """A kernel family (see the module doc)."""
 
     id: str
@@ -80,15 +81,15 @@ class KernelFamily:
     sized_by_rows: ClassVar[bool] = True
     """Whether its sizes may depend on the plan's rows (a term records the rows)."""
 
+    @abstractmethod
     def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
         """Whether the family runs `kind` and applies to `item` in `env`."""
-        raise NotImplementedError
 
+    @abstractmethod
     def workspace_bytes(
         self, env: Mapping[str, int], item: WorkItem | None = None
     ) -> dict[str, int]:
         """Each workspace's size in bytes, keyed by name in declaration order."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,7 @@ class ExpressionFamily(KernelFamily):
         return sizes
 
 
-class ItemFamily(KernelFamily):
+class ItemFamily(KernelFamily, ABC):
     """A CPU family decided by the work item itself (its op's shapes and types, not
     expressions): one arena workspace, `workspace`, of `bytes_of(item)` bytes; the family
     applies where that is not None."""
@@ -166,9 +167,9 @@ class ItemFamily(KernelFamily):
         self.workspaces = (WorkspaceDecl(self.workspace, (), True),)
         self.source = type(self).__module__
 
+    @abstractmethod
     def bytes_of(self, item: WorkItem) -> int | None:
         """The workspace's bytes for `item`, or None when the family does not run it."""
-        raise NotImplementedError
 
     def applies(self, kind: str, env: Mapping[str, int], item: WorkItem | None = None) -> bool:
         return kind in self.kinds and item is not None and self.bytes_of(item) is not None

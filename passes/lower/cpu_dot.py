@@ -184,11 +184,16 @@ def pack_rhs(
     panels = dot_packed.packed_panels(root)
     workspace = item.workspaces.get(dot_packed.WORKSPACE)
     planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
-    if panels is None or planned < panels.bytes:
-        needed = "no panels" if panels is None else f"{panels.bytes} bytes of panels"
+    if panels is None:
         raise CpuLoweringError(
-            f"work item {item.id} runs family '{dot_packed.FAMILY.id}' but needs {needed} "
-            f"and the plan gives it {planned} bytes",
+            f"work item {item.id} runs family '{dot_packed.FAMILY.id}', which does not pack "
+            "this product",
+            root.location,
+        )
+    if planned < panels.bytes:
+        raise CpuLoweringError(
+            f"work item {item.id} ({dot_packed.FAMILY.id}) needs {panels.bytes} bytes of "
+            f"'{dot_packed.WORKSPACE}' but the plan gives it {planned}",
             root.location,
         )
     assert workspace is not None
