@@ -7,8 +7,9 @@ Each case is a JAX function (a convolution, or the input or weight gradient JAX 
 for one) lowered to StableHLO; accy and XLA compile the very same text and run it on the
 same arrays, in interleaved rounds (`gemm.interleaved_times`). Every accy result is checked
 against XLA's first (a wrong one prints `wrong` and no time). Ratios above 1: accy faster.
-The shapes: ResNet-50's layers at 56x56 batch 1 (3x3 64->64, the 1x1s around it, the
-strided 7x7 stem at 224x224), their input and weight gradients, a depthwise 3x3 at
+The shapes: ResNet-50's layers at 224x224 batch 1 (3x3 64->64 at 56x56 and the 1x1s
+around it, the strided 3x3 and 1x1 that open stage 2, the 3x3s of stages 3 and 4, the
+strided 7x7 stem), input and weight gradients, a depthwise 3x3 at
 112x112x32, a grouped 1-D convolution (wav2vec2's positional one: 768 features, kernel
 128, 16 groups, 49 frames), an NCHW one, and bf16 ones.
 
@@ -57,6 +58,28 @@ CASES = (
     Case(
         "1x1 input grad", (1, 56, 56, 64), (1, 1, 64, 256), (1, 1), "SAME", NHWC, form="input_grad"
     ),
+    Case("3x3/2 56x56x128->128", (1, 56, 56, 128), (3, 3, 128, 128), (2, 2), "SAME", NHWC),
+    Case(
+        "3x3/2 input grad",
+        (1, 56, 56, 128),
+        (3, 3, 128, 128),
+        (2, 2),
+        "SAME",
+        NHWC,
+        form="input_grad",
+    ),
+    Case("3x3 14x14x256->256", (1, 14, 14, 256), (3, 3, 256, 256), (1, 1), "SAME", NHWC),
+    Case("3x3 7x7x512->512", (1, 7, 7, 512), (3, 3, 512, 512), (1, 1), "SAME", NHWC),
+    Case(
+        "3x3 7x7x512 weight grad",
+        (1, 7, 7, 512),
+        (3, 3, 512, 512),
+        (1, 1),
+        "SAME",
+        NHWC,
+        form="weight_grad",
+    ),
+    Case("1x1/2 56x56x256->512", (1, 56, 56, 256), (1, 1, 256, 512), (2, 2), "SAME", NHWC),
     Case("7x7/2 stem 224x224x3->64", (1, 224, 224, 3), (7, 7, 3, 64), (2, 2), "SAME", NHWC),
     Case(
         "depthwise 3x3 112x112x32",

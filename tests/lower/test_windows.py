@@ -131,6 +131,29 @@ CONVOLUTIONS = {
         ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
         {"lhs_dilation": [2, 2], "padding": [(1, 1), (2, 2)], "reversal": [False, True]},
     ),
+    "tiles_strided_input_gradient": (  # phased rows: a multiple of the dilation positions
+        (2, 4, 5, 8),
+        (3, 3, 8, 16),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {
+            "lhs_dilation": [2, 3],
+            "padding": [(2, 1), (2, 4)],
+            "strides": [1, 2],
+            "reversal": [True, True],
+        },
+    ),
+    "tiles_rows_across_lines": (  # 7x7 positions: rows of four across lines, one-row rest
+        (1, 7, 7, 5),
+        (3, 3, 5, 16),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (1, 1)]},
+    ),
+    "tiles_weight_gradient": (  # rows over the result's batch (the input features)
+        (2, 6, 6, 13),
+        (2, 6, 6, 16),
+        ([3, 0, 1, 2], [0, 3, 1, 2], [2, 3, 0, 1]),
+        {"padding": [(1, 1), (1, 1)]},
+    ),
     "tiles_1d": (
         (2, 50, 1),
         (10, 1, 8),

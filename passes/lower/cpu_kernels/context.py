@@ -18,7 +18,7 @@ from accy.dialects import accy as ops
 from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.element_types import shape_of
 from accy.passes.lower.host import HostLowering, KernelPattern
-from accy.passes.lower.indexing import FusedGroup
+from accy.passes.lower.indexing import FusedGroup, delinearize
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import combiner_identity, emit
 from accy.passes.schedule import WorkItem
@@ -52,6 +52,28 @@ def work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
         assert isinstance(value, IntegerAttr)
         steps *= value.value.data
     return steps
+
+
+PARALLEL_TASKS = 32
+"""A parallel nest takes as few of its outer dims as give this many iterations: the rest
+run as plain loops inside each task (a task over several dims of a multi-dim
+`scf.parallel` runs its inner dims' loops far slower, up to 3x for convolution tiles)."""
+
+
+def parallel_prefix(sizes: Sequence[SSAValue], steps: Sequence[int]) -> int:
+    """How many of the dims `sizes` (stepped by `steps`) a parallel nest takes: the
+    fewest outer ones with at least `PARALLEL_TASKS` iterations, all where a size is
+    dynamic or they have fewer."""
+    iterations = 1
+    for taken, (size, step) in enumerate(zip(sizes, steps), 1):
+        if not isinstance(size.owner, arith.ConstantOp):
+            return len(sizes)
+        value = size.owner.value
+        assert isinstance(value, IntegerAttr)
+        iterations *= -(-value.value.data // step)
+        if iterations >= PARALLEL_TASKS:
+            return taken
+    return len(sizes)
 
 
 def power_of_two_block(size: int, most: int) -> int:
@@ -181,24 +203,29 @@ class KernelContext:
         steps = list(steps) if steps is not None else [1] * len(sizes)
         if parallel is None:
             parallel = max(len(sizes) - 1, 1) if sizes else 0
+        parallel = parallel_prefix(sizes[:parallel], steps[:parallel])
         steps_done = work(sizes, per_iteration)
         if parallel == 0 or (steps_done is not None and steps_done < min_work):
             return self.stepped_loop_nest(b, sizes, steps)
-        body = Block(arg_types=[INDEX] * parallel)
-        b.insert(
-            scf.ParallelOp(
-                [self.index(0)] * parallel,
-                list(sizes[:parallel]),
-                [self.index(step) for step in steps[:parallel]],
-                Region(body),
-            )
-        )
+        counts = [  # each parallel dim's iterations
+            size if step == 1 else emit(b, arith.DivUIOp(size, self.index(step)))
+            for size, step in zip(sizes[:parallel], steps[:parallel])
+        ]
+        total = counts[0]
+        for count in counts[1:]:
+            total = emit(b, arith.MuliOp(total, count))
+        body = Block(arg_types=[INDEX])
+        b.insert(scf.ParallelOp([self.index(0)], [total], [self.index(1)], Region(body)))
         reduce = scf.ReduceOp()
-        Builder(InsertPoint.at_end(body)).insert(reduce)
-        inner, ivs = self.stepped_loop_nest(
-            Builder(InsertPoint.before(reduce)), sizes[parallel:], steps[parallel:]
-        )
-        return inner, [*body.args, *ivs]
+        inside = Builder(InsertPoint.at_end(body))
+        inside.insert(reduce)
+        inside = Builder(InsertPoint.before(reduce))
+        outer = [
+            index if step == 1 else emit(inside, arith.MuliOp(index, self.index(step)))
+            for index, step in zip(delinearize(inside, body.args[0], counts), steps[:parallel])
+        ]
+        inner, ivs = self.stepped_loop_nest(inside, sizes[parallel:], steps[parallel:])
+        return inner, [*outer, *ivs]
 
     def stepped_loop_nest(
         self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]

@@ -86,18 +86,20 @@ def convolution_tiles(
     ctx: KernelContext, b: Builder, root: ops.ConvolutionOp, kernel: PlannedKernel
 ) -> None:
     """A convolution (see `has_register_tiles`; f32 accumulators, bf16 extended as loaded
-    and rounded once as stored) as register tiles of up to
-    `CONV_TILE_ROWS` consecutive positions along the result's last spatial dim (when it
-    is the dim before the features; the positions past a multiple of `CONV_TILE_ROWS` in
-    one-row tiles) x up to `CONV_TILE_VECTORS` vectors of 16 (else 8) output features of
-    one feature group, all in parallel. A tile's accumulators start at zero and are carried
-    through the kernel's window positions (the read positions and whether they fall on
-    the input decided once per position and row) and, inside, its input features: each
-    step loads the kernel's feature vectors once and one input scalar per row (zero
-    where the row reads padding or a dilation hole), broadcast, for rows x vectors FMAs;
-    stored once at the end, into the kernel's result. With an epilogue (the kernel's
-    root is not the convolution) a loop over the tile's elements then replaces each
-    with the epilogue's value at it (the result has the convolution's type)."""
+    and rounded once as stored) as register tiles of up to `CONV_TILE_ROWS` rows (result
+    positions: consecutive ones of the spatial dims taken row-major as one, or of the
+    batch, `tile_row_dims`; those past a multiple of `CONV_TILE_ROWS` in one-row tiles) x
+    up to `CONV_TILE_VECTORS` vectors of 16 (else 8) output features of one feature group.
+    Tiles run in parallel, strips of output features outermost (a strip's part of the
+    kernel is read by every tile of it, in turn on one thread where there are enough
+    strips). A tile's accumulators start at zero and are carried through the window's
+    positions (one loop per window dim; the read positions and whether they fall on the
+    input decided once per position and row) and, inside, its input features: each step
+    loads the kernel's feature vectors once and one input scalar per row (zero where the
+    row reads padding or a dilation hole), broadcast, for rows x vectors FMAs; stored once
+    at the end, into the kernel's result. With an epilogue (the kernel's root is not the
+    convolution) a loop over each row's features then replaces each element with the
+    epilogue's value at it (the result has the convolution's type)."""
     out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
     rank = len(out_shape)
     lf = root.window_list("lhs_dims")[1]
@@ -105,8 +107,12 @@ def convolution_tiles(
     ob, of, *os = root.window_list("result_dims")
     kernel_sizes = [rhs_shape[d] for d in rs]
     inputs = rhs_shape[ri]
-    row_dim = os[-1] if os else ob  # tiles take consecutive positions of the last spatial dim
-    size = out_shape[row_dim]
+    row_dims = tile_row_dims(out_shape, ob, os)
+    other_dims = [d for d in (ob, *os) if d not in row_dims]
+    phases = dilation_phases(root, row_dims)
+    grid = [out_shape[d] // phases.get(d, 1) for d in row_dims]  # each phase's positions
+    size = int(np.prod(grid, dtype=np.int64))
+    phased = list(phases)  # the dims whose positions are taken one phase at a time
     features = out_shape[of]
     per_group = features // root.feature_groups  # a tile's features lie in one group
     lanes = WIDE_LANES if per_group % WIDE_LANES == 0 else VECTOR_WIDTH
@@ -116,56 +122,67 @@ def convolution_tiles(
     packed = None  # the kernel as the tiles read it, where it is not stored so
     if convolution_tile_read(root) == "packed":
         packed = pack_kernel(ctx, b, root, kernel)
+    result = kernel.root.results[0]
+    lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
+    lhs_element, rhs_element, result_element = (
+        v.type.get_element_type()  # type: ignore[attr-defined]
+        for v in (root.lhs, root.rhs, root.result)
+    )
 
     def part(start: int, extent: int, rows: int) -> None:
-        """Tiles of `rows` rows over the result's rows `start` to `start + extent`."""
-        sizes = [ctx.index(n) for n in out_shape]
-        sizes[row_dim] = ctx.index(extent)
-        steps = [1] * rank
-        steps[row_dim] = rows
-        steps[of] = vectors * lanes
-        tile, ivs = ctx.parallel_nest(
+        """Tiles of `rows` rows over the row positions `start` to `start + extent`."""
+        nest = [of, *other_dims]
+        tile, nest_ivs = ctx.parallel_nest(
             b,
-            sizes,
-            steps=steps,
-            parallel=rank,
+            [ctx.index(out_shape[d]) for d in nest]
+            + [ctx.index(phases[d]) for d in phased]
+            + [ctx.index(extent)],
+            steps=[vectors * lanes] + [1] * (len(other_dims) + len(phased)) + [rows],
+            parallel=len(nest) + len(phased) + 1,
             per_iteration=max(1, count * inputs * rows * vectors * lanes),
         )
+        phase_of = dict(zip(phased, nest_ivs[len(nest) : -1]))
+        first_row = nest_ivs[-1]
         if start:
-            ivs[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(start)))
-        result = kernel.root.results[0]
-        lhs, rhs, target = (ctx.memref_of(v) for v in (root.lhs, root.rhs, result))
-        lhs_element, rhs_element, result_element = (
-            v.type.get_element_type()  # type: ignore[attr-defined]
-            for v in (root.lhs, root.rhs, root.result)
-        )
+            first_row = emit(tile, arith.AddiOp(first_row, ctx.index(start)))
+        row_at = []  # per row: its result indices (the first feature of the tile's)
+        for r in range(rows):
+            at: list[SSAValue] = [ctx.index(0)] * rank
+            for d, iv in zip(nest, nest_ivs):
+                at[d] = iv
+            flat = first_row if r == 0 else emit(tile, arith.AddiOp(first_row, ctx.index(r)))
+            positions = delinearize(tile, flat, [ctx.index(n) for n in grid])
+            for d, position in zip(row_dims, positions):
+                if d in phases:  # the phase's position `position`
+                    scaled = emit(tile, arith.MuliOp(position, ctx.index(phases[d])))
+                    position = emit(tile, arith.AddiOp(scaled, phase_of[d]))
+                at[d] = position
+            row_at.append(at)
         zero = emit(tile, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vector_type, [0.0])))
         first_input = None  # the tile's group's first input feature, with feature groups
         if root.feature_groups > 1:
-            group = emit(tile, arith.DivUIOp(ivs[of], ctx.index(per_group)))
+            group = emit(tile, arith.DivUIOp(row_at[0][of], ctx.index(per_group)))
             first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
-        accumulators = [zero] * (rows * vectors)
-        if count == 0 or inputs == 0:
-            window = None
-        else:
-            window, wb, k, carried = ctx.loop(tile, ctx.index(count), accumulators)
-            ks = delinearize(wb, k, [ctx.index(n) for n in kernel_sizes])
+        sums: list[SSAValue] = [zero] * (rows * vectors)
+        if count and inputs:
+            starts = [  # where a phased dim's window starts, and its step
+                None if d not in phases else window_start(ctx, tile, root, i, phase_of[d])
+                for i, d in enumerate(os)
+            ]
+            loops, wb, ks, carried = window_nest(ctx, tile, kernel_sizes, sums, starts)
             scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
-            row_reads = []  # per row: the input indices (feature left to fill), inside
-            for r in range(rows):
-                at = list(ivs)
-                if r:
-                    at[row_dim] = emit(wb, arith.AddiOp(ivs[row_dim], ctx.index(r)))
-                row_reads.append(convolution_input(wb, root, ivs[ob], [at[d] for d in os], ks))
+            row_reads = [  # per row: the input indices (feature left to fill), inside
+                convolution_input(wb, root, at[ob], [at[d] for d in os], ks) for at in row_at
+            ]
             kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
             for v in range(vectors):
-                column = (
-                    ivs[of] if v == 0 else emit(wb, arith.AddiOp(ivs[of], ctx.index(v * lanes)))
-                )
+                column = row_at[0][of]
+                if v:
+                    column = emit(wb, arith.AddiOp(column, ctx.index(v * lanes)))
                 if packed is None:
                     kernel_reads.append(convolution_kernel(wb, root, column, ks))
                 else:  # window position, input feature, output features
-                    kernel_reads.append([k, None, column])
+                    kernel_reads.append([linearize(ctx, wb, ks, kernel_sizes), None, column])
             features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
             columns = []
             for rhs_at in kernel_reads:
@@ -191,14 +208,13 @@ def convolution_tiles(
                     updated.append(emit(fb, vector.FMAOp(broadcast, column, acc[r * vectors + v])))
             fb.insert(scf.YieldOp(*updated))
             wb.insert(scf.YieldOp(*features_loop.results))
-        for r in range(rows):
+            sums = list(loops[0].results)
+        for r, row in enumerate(row_at):
             for v in range(vectors):
-                at = list(ivs)
-                if r:
-                    at[row_dim] = emit(tile, arith.AddiOp(ivs[row_dim], ctx.index(r)))
+                at = list(row)
                 if v:
-                    at[of] = emit(tile, arith.AddiOp(ivs[of], ctx.index(v * lanes)))
-                value = window.results[r * vectors + v] if window is not None else zero
+                    at[of] = emit(tile, arith.AddiOp(row[of], ctx.index(v * lanes)))
+                value = sums[r * vectors + v]
                 if of == rank - 1:  # the features contiguous: one vector store
                     stored = VectorType(result_element, [lanes])
                     tile.insert(vector.StoreOp(narrow(tile, value, stored), target, at))
@@ -212,22 +228,99 @@ def convolution_tiles(
         if kernel.root is root:
             return
         group = ctx.group(kernel)
-        epilogue, positions = ctx.stepped_loop_nest(
-            tile, [ctx.index(rows), ctx.index(vectors * lanes)], [1, 1]
-        )
-        at = list(ivs)
-        at[row_dim] = emit(epilogue, arith.AddiOp(ivs[row_dim], positions[0]))
-        at[of] = emit(epilogue, arith.AddiOp(ivs[of], positions[1]))
-        known = {root.result: ctx.load(epilogue, result, at)}
-        ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
+        for row in row_at:
+            epilogue, (j,) = ctx.stepped_loop_nest(tile, [ctx.index(vectors * lanes)], [1])
+            at = list(row)
+            at[of] = emit(epilogue, arith.AddiOp(row[of], j))
+            known = {root.result: ctx.load(epilogue, result, at)}
+            ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
 
-    if row_dim not in os or size <= CONV_TILE_ROWS or size % CONV_TILE_ROWS == 0:
-        rows = power_of_two_block(size, CONV_TILE_ROWS) if row_dim in os else 1
-        part(0, size, rows)
+    if size <= CONV_TILE_ROWS or size % CONV_TILE_ROWS == 0:
+        part(0, size, power_of_two_block(size, CONV_TILE_ROWS))
     else:  # tiles of `CONV_TILE_ROWS` rows, then one-row tiles for the rest
         main = size - size % CONV_TILE_ROWS
         part(0, main, CONV_TILE_ROWS)
         part(main, size - main, 1)
+
+
+def tile_row_dims(shape: tuple[int, ...], batch: int, spatial: list[int]) -> list[int]:
+    """The result dims whose positions (row-major, as one) a tile's rows take: the
+    spatial ones, or the batch where it has more positions (a weight gradient's result is
+    the kernel: its spatial dims are the window's, its batch the input features)."""
+    positions = int(np.prod([shape[d] for d in spatial], dtype=np.int64))
+    return [batch] if not spatial or shape[batch] > positions else list(spatial)
+
+
+def dilation_phases(root: ops.ConvolutionOp, row_dims: list[int]) -> dict[int, int]:
+    """The result's spatial dims whose positions tiles take one phase at a time (modulo
+    the input's dilation there, `lhs_dilation`: a transposed convolution, the input
+    gradient of a strided one), with that dilation: those among the tiles' row dims
+    dilated with a kernel not dilated (`rhs_dilation` 1) and a multiple of the dilation
+    positions. A phase's rows read the input at the same window positions, the others
+    fall in its holes: `window_start` skips them."""
+    _ob, _of, *os = root.window_list("result_dims")
+    shape = shape_of(root.result)
+    bases, dilations = root.window_list("lhs_dilation"), root.window_list("rhs_dilation")
+    return {
+        d: bases[i]
+        for i, d in enumerate(os)
+        if d in row_dims and bases[i] > 1 and dilations[i] == 1 and shape[d] % bases[i] == 0
+    }
+
+
+def window_start(
+    ctx: KernelContext, b: Builder, root: ops.ConvolutionOp, i: int, phase: SSAValue
+) -> tuple[SSAValue, SSAValue, int]:
+    """For spatial dim `i`, taken one phase at a time (`dilation_phases`): the first
+    window position whose reads fall on the input rather than a hole at that phase's
+    positions, how many do, and their step (the dilation). Position o = phase + d * n
+    reads the dilated input at o * stride + k - low, on the input where that is a
+    multiple of d: k = (low - phase * stride) mod d, then every d-th."""
+    d = root.window_list("lhs_dilation")[i]
+    stride, low = root.window_list("window_strides")[i], root.window_list("padding_low")[i]
+    window = shape_of(root.rhs)[root.window_list("rhs_dims")[2 + i]]
+    shifted = emit(b, arith.MuliOp(phase, ctx.index(-stride % d)))
+    start = emit(b, arith.RemUIOp(emit(b, arith.AddiOp(shifted, ctx.index(low % d))), ctx.index(d)))
+    left = emit(b, arith.SubiOp(ctx.index(window + d - 1), start))
+    return start, emit(b, arith.DivUIOp(left, ctx.index(d))), d
+
+
+def window_nest(
+    ctx: KernelContext,
+    b: Builder,
+    sizes: list[int],
+    carried: list[SSAValue],
+    starts: list[tuple[SSAValue, SSAValue, int] | None],
+) -> tuple[list[scf.ForOp], Builder, list[SSAValue], list[SSAValue]]:
+    """One `scf.for` per window dim (outermost first) carrying `carried`: the loops, a
+    builder at the end of the innermost body (the caller yields its results there), the
+    window position and the carried args. A dim with a start (`window_start`) runs its
+    positions from there by its step. Each outer loop yields its inner loop's results;
+    nested loops, not one over the positions, so no position is divided out."""
+    loops, positions = [], []
+    for size, start in zip(sizes, starts):
+        count = ctx.index(size) if start is None else start[1]
+        loop, inner, position, carried = ctx.loop(b, count, carried)
+        if start is not None:
+            first, _count, step = start
+            scaled = emit(inner, arith.MuliOp(position, ctx.index(step)))
+            position = emit(inner, arith.AddiOp(first, scaled))
+        if loops:
+            b.insert(scf.YieldOp(*loop.results))
+        loops.append(loop)
+        positions.append(position)
+        b = inner
+    return loops, b, positions, carried
+
+
+def linearize(
+    ctx: KernelContext, b: Builder, indices: list[SSAValue], sizes: list[int]
+) -> SSAValue:
+    """The row-major position of `indices` in `sizes`."""
+    linear = indices[0]
+    for index, size in zip(indices[1:], sizes[1:]):
+        linear = emit(b, arith.AddiOp(emit(b, arith.MuliOp(linear, ctx.index(size))), index))
+    return linear
 
 
 def pack_kernel(

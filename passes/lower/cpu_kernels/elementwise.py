@@ -25,10 +25,11 @@ def hoist_invariants(ivs: Sequence[SSAValue]) -> None:
     as they were before it, so reading them earlier is right; LLVM could not hoist them
     itself where the result and the input are views of the same arena."""
     blocks: list[Block] = []
-    for iv in reversed(ivs):
-        assert isinstance(iv.owner, Block)
-        if iv.owner not in blocks:
-            blocks.append(iv.owner)
+    for iv in reversed(ivs):  # a loop's iv, or an index computed from a parallel one
+        block = iv.owner if isinstance(iv.owner, Block) else iv.owner.parent_block()
+        assert block is not None
+        if block not in blocks:
+            blocks.append(block)
     for block in blocks:
         loop = block.parent_op()
         assert isinstance(loop, (scf.ForOp, scf.ParallelOp))
