@@ -10,6 +10,13 @@ width; the rhs in its stored type, so a widening prologue still extends as it lo
 the tiles read the panels. Columns past the last whole strip (N's remainder) are read in
 place. Every copy of an rhs element is made once per call, whatever M is.
 
+An rhs whose panels would not stay in the cache (over `PACK_CACHED_BYTES`) and which few
+output rows share (under `PACK_MIN_ROWS`: a copy through memory would cost a large part
+of the product) is packed strip by strip instead (`Panels.slots`, the BLIS scheme): the
+workspace holds `PACK_SLOTS` strip panels, the tiles run as that many tasks, each taking
+every `PACK_SLOTS`-th strip in turn, copying it into its own slot and running the strip's
+tiles over every row while the panel is in its core's cache.
+
 Invariants: `packed_panels` is the one place that decides the packing, for the planner (the
 workspace's bytes) and for the CPU lowering (the panels it builds and reads).
 """
@@ -46,6 +53,10 @@ few output rows share them; larger ones, copied through memory, only where at le
 
 PACK_MIN_ROWS = 256
 
+PACK_SLOTS = 16
+"""Strip panels (`Panels.slots`): the tasks, each packing its strips into a slot of its own
+(eight a thread on this 2-core machine: enough to balance the strips among threads)."""
+
 WORKSPACE = "panels"
 
 
@@ -53,10 +64,12 @@ WORKSPACE = "panels"
 class Panels:
     """The packed rhs: `shape` is (the rhs's dims but the contracting and last, in order,
     strips, k, width), of `element` (the rhs's stored type); `strips * width` columns are
-    packed, the rest read in place."""
+    packed, the rest read in place. With `slots`, the shape is (slots, k, width): strip
+    panels, each slot holding one strip at a time (the rhs has no other dims)."""
 
     shape: tuple[int, ...]
     element: Attribute
+    slots: bool = False
 
     @property
     def strips(self) -> int:
@@ -95,7 +108,9 @@ def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
     if panels.bytes <= PACK_MIN_BYTES:
         return None
     if panels.bytes > PACK_CACHED_BYTES and rows < PACK_MIN_ROWS:
-        return None
+        if others:
+            return None
+        return Panels((min(PACK_SLOTS, strips), shape[k_dim], width), element, slots=True)
     return panels
 
 

@@ -155,14 +155,27 @@ def _emit_tiles(
         ).rows_form()
         return
     main = n_size - n_size % tiling.lanes
-    panel = None
+    panel, slotted = None, False
     if isinstance(item, PlannedKernel) and item.family == dot_packed.FAMILY.id:
         panel = pack_rhs(lowering, b, item, root, tiling)
+        slotted = dot_packed.packed_panels(root).slots  # type: ignore[union-attr]
     m_size = out_shape[tiling.m] if tiling.m is not None else 1
     for part in row_parts(tiling, m_size) if tiling.m is not None else [None]:
         if main:
             DotTiles(
-                lowering, b, item, root, tiling, 0, main, tiling.columns, None, pairs, panel, part
+                lowering,
+                b,
+                item,
+                root,
+                tiling,
+                0,
+                main,
+                tiling.columns,
+                None,
+                pairs,
+                panel,
+                part,
+                slotted,
             ).columns_form()
         if main != n_size:
             remainder = n_size - main
@@ -180,7 +193,8 @@ def pack_rhs(
 ) -> SSAValue:
     """The rhs's whole strips copied into the kernel's `panels` workspace (`dot.packed`:
     the rhs's other dims, strips, k, width), strips in parallel, each k's run a vector at
-    a time; the panels, a view of the workspace."""
+    a time; the panels, a view of the workspace. Strip panels (`Panels.slots`) are only
+    viewed: the tiles copy each strip as they come to it (`DotTiles.strip_by_strip`)."""
     panels = dot_packed.packed_panels(root)
     workspace = item.workspaces.get(dot_packed.WORKSPACE)
     planned = 0 if workspace is None else plan.buffer_bytes(workspace.type)  # type: ignore[arg-type]
@@ -204,6 +218,8 @@ def pack_rhs(
         b, memref.ViewOp(workspace, lowering.index(0), [], MemRefType(element, panels.shape))
     )
     panel.name_hint = "panels"
+    if panels.slots:
+        return panel
     k_dim, last = root.contracting[1][0], len(shape) - 1
     others = [d for d in range(len(shape)) if d not in (k_dim, last)]
     sizes = [lowering.index(shape[d]) for d in others] + [lowering.index(panels.strips)]
@@ -316,6 +332,7 @@ class DotTiles:
         pairs: bool,
         panel: SSAValue | None = None,
         row_part: tuple[int, int, int] | None = None,
+        slotted: bool = False,
     ):
         self.lowering, self.item, self.root, self.tiling = lowering, item, root, tiling
         self.panel = panel
@@ -341,14 +358,18 @@ class DotTiles:
             steps.append(self.rows)
         strips = math.prod(self.out_shape[d] for d in loops) * -(-extent // self.width)
         rows_inside = tiling.m is not None and mask is None and strips >= PARALLEL_STRIPS
-        self.tile, ivs = lowering.parallel_nest(
-            b,
-            sizes,
-            steps=steps,
-            parallel=len(sizes) - (1 if rows_inside else 0),
-            per_iteration=self.k,
-            min_work=DOT_PARALLEL_MIN_WORK,
-        )
+        if slotted:
+            assert panel is not None and mask is None and start == 0
+            self.tile, ivs = self.strip_by_strip(b, panel, loops, extent, sizes, steps)
+        else:
+            self.tile, ivs = lowering.parallel_nest(
+                b,
+                sizes,
+                steps=steps,
+                parallel=len(sizes) - (1 if rows_inside else 0),
+                per_iteration=self.k,
+                min_work=DOT_PARALLEL_MIN_WORK,
+            )
         self.at: dict[int, SSAValue] = dict(zip(loops, ivs))
         j = lowering.index(start) if mask is not None else ivs[len(loops)]
         i = ivs[-1] if tiling.m is not None else None
@@ -369,12 +390,56 @@ class DotTiles:
         self.accumulator = tiling.accumulator
         self.vector_type = VectorType(self.accumulator, [self.lanes])
         self.is_float = is_float(self.accumulator)
-        if panel is not None:  # the strip's panel: the rhs's other dims, then the strip
+        if slotted:  # the task's slot
+            self.panel_at = [self.slot]
+        elif panel is not None:  # the strip's panel: the rhs's other dims, then the strip
             rank = len(root.rhs.type.get_shape())  # type: ignore[attr-defined]
             k_dim = root.contracting[1][0]
             dims = [tiling.rhs_dims[d] for d in range(rank) if d not in (k_dim, rank - 1)]
             strip = emit(self.tile, arith.DivUIOp(j, lowering.index(self.width)))
             self.panel_at = [*(self.at[d] for d in dims), strip]  # type: ignore[index]
+
+    def strip_by_strip(
+        self, b: Builder, panel: SSAValue, loops: list[int], extent: int, sizes, steps
+    ) -> tuple[Builder, list[SSAValue]]:
+        """Strip panels (`dot_packed.Panels.slots`): one task per slot of `panel`, in
+        parallel, each taking every slots-th strip in turn: the strip's rhs columns copied
+        into the slot (k's runs a vector at a time), then its tiles over the output's
+        other dims and rows (`sizes`/`steps` but the strips'). A builder inside the tile
+        and the ivs of the output's other dims, the strip's first column, the rows."""
+        lowering, k_dim = self.lowering, self.root.contracting[1][0]
+        slots, strips = panel.type.get_shape()[0], extent // self.width  # type: ignore[attr-defined]
+        outputs = math.prod(self.out_shape) // self.out_shape[self.tiling.n] * extent
+        task, (slot,) = lowering.parallel_nest(  # a task's multiply-adds
+            b,
+            [lowering.index(slots)],
+            parallel=1,
+            per_iteration=self.k * outputs // slots,
+            min_work=DOT_PARALLEL_MIN_WORK,
+        )
+        self.slot = slot
+        later = emit(task, arith.SubiOp(lowering.index(strips + slots - 1), slot))
+        count = emit(task, arith.DivUIOp(later, lowering.index(slots)))
+        _, body, turn, _ = lowering.loop(task, count)
+        strip = emit(
+            body, arith.AddiOp(slot, emit(body, arith.MuliOp(turn, lowering.index(slots))))
+        )
+        first = emit(body, arith.MuliOp(strip, lowering.index(self.width)))
+        rhs = lowering.memref_of(dot_operand_source(self.root.rhs))
+        vector_type = VectorType(rhs.type.get_element_type(), [self.lanes])  # type: ignore[attr-defined]
+        _, copy, kv, _ = lowering.loop(body, lowering.index(self.k))
+        for offset in range(0, self.width, self.lanes):
+            column = emit(copy, arith.AddiOp(first, lowering.index(offset)))
+            at = [kv, column] if k_dim == 0 else [column, kv]
+            run = emit(copy, vector.LoadOp(rhs, at, vector_type))
+            copy.insert(vector.StoreOp(run, panel, [slot, kv, lowering.index(offset)]))
+        copy.insert(scf.YieldOp())
+        inner = [d for d in range(len(sizes)) if d != len(loops)]  # all but the strips
+        tile, ivs = lowering.stepped_loop_nest(
+            body, [sizes[d] for d in inner], [steps[d] for d in inner]
+        )
+        body.insert(scf.YieldOp())
+        return tile, [*ivs[: len(loops)], first, *ivs[len(loops) :]]
 
     # ------------------------------------------------------------------------- helpers
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-from accy.passes.families.dot_packed import PACK_MIN_BYTES, PACK_MIN_STRIDE, packed_panels
+from accy.passes.dot_layout import dot_tiling
+from accy.passes.families.dot_packed import (
+    PACK_CACHED_BYTES,
+    PACK_MIN_BYTES,
+    PACK_MIN_STRIDE,
+    PACK_SLOTS,
+    packed_panels,
+)
 
 import accy
 from accy.reference import run
@@ -82,6 +89,25 @@ def test_the_panels_are_a_planned_workspace_of_the_rhs_strips():
     )
     product = next(op for op in module.walk() if op.name == "accy.dot_general")
     assert packed_panels(product).shape == (31, 320, 32)
+
+
+def test_a_large_rhs_few_rows_share_is_packed_strip_by_strip_into_slots():
+    # 1024 x 4408 f32 (17.2 MiB) > PACK_CACHED_BYTES, 19 rows: strip panels, one per task
+    m, k, n = 19, 1024, 4408
+    assert k * n * 4 > PACK_CACHED_BYTES
+    module = accy.parse(dense(m, k, n))
+    product = next(op for op in module.walk() if op.name == "accy.dot_general")
+    panels, tiling = packed_panels(product), dot_tiling(product)
+    width = tiling.columns * tiling.lanes
+    assert panels.slots and panels.shape == (PACK_SLOTS, k, width)
+    (term,) = accy.prepare(module).workspaces.terms
+    assert (term.family, term.bytes) == ("dot.packed", PACK_SLOTS * k * width * 4)
+    exe = accy.compile(module)
+    assert _kernel_families(exe) == ["dot.packed"]
+    args = arrays(m, k, n, "f32")  # whole strips, and a remainder read in place
+    np.testing.assert_allclose(exe(*args)[0], run(module, "dense", *args)[0], rtol=1e-4, atol=1e-4)
+    one_thread = accy.compile(module, threads=1)
+    np.testing.assert_allclose(one_thread(*args)[0], exe(*args)[0], rtol=1e-6, atol=1e-6)
 
 
 def test_a_batched_product_with_widened_operands_packs_each_batch():
