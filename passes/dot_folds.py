@@ -12,7 +12,13 @@ to a product can often become part of it:
   dims becoming free dims, when the result keeps its order;
 - a transposed result: `transpose(dot_general(a, b))` whose permutation keeps the batch
   dims first and puts the rhs's free dims before the lhs's (each in order) is
-  `dot_general(b, a)`, when the transpose is the product's one user.
+  `dot_general(b, a)`, when the transpose is the product's one user;
+- operands swapped for a contiguous form: `transpose(dot_general(a, b))`, where the
+  product has no contiguous form but `dot_general(b, a)` has one and the transpose then
+  keeps its last dim last, becomes the transpose of `dot_general(b, a)` that gives the
+  same result: attention's `probs . v`, which JAX writes with `v` first and its heads put
+  back in place by the transpose, runs on the register tiles, and the transpose moves
+  runs of the head dim.
 
 A transpose or broadcast left without users is erased (one with other users stays for
 them). A fold is made only where the product keeps a contiguous form
@@ -38,6 +44,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
 
 def _rank(value: SSAValue) -> int:
@@ -197,11 +204,54 @@ class ResultTranspose(RewritePattern):
             rewriter.erase(dot)
 
 
+class SwappedOperands(RewritePattern):
+    """`transpose(dot_general(a, b), perm)` without a contiguous form →
+    `transpose(dot_general(b, a), perm')` with one, `perm'` keeping the last dim."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, ops.TransposeOp):
+            return
+        dot = op.operand.owner
+        if not isinstance(dot, ops.DotGeneralOp) or not dot.result.has_one_use():
+            return
+        (lb, rb), (lc, rc) = dot.batching, dot.contracting
+        ranks = (_rank(dot.lhs), _rank(dot.rhs))
+        if contiguous_form(*ranks, dot.batching, dot.contracting) is not None:
+            return
+        if contiguous_form(ranks[1], ranks[0], (rb, lb), (rc, lc)) is None:
+            return
+        nb, nl = len(lb), len(free_dims(ranks[0], lb, lc))
+        nr = len(free_dims(ranks[1], rb, rc))
+        # the product's dim i is the swapped product's dim swapped[i]
+        swapped = [*range(nb), *range(nb + nr, nb + nr + nl), *range(nb, nb + nr)]
+        permutation = [swapped[d] for d in _dims(op.permutation)]
+        if permutation[-1] != len(permutation) - 1:
+            return
+        shape = _swapped_shape(dot, nb, nl)
+        new = ops.DotGeneralOp(
+            dot.rhs,
+            dot.lhs,
+            batching=(rb, lb),
+            contracting=(rc, lc),
+            result_type=TensorType(dot.result.type.get_element_type(), shape),  # type: ignore[attr-defined]
+        )
+        new.attributes.update(dot.attributes)
+        rewriter.insert(new, InsertPoint.before(op))
+        rewriter.replace(op, ops.TransposeOp(new.result, permutation, op.result.type))  # type: ignore[arg-type]
+        rewriter.erase(dot)
+
+
+def _swapped_shape(dot: ops.DotGeneralOp, nb: int, nl: int) -> list[int]:
+    """The result shape of `dot` with its operands swapped (batch, rhs free, lhs free)."""
+    shape = dot.result.type.get_shape()  # type: ignore[attr-defined]
+    return [*shape[:nb], *shape[nb + nl :], *shape[nb : nb + nl]]
+
+
 def fold_into_dots(module: ModuleOp) -> None:
     """Fold the transposes and broadcasts next to every product of `module` into it (the
     module docstring)."""
     patterns = GreedyRewritePatternApplier(
-        [OperandTranspose(), OperandBroadcast(), ResultTranspose()]
+        [OperandTranspose(), OperandBroadcast(), ResultTranspose(), SwappedOperands()]
     )
     PatternRewriteWalker(patterns).rewrite_module(module)
 

@@ -3,9 +3,10 @@
 // RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check | filecheck %s --check-prefix=SEQ
 
 // Which loops run in parallel. A nest whose iterations write disjoint elements takes its
-// outer dims (all but the contiguous last one, or the only one) as one `scf.parallel`
-// when it does at least 32768 scalar steps (PARALLEL_MIN_WORK); smaller nests stay
-// `scf.for`s. Work per nest:
+// outer dims (all but the contiguous last one, or the only one; of those, the fewest
+// giving PARALLEL_TASKS = 32 iterations) as one one-dimensional `scf.parallel` over their
+// iterations (each dim's index divided out inside) when it does at least 32768 scalar
+// steps (PARALLEL_MIN_WORK); smaller nests stay `scf.for`s. Work per nest:
 //   @rows:   exp over 256 x 512          = 131072 steps  -> parallel rows, sequential columns
 //   @small:  exp over 64 x 64            =   4096 steps  -> sequential
 //   @flat:   add over 65536              =  65536 steps  -> the only dim is parallel
@@ -89,9 +90,12 @@ func.func @split(%x: tensor<4x1048576xf32>) -> tensor<4xf32> {
 // The planned reduce.chunks workspace (16 chunks x 4 rows x 4 bytes), viewed as f32.
 // CHECK:       %[[WS:.*]] = memref.view %arena[%{{.*}}][] : memref<256xi8> to memref<256xi8>
 // CHECK:       %[[PARTS:.*]] = memref.view %[[WS]][%{{.*}}][] : memref<256xi8> to memref<16x4xf32>
-// Phase 1: (chunk, row) in parallel, each chunk 65536 elements in blocked loops.
+// Phase 1: (chunk, row) in parallel as one loop of 64 iterations, each chunk 65536
+// elements in blocked loops.
 // CHECK:       "scf.parallel"
-// CHECK-NEXT:  ^{{.*}}(%[[CHUNK:.*]]: index, %[[ROW:.*]]: index):
+// CHECK-NEXT:  ^{{.*}}(%[[IT:.*]]: index):
+// CHECK-NEXT:    %[[ROW:.*]] = arith.remui %[[IT]], %{{.*}} : index
+// CHECK-NEXT:    %[[CHUNK:.*]] = arith.divui %[[IT]], %{{.*}} : index
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK:             scf.for
@@ -111,6 +115,7 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 }
 // CHECK-LABEL: func.func @accy_fn_mm
 // CHECK-DAG:   %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:   %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG:   %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG:   %[[C64:.*]] = arith.constant 64 : index
@@ -118,7 +123,9 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 // CHECK-DAG:   %[[C256:.*]] = arith.constant 256 : index
 // Tiles of 32 columns (two vector<16xf32>: N is a multiple of 16) x 8 rows; the eight
 // strips of 32 columns in parallel, each strip's row tiles in turn.
-// CHECK:       "scf.parallel"(%[[C0]], %[[C256]], %[[C32]])
+// CHECK:       "scf.parallel"(%[[C0]], %[[C8]], %[[C1]])
+// CHECK-NEXT:  ^{{.*}}(%[[STRIP:.*]]: index):
+// CHECK-NEXT:    arith.muli %[[STRIP]], %[[C32]] : index
 // CHECK:         scf.for %{{.*}} = %[[C0]] to %[[C64]] step %[[C8]]
 // The 8 x 2 accumulators start at zero and go through the whole k loop: each step loads
 // two rhs vectors and one lhs scalar per row (broadcast) for sixteen FMAs.
@@ -130,17 +137,17 @@ func.func @mm(%a: tensor<64x128xf32>, %b: tensor<128x256xf32>) -> tensor<64x256x
 // CHECK:         }
 // CHECK-COUNT-16: vector.store
 
-// One strip of 32 columns (fewer than PARALLEL_STRIPS): every tile in parallel.
+// One strip of 32 columns (fewer than PARALLEL_STRIPS): every tile in parallel, (strip,
+// row tile) as one loop of 128 iterations.
 func.func @tall(%a: tensor<1024x128xf32>, %b: tensor<128x32xf32>) -> tensor<1024x32xf32> {
   %d = accy.dot_general %a, %b, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<1024x128xf32>, tensor<128x32xf32>) -> tensor<1024x32xf32>
   return %d : tensor<1024x32xf32>
 }
 // CHECK-LABEL: func.func @accy_fn_tall
 // CHECK-DAG:   %[[T0:.*]] = arith.constant 0 : index
-// CHECK-DAG:   %[[T8:.*]] = arith.constant 8 : index
-// CHECK-DAG:   %[[T32:.*]] = arith.constant 32 : index
-// CHECK-DAG:   %[[T1024:.*]] = arith.constant 1024 : index
-// CHECK:       "scf.parallel"(%[[T0]], %[[T0]], %[[T32]], %[[T1024]], %[[T32]], %[[T8]])
+// CHECK-DAG:   %[[T1:.*]] = arith.constant 1 : index
+// CHECK-DAG:   %[[T128:.*]] = arith.constant 128 : index
+// CHECK:       "scf.parallel"(%[[T0]], %[[T128]], %[[T1]])
 
 // With two threads the parallel loops become async tasks on the async runtime ABI;
 // sequential code calls none of it.

@@ -82,3 +82,17 @@ func.func @kept_broadcasts(%x: tensor<5x4xf32>, %v: tensor<2x4x6xf32>, %y: tenso
   %b = accy.dot_general %y, %wb, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x5x4xf32>, tensor<2x4x6xf32>) -> tensor<2x5x6xf32>
   func.return %a, %b : tensor<2x5x6xf32>, tensor<2x5x6xf32>
 }
+
+// Attention's probs . v as JAX writes it: v first (contracting along its rows, free along
+// its head dim), the heads put back by a transpose. That product has no contiguous form;
+// with the operands swapped it has one (v's head dim is N, last), so it becomes the
+// swapped product and a transpose that keeps the head dim last.
+// CHECK-LABEL: func.func @probs_values
+// CHECK-NEXT:    %{{.*}} = accy.dot_general %w, %v, batching_dims = [0, 1] x [0, 2], contracting_dims = [3] x [1] : (tensor<1x2x6x6xf32>, tensor<1x6x2x8xf32>) -> tensor<1x2x6x8xf32>
+// CHECK-NEXT:    %{{.*}} = accy.transpose %{{.*}}, dims = [0, 2, 1, 3] : (tensor<1x2x6x8xf32>) -> tensor<1x6x2x8xf32>
+// CHECK-NEXT:    func.return
+func.func @probs_values(%w: tensor<1x2x6x6xf32>, %v: tensor<1x6x2x8xf32>) -> tensor<1x6x2x8xf32> {
+  %o = accy.dot_general %v, %w, batching_dims = [0, 2] x [0, 1], contracting_dims = [1] x [3] : (tensor<1x6x2x8xf32>, tensor<1x2x6x6xf32>) -> tensor<1x2x8x6xf32>
+  %t = accy.transpose %o, dims = [0, 3, 1, 2] : (tensor<1x2x8x6xf32>) -> tensor<1x6x2x8xf32>
+  func.return %t : tensor<1x6x2x8xf32>
+}

@@ -24,7 +24,8 @@ def _layout_ops(module) -> int:
 
 
 @pytest.mark.parametrize(
-    "name", ["scores", "heads", "gradient", "kept", "shared_weights", "kept_broadcasts"]
+    "name",
+    ["scores", "heads", "gradient", "kept", "shared_weights", "kept_broadcasts", "probs_values"],
 )
 def test_folded_programs_compute_the_same_values(name):
     text = CASES.read_text()

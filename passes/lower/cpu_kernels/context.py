@@ -60,6 +60,13 @@ run as plain loops inside each task (a task over several dims of a multi-dim
 `scf.parallel` runs its inner dims' loops far slower, up to 3x for convolution tiles)."""
 
 
+def _constant(value: SSAValue) -> int | None:
+    """The value of an index `arith.constant`, else None."""
+    if isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr):
+        return value.owner.value.value.data
+    return None
+
+
 def parallel_prefix(sizes: Sequence[SSAValue], steps: Sequence[int]) -> int:
     """How many of the dims `sizes` (stepped by `steps`) a parallel nest takes: the
     fewest outer ones with at least `PARALLEL_TASKS` iterations, all where a size is
@@ -208,12 +215,11 @@ class KernelContext:
         if parallel == 0 or (steps_done is not None and steps_done < min_work):
             return self.stepped_loop_nest(b, sizes, steps)
         counts = [  # each parallel dim's iterations
-            size if step == 1 else emit(b, arith.DivUIOp(size, self.index(step)))
-            for size, step in zip(sizes[:parallel], steps[:parallel])
+            self.iterations(b, size, step) for size, step in zip(sizes[:parallel], steps[:parallel])
         ]
         total = counts[0]
         for count in counts[1:]:
-            total = emit(b, arith.MuliOp(total, count))
+            total = self.iterations(b, total, 1, times=count)
         body = Block(arg_types=[INDEX])
         b.insert(scf.ParallelOp([self.index(0)], [total], [self.index(1)], Region(body)))
         reduce = scf.ReduceOp()
@@ -226,6 +232,17 @@ class KernelContext:
         ]
         inner, ivs = self.stepped_loop_nest(inside, sizes[parallel:], steps[parallel:])
         return inner, [*outer, *ivs]
+
+    def iterations(
+        self, b: Builder, size: SSAValue, step: int, times: SSAValue | None = None
+    ) -> SSAValue:
+        """`size / step` (a multiple of it), times `times` if given: a constant where
+        every operand is one."""
+        static = [_constant(v) for v in (size, times or self.index(1))]
+        if None not in static:
+            return self.index(static[0] // step * static[1])  # type: ignore[operator]
+        count = size if step == 1 else emit(b, arith.DivUIOp(size, self.index(step)))
+        return count if times is None else emit(b, arith.MuliOp(count, times))
 
     def stepped_loop_nest(
         self, b: Builder, sizes: Sequence[SSAValue], steps: Sequence[int]
