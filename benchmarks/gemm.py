@@ -107,6 +107,10 @@ def _mm(m: int, k: int, n: int) -> Product:
     return Product((m, k), (k, n), ((), ()), ((1,), (0,)))
 
 
+def _mt(m: int, k: int, n: int) -> Product:
+    return Product((m, k), (n, k), ((), ()), ((1,), (1,)))
+
+
 REAL = (
     _mm(256, 256, 256),
     _mm(512, 512, 512),
@@ -118,11 +122,15 @@ REAL = (
     _mm(1024, 768, 3072),  # FFN up at 8 x 128 tokens
     _mm(4096, 1024, 1024),
     _mm(128, 4096, 11008),  # a Llama-7B FFN slice, seq 128
+    _mt(128, 768, 2304),  # GPT-2's Conv1D layers (x . W^T: both read along K), seq 128
+    _mt(128, 768, 3072),
+    _mt(128, 3072, 768),
     Product((12, 128, 64), (12, 64, 128), ((0,), (0,)), ((2,), (1,))),  # attention scores
     Product((12, 128, 128), (12, 128, 64), ((0,), (0,)), ((2,), (1,))),  # attention x values
 )
 """Real sizes: squares, the layer shapes of BERT-base and GPT-2-small at seq 128 (and 8 x 128
-tokens), a Llama-7B FFN slice, attention's batched products with 12 heads of 64."""
+tokens; GPT-2's with its weights stored transposed, as its Conv1D layers read them), a
+Llama-7B FFN slice, attention's batched products with 12 heads of 64."""
 
 
 def zoo_products(folders) -> list[Product]:

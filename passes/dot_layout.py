@@ -103,15 +103,18 @@ def _tiled_accumulator(root: ops.DotGeneralOp) -> Attribute | None:
     return None
 
 
-def dot_tiling(root: ops.DotGeneralOp) -> DotTiling | None:
+def dot_tiling(root: ops.DotGeneralOp, transposed_panels: bool = False) -> DotTiling | None:
     """The register tiling of `root` on the CPU, or None when it runs as loops (see
-    `accy.passes.lower.cpu_dot`)."""
+    `accy.passes.lower.cpu_dot`). With `transposed_panels`, a `rows`-form product's tiling
+    in the `columns` form, its rhs read from panels packed across K (`dot.packed`)."""
     accumulator = _tiled_accumulator(root)
     lhs_shape = root.lhs.type.get_shape()  # type: ignore[attr-defined]
     rhs_shape = root.rhs.type.get_shape()  # type: ignore[attr-defined]
     form = contiguous_form(len(lhs_shape), len(rhs_shape), root.batching, root.contracting)
     if accumulator is None or form is None or DYNAMIC_INDEX in (*lhs_shape, *rhs_shape):
         return None
+    if transposed_panels and form == "rows":
+        form = "columns"
     (lb, rb), (lc, rc) = root.batching, root.contracting
     l_free, r_free = free_dims(len(lhs_shape), lb, lc), free_dims(len(rhs_shape), rb, rc)
     nb, nl = len(lb), len(l_free)

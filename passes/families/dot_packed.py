@@ -10,6 +10,14 @@ width; the rhs in its stored type, so a widening prologue still extends as it lo
 the tiles read the panels. Columns past the last whole strip (N's remainder) are read in
 place. Every copy of an rhs element is made once per call, whatever M is.
 
+A `rows`-form product (`A . B^T`: the rhs read along K, as GPT-2's Conv1D layers and
+`x @ w.T` store their weights) whose rhs is larger than `PACK_MIN_BYTES`, N a multiple of
+the tiles' width and at least `PACK_TRANSPOSED_MIN_ROWS` output rows sharing it is packed
+across K into the same panels (`Panels.transposed`): its tiles then run in the `columns`
+form (`dot_layout.dot_tiling(root, transposed_panels=True)`), whose steps load two rhs
+vectors for sixteen multiply-adds where the `rows` form loads eight, and whose epilogue
+runs along contiguous rows.
+
 An rhs whose panels would not stay in the cache (over `PACK_CACHED_BYTES`) and which few
 output rows share (under `PACK_MIN_ROWS`: a copy through memory would cost a large part
 of the product) is packed strip by strip instead (`Panels.slots`, the BLIS scheme): the
@@ -53,6 +61,10 @@ few output rows share them; larger ones, copied through memory, only where at le
 
 PACK_MIN_ROWS = 256
 
+PACK_TRANSPOSED_MIN_ROWS = 64
+"""Output rows from which a `rows`-form product's rhs is packed across K: its copy (one
+strided read per element) then costs a small part of the product."""
+
 PACK_SLOTS = 16
 """Strip panels (`Panels.slots`): the tasks, each packing its strips into a slot of its own
 (eight a thread on this 2-core machine: enough to balance the strips among threads)."""
@@ -70,6 +82,8 @@ class Panels:
     shape: tuple[int, ...]
     element: Attribute
     slots: bool = False
+    transposed: bool = False
+    """Whether the rhs is read along K (`rows` form) and packed across it."""
 
     @property
     def strips(self) -> int:
@@ -87,6 +101,8 @@ class Panels:
 def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
     """The panels `root`'s tiles read, or None when they read the rhs in place."""
     tiling = dot_tiling(root)
+    if tiling is not None and tiling.form == "rows":
+        return _transposed_panels(root)
     if tiling is None or tiling.form != "columns":
         return None
     rhs = dot_operand_source(root.rhs)
@@ -112,6 +128,26 @@ def packed_panels(root: ops.DotGeneralOp) -> Panels | None:
             return None
         return Panels((min(PACK_SLOTS, strips), shape[k_dim], width), element, slots=True)
     return panels
+
+
+def _transposed_panels(root: ops.DotGeneralOp) -> Panels | None:
+    """The panels of a `rows`-form product packed across K (see the module doc), or None."""
+    tiling = dot_tiling(root, transposed_panels=True)
+    assert tiling is not None
+    rhs = dot_operand_source(root.rhs)
+    assert isinstance(rhs.type, TensorType)
+    shape, element = rhs.type.get_shape(), rhs.type.get_element_type()
+    k_dim, n_dim = root.contracting[1][0], len(shape) - 2
+    width = tiling.columns * tiling.lanes
+    outputs = math.prod(root.result.type.get_shape())  # type: ignore[attr-defined]
+    rows = outputs // (math.prod(shape) // shape[k_dim])
+    if n_dim in root.batching[1] or shape[n_dim] % width or shape[k_dim] < PACK_MIN_K:
+        return None  # (k is the rhs's last dim: the `rows` form)
+    others = [size for d, size in enumerate(shape) if d not in (k_dim, n_dim)]
+    panels = Panels((*others, shape[n_dim] // width, shape[k_dim], width), element, False, True)
+    if panels.bytes <= PACK_MIN_BYTES or panels.bytes > PACK_CACHED_BYTES:
+        return None
+    return panels if rows >= PACK_TRANSPOSED_MIN_ROWS else None
 
 
 class DotPacked(ItemFamily):

@@ -149,10 +149,14 @@ def _emit_tiles(
 ) -> None:
     out_shape = root.result.type.get_shape()  # type: ignore[attr-defined]
     n_size = out_shape[tiling.n]
+    packed = isinstance(item, PlannedKernel) and item.family == dot_packed.FAMILY.id
+    if tiling.form == "rows" and packed:  # panels packed across K: the columns form
+        tiling = dot_tiling(root, transposed_panels=True)  # type: ignore[assignment]
     if tiling.form == "rows":
-        DotTiles(
-            lowering, b, item, root, tiling, 0, n_size, tiling.columns, None, pairs
-        ).rows_form()
+        for part in row_blocks(root, tiling):
+            DotTiles(
+                lowering, b, item, root, tiling, 0, n_size, tiling.columns, None, pairs, None, part
+            ).rows_form()
         return
     main = n_size - n_size % tiling.lanes
     panel, slotted = None, False
@@ -182,6 +186,28 @@ def _emit_tiles(
             DotTiles(
                 lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs, None, part
             ).columns_form()
+
+
+ROW_BLOCK_BYTES = 512 << 10
+"""Rows-form products whose lhs is larger run their tiles over blocks of lhs rows of at most
+this many bytes, one block after another: each strip of output columns then reads its
+block's rows from its core's L2 cache, where the whole lhs would come from L3 (or memory)
+once per strip."""
+
+
+def row_blocks(root: ops.DotGeneralOp, tiling: DotTiling) -> list[tuple[int, int, int] | None]:
+    """The rows-form tiles' row blocks as `(first row, rows, rows per tile)` parts (see
+    `ROW_BLOCK_BYTES`), or `[None]`: one nest over every row."""
+    if tiling.m is None:
+        return [None]
+    lhs = root.lhs.type  # type: ignore[attr-defined]
+    m_size = root.result.type.get_shape()[tiling.m]  # type: ignore[attr-defined]
+    k_size = lhs.get_shape()[root.contracting[0][0]]
+    row_bytes = k_size * max(1, lhs.get_element_type().bitwidth // 8)
+    block = ROW_BLOCK_BYTES // row_bytes // tiling.rows * tiling.rows
+    if block == 0 or m_size <= block:
+        return [None]
+    return [(first, min(block, m_size - first), tiling.rows) for first in range(0, m_size, block)]
 
 
 def pack_rhs(
@@ -220,6 +246,8 @@ def pack_rhs(
     panel.name_hint = "panels"
     if panels.slots:
         return panel
+    if panels.transposed:
+        return _pack_across_k(lowering, b, root, rhs, panel, panels)
     k_dim, last = root.contracting[1][0], len(shape) - 1
     others = [d for d in range(len(shape)) if d not in (k_dim, last)]
     sizes = [lowering.index(shape[d]) for d in others] + [lowering.index(panels.strips)]
@@ -238,6 +266,89 @@ def pack_rhs(
         body.insert(vector.StoreOp(run, panel, [*ivs[:-1], strip, kv, lowering.index(offset)]))
     body.insert(scf.YieldOp())
     return panel
+
+
+TRANSPOSE_LANES = 16
+"""The square blocks `_pack_across_k` transposes in registers (16 vectors of 16)."""
+
+
+def _pack_across_k(
+    lowering: KernelContext,
+    b: Builder,
+    root: ops.DotGeneralOp,
+    rhs: SSAValue,
+    panel: SSAValue,
+    panels: dot_packed.Panels,
+) -> SSAValue:
+    """A `rows`-form rhs (`[..., n, k]`) copied across K into `panel` (`Panels.transposed`:
+    its other dims, strips, k, width), strips in parallel: element `(n, k)` goes to
+    `(n // width, k, n % width)`. Each strip moves blocks of `TRANSPOSE_LANES` columns x
+    as many positions of k: one vector load per column, the block transposed in registers
+    (`transposed_block`), one vector store per position; the positions past the last
+    whole block of k one element at a time."""
+    shape = rhs.type.get_shape()  # type: ignore[attr-defined]
+    element = rhs.type.get_element_type()  # type: ignore[attr-defined]
+    k_dim, n_dim = len(shape) - 1, len(shape) - 2
+    k_size, width, lanes = shape[k_dim], panels.width, TRANSPOSE_LANES
+    others = [d for d in range(len(shape)) if d not in (k_dim, n_dim)]
+    sizes = [lowering.index(shape[d]) for d in others] + [lowering.index(panels.strips)]
+    nest, ivs = lowering.parallel_nest(b, sizes, parallel=len(sizes), per_iteration=k_size * width)
+    place, strip = dict(zip(others, ivs)), ivs[-1]
+    first = emit(nest, arith.MuliOp(strip, lowering.index(width)))
+
+    def rhs_at(b: Builder, column: SSAValue, kv: SSAValue) -> list[SSAValue]:
+        return [kv if d == k_dim else column if d == n_dim else place[d] for d in range(len(shape))]
+
+    blocks = k_size // lanes
+    if blocks:
+        body, (kb, jb) = lowering.stepped_loop_nest(
+            nest, [lowering.index(blocks * lanes), lowering.index(width)], [lanes, lanes]
+        )
+        base = emit(body, arith.AddiOp(first, jb))
+        rows = []
+        for i in range(lanes):
+            column = emit(body, arith.AddiOp(base, lowering.index(i))) if i else base
+            rows.append(
+                emit(
+                    body, vector.LoadOp(rhs, rhs_at(body, column, kb), VectorType(element, [lanes]))
+                )
+            )
+        for i, row in enumerate(transposed_block(body, rows)):
+            kv = emit(body, arith.AddiOp(kb, lowering.index(i))) if i else kb
+            body.insert(vector.StoreOp(row, panel, [*ivs[:-1], strip, kv, jb]))
+    if k_size % lanes:
+        body, (kr, j) = lowering.stepped_loop_nest(
+            nest, [lowering.index(k_size % lanes), lowering.index(width)], [1, 1]
+        )
+        kv = emit(body, arith.AddiOp(kr, lowering.index(blocks * lanes)))
+        column = emit(body, arith.AddiOp(first, j))
+        value = emit(body, memref.LoadOp.get(rhs, rhs_at(body, column, kv)))
+        body.insert(memref.StoreOp.get(value, panel, [*ivs[:-1], strip, kv, j]))
+    return panel
+
+
+def transposed_block(b: Builder, rows: list[SSAValue]) -> list[SSAValue]:
+    """The columns of the square block whose rows are the vectors `rows` (a power of two
+    of them): log2 stages of two-source shuffles, each swapping the off-diagonal h x h
+    sub-blocks of every 2h x 2h block (h = half the rows, then half that, ... 1)."""
+    count = len(rows)
+    t = rows[0].type
+    h = count // 2
+    while h:
+        low = DenseArrayBase.from_list(
+            i64, [l if not l & h else count + l - h for l in range(count)]
+        )
+        high = DenseArrayBase.from_list(
+            i64, [l + h if not l & h else count + l for l in range(count)]
+        )
+        swapped = list(rows)
+        for i in range(count):
+            if not i & h:
+                pair = rows[i], rows[i + h]
+                swapped[i] = emit(b, vector.ShuffleOp(*pair, low, result_type=t))
+                swapped[i + h] = emit(b, vector.ShuffleOp(*pair, high, result_type=t))
+        rows, h = swapped, h // 2
+    return rows
 
 
 MAGNITUDE, SMALLEST_NORMAL = 0x7FFF, 0x0080
@@ -394,8 +505,8 @@ class DotTiles:
             self.panel_at = [self.slot]
         elif panel is not None:  # the strip's panel: the rhs's other dims, then the strip
             rank = len(root.rhs.type.get_shape())  # type: ignore[attr-defined]
-            k_dim = root.contracting[1][0]
-            dims = [tiling.rhs_dims[d] for d in range(rank) if d not in (k_dim, rank - 1)]
+            k_dim, n_dim = root.contracting[1][0], tiling.rhs_dims.index(tiling.n)
+            dims = [tiling.rhs_dims[d] for d in range(rank) if d not in (k_dim, n_dim)]
             strip = emit(self.tile, arith.DivUIOp(j, lowering.index(self.width)))
             self.panel_at = [*(self.at[d] for d in dims), strip]  # type: ignore[index]
 

@@ -91,6 +91,47 @@ def test_the_panels_are_a_planned_workspace_of_the_rhs_strips():
     assert packed_panels(product).shape == (31, 320, 32)
 
 
+TRANSPOSED = """func.func @dense(%x: tensor<{m}x{k}x{t}>, %w: tensor<{n}x{k}x{t}>, %b: tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [1] : (tensor<{m}x{k}x{t}>, tensor<{n}x{k}x{t}>) -> tensor<{m}x{n}x{t}>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %z = accy.add %y, %bb : tensor<{m}x{n}x{t}>
+  %g = accy.tanh %z : tensor<{m}x{n}x{t}>
+  func.return %g : tensor<{m}x{n}x{t}>
+}}"""
+"""A dense layer with its weights stored `[n, k]` (GPT-2's Conv1D, `x @ w.T`): the `rows`
+form, packed across K into columns-form panels."""
+
+
+@pytest.mark.parametrize(
+    "m, k, n, t",
+    [
+        (64, 300, 1024, "f32"),  # k: 18 blocks of 16 and 12 positions one at a time
+        (72, 320, 2048, "bf16"),
+    ],
+)
+def test_an_rhs_read_along_k_is_packed_across_it_for_the_columns_tiles(m, k, n, t):
+    module = accy.parse(TRANSPOSED.format(m=m, k=k, n=n, t=t))
+    product = next(op for op in module.walk() if op.name == "accy.dot_general")
+    assert dot_tiling(product).form == "rows"
+    panels = packed_panels(product)
+    width = dot_tiling(product, transposed_panels=True).columns * 16
+    assert panels.transposed and panels.shape == (n // width, k, width)
+    exe = accy.compile(module)
+    assert _kernel_families(exe) == ["dot.packed"]
+    dtype = np.float32 if t == "f32" else ml_dtypes.bfloat16
+    args = [RNG.uniform(-1, 1, s).astype(dtype) for s in ((m, k), (n, k), (n,))]
+    got, want = exe(*args)[0], run(module, "dense", *args)[0]
+    tolerance = 2e-2 if t == "bf16" else 1e-5
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance
+    )
+
+
+def test_an_rhs_read_along_k_that_few_rows_share_stays_in_place():
+    module = accy.parse(TRANSPOSED.format(m=8, k=300, n=1024, t="f32"))
+    assert _kernel_families(accy.compile(module)) == [None]
+
+
 def test_a_large_rhs_few_rows_share_is_packed_strip_by_strip_into_slots():
     # 1024 x 4408 f32 (17.2 MiB) > PACK_CACHED_BYTES, 19 rows: strip panels, one per task
     m, k, n = 19, 1024, 4408
