@@ -137,12 +137,12 @@ def _transposed_panels(root: ops.DotGeneralOp) -> Panels | None:
     rhs = dot_operand_source(root.rhs)
     assert isinstance(rhs.type, TensorType)
     shape, element = rhs.type.get_shape(), rhs.type.get_element_type()
-    k_dim, n_dim = root.contracting[1][0], len(shape) - 2
+    k_dim, n_dim = root.contracting[1][0], tiling.rhs_dims.index(tiling.n)
     width = tiling.columns * tiling.lanes
     outputs = math.prod(root.result.type.get_shape())  # type: ignore[attr-defined]
     rows = outputs // (math.prod(shape) // shape[k_dim])
-    if n_dim in root.batching[1] or shape[n_dim] % width or shape[k_dim] < PACK_MIN_K:
-        return None  # (k is the rhs's last dim: the `rows` form)
+    if shape[n_dim] % width or shape[k_dim] < PACK_MIN_K:
+        return None
     others = [size for d, size in enumerate(shape) if d not in (k_dim, n_dim)]
     panels = Panels((*others, shape[n_dim] // width, shape[k_dim], width), element, False, True)
     if panels.bytes <= PACK_MIN_BYTES or panels.bytes > PACK_CACHED_BYTES:

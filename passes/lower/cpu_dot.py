@@ -153,10 +153,9 @@ def _emit_tiles(
     if tiling.form == "rows" and packed:  # panels packed across K: the columns form
         tiling = dot_tiling(root, transposed_panels=True)  # type: ignore[assignment]
     if tiling.form == "rows":
-        for part in row_blocks(root, tiling):
-            DotTiles(
-                lowering, b, item, root, tiling, 0, n_size, tiling.columns, None, pairs, None, part
-            ).rows_form()
+        DotTiles(
+            lowering, b, item, root, tiling, 0, n_size, tiling.columns, None, pairs
+        ).rows_form()
         return
     main = n_size - n_size % tiling.lanes
     panel, slotted = None, False
@@ -186,28 +185,6 @@ def _emit_tiles(
             DotTiles(
                 lowering, b, item, root, tiling, main, tiling.lanes, 1, remainder, pairs, None, part
             ).columns_form()
-
-
-ROW_BLOCK_BYTES = 512 << 10
-"""Rows-form products whose lhs is larger run their tiles over blocks of lhs rows of at most
-this many bytes, one block after another: each strip of output columns then reads its
-block's rows from its core's L2 cache, where the whole lhs would come from L3 (or memory)
-once per strip."""
-
-
-def row_blocks(root: ops.DotGeneralOp, tiling: DotTiling) -> list[tuple[int, int, int] | None]:
-    """The rows-form tiles' row blocks as `(first row, rows, rows per tile)` parts (see
-    `ROW_BLOCK_BYTES`), or `[None]`: one nest over every row."""
-    if tiling.m is None:
-        return [None]
-    lhs = root.lhs.type  # type: ignore[attr-defined]
-    m_size = root.result.type.get_shape()[tiling.m]  # type: ignore[attr-defined]
-    k_size = lhs.get_shape()[root.contracting[0][0]]
-    row_bytes = k_size * max(1, lhs.get_element_type().bitwidth // 8)
-    block = ROW_BLOCK_BYTES // row_bytes // tiling.rows * tiling.rows
-    if block == 0 or m_size <= block:
-        return [None]
-    return [(first, min(block, m_size - first), tiling.rows) for first in range(0, m_size, block)]
 
 
 def pack_rhs(
@@ -280,7 +257,7 @@ def _pack_across_k(
     panel: SSAValue,
     panels: dot_packed.Panels,
 ) -> SSAValue:
-    """A `rows`-form rhs (`[..., n, k]`) copied across K into `panel` (`Panels.transposed`:
+    """A `rows`-form rhs (`k` its last dim) copied across K into `panel` (`Panels.transposed`:
     its other dims, strips, k, width), strips in parallel: element `(n, k)` goes to
     `(n // width, k, n % width)`. Each strip moves blocks of `TRANSPOSE_LANES` columns x
     as many positions of k: one vector load per column, the block transposed in registers
@@ -288,7 +265,9 @@ def _pack_across_k(
     whole block of k one element at a time."""
     shape = rhs.type.get_shape()  # type: ignore[attr-defined]
     element = rhs.type.get_element_type()  # type: ignore[attr-defined]
-    k_dim, n_dim = len(shape) - 1, len(shape) - 2
+    tiling = dot_tiling(root, transposed_panels=True)
+    assert tiling is not None
+    k_dim, n_dim = len(shape) - 1, tiling.rhs_dims.index(tiling.n)  # k last: the rows form
     k_size, width, lanes = shape[k_dim], panels.width, TRANSPOSE_LANES
     others = [d for d in range(len(shape)) if d not in (k_dim, n_dim)]
     sizes = [lowering.index(shape[d]) for d in others] + [lowering.index(panels.strips)]

@@ -127,6 +127,25 @@ def test_an_rhs_read_along_k_is_packed_across_it_for_the_columns_tiles(m, k, n, 
     )
 
 
+def test_attention_scores_pack_the_keys_across_the_head_dim():
+    # q . k^T as JAX writes it: [b, s, h, d] . [b, s, h, d], batch (b, h), contracting d;
+    # the keys' free dim (s) lies between batch dims
+    s, heads = 1056, 4
+    text = f"""func.func @scores(%q: tensor<1x{s}x{heads}x64xf32>, %k: tensor<1x{s}x{heads}x64xf32>) -> tensor<1x{heads}x{s}x{s}xf32> {{
+  %w = accy.dot_general %q, %k, batching_dims = [0, 2] x [0, 2], contracting_dims = [3] x [3] : (tensor<1x{s}x{heads}x64xf32>, tensor<1x{s}x{heads}x64xf32>) -> tensor<1x{heads}x{s}x{s}xf32>
+  func.return %w : tensor<1x{heads}x{s}x{s}xf32>
+}}"""
+    module = accy.parse(text)
+    product = next(op for op in module.walk() if op.name == "accy.dot_general")
+    assert packed_panels(product).shape == (1, heads, s // 32, 64, 32)
+    exe = accy.compile(module)
+    assert _kernel_families(exe) == ["dot.packed"]
+    q, k = (RNG.uniform(-1, 1, (1, s, heads, 64)).astype(np.float32) for _ in range(2))
+    np.testing.assert_allclose(
+        exe(q, k)[0], np.einsum("bqhd,bkhd->bhqk", q, k), rtol=1e-5, atol=1e-4
+    )
+
+
 def test_an_rhs_read_along_k_that_few_rows_share_stays_in_place():
     module = accy.parse(TRANSPOSED.format(m=8, k=300, n=1024, t="f32"))
     assert _kernel_families(accy.compile(module)) == [None]
