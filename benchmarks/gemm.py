@@ -116,6 +116,7 @@ REAL = (
     _mm(512, 512, 512),
     _mm(1024, 1024, 1024),
     _mm(2048, 2048, 2048),
+    _mm(4096, 4096, 4096),
     _mm(128, 768, 2304),  # BERT-base / GPT-2-small attention projections (q, k, v), seq 128
     _mm(128, 768, 3072),  # their FFN up, seq 128
     _mm(128, 3072, 768),  # their FFN down

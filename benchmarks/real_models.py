@@ -1,13 +1,15 @@
 """Real-size models from public libraries on accy's CPU target against XLA, side by side.
 
-    python benchmarks/real_models.py [--models bert,gpt2,vit] [--rounds 5] [--markdown]
+    python benchmarks/real_models.py [--models bert,gpt2,...] [--rounds 5] [--markdown]
 
 Each model is a transformers 4.57 Flax model (the last release with Flax models) built
 from its published base configuration with random initialisation (`BertConfig()` is
-bert-base-uncased, `GPT2Config()` gpt2 (124M), `ViTConfig()` vit-base-patch16-224), its
-forward pass `jax.jit`-ed with the parameters as arguments and lowered to StableHLO; accy
-and XLA compile that very text and run it on the same arrays, timed in interleaved rounds
-(`gemm.interleaved_times`), accy's outputs checked against XLA's first. Also printed: accy's
+bert-base-uncased, `GPT2Config()` gpt2 (124M) at seq 128 and 512 and one decode step with
+its key/value cache, `ViTConfig()` vit-base-patch16-224, `ResNetConfig()` resnet-50 in eval
+mode, whisper-tiny's encoder), or flax's MNIST example CNN's training step with optax's
+adamw; its function `jax.jit`-ed with the parameters as arguments and lowered to StableHLO;
+accy and XLA compile that very text and run it on the same arrays, timed in interleaved
+rounds (`gemm.interleaved_times`), every accy output checked against XLA's first. Also printed: accy's
 compile time (import and compile) against XLA's. Ratios above 1: accy faster.
 
 Needs JAX, flax and transformers 4.57 (`pip install "transformers==4.57.*" flax`), none of

@@ -53,8 +53,9 @@ failed; the caller's runtime records it and raises), frees the others and return
 Parallel loops: a nest whose iterations write disjoint elements (every item's loops over
 its result's dims; a reduce's kept dims, or a split reduce's chunks and kept dims; a
 dot's batch and lhs-free dims; a scan's other dims) takes its outer dims, all but the
-contiguous last one (the only one of a rank-1 nest), as one `scf.parallel`, and the rest
-as `scf.for`s inside it, when it does at least `PARALLEL_MIN_WORK` scalar steps (or has
+contiguous last one (the only one of a rank-1 nest) and of those the fewest giving
+`PARALLEL_TASKS` iterations, as one one-dimensional `scf.parallel` over their iterations
+(each dim's index divided out inside), and the rest as `scf.for`s inside it, when it does at least `PARALLEL_MIN_WORK` scalar steps (or has
 a dynamic size); a dot's register tiles, whose multiply-adds are vector lanes, when they do
 at least `cpu_dot.DOT_PARALLEL_MIN_WORK` of them. How `scf.parallel` runs is the pipeline's choice: the CPU target splits
 it into tasks on a thread pool (`async-parallel-for`) or, for one thread, lowers it to

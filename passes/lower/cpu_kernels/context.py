@@ -203,10 +203,12 @@ class KernelContext:
         min_work: int = PARALLEL_MIN_WORK,
     ) -> tuple[Builder, list[SSAValue]]:
         """Loops over `sizes` (`steps` default to 1; each size a multiple of its step)
-        whose iterations are independent: the first `parallel` dims (default: all but the
-        last, or the only one) as one `scf.parallel` when the nest does at least
-        `min_work` steps of `per_iteration` work (see *Parallel loops*), the rest
-        as `scf.for`s inside it. Returns a builder inside the innermost loop and the ivs."""
+        whose iterations are independent: of the first `parallel` dims (default: all but
+        the last, or the only one), the fewest giving `PARALLEL_TASKS` iterations
+        (`parallel_prefix`) as one one-dimensional `scf.parallel` over their iterations,
+        each dim's index divided out inside, when the nest does at least `min_work` steps
+        of `per_iteration` work (see *Parallel loops*); the rest as `scf.for`s inside it.
+        Returns a builder inside the innermost loop and the ivs (the parallel dims' too)."""
         steps = list(steps) if steps is not None else [1] * len(sizes)
         if parallel is None:
             parallel = max(len(sizes) - 1, 1) if sizes else 0
