@@ -469,6 +469,19 @@ func.func @conv2d(%x: tensor<4x32x32x16xf32>, %w: tensor<3x3x16x32xf32>, %b: ten
         tolerance=1e-4,
     ),
     Program(
+        "attention_values",
+        """
+func.func @attention_values(%w: tensor<1x4x64x64xf32>, %v: tensor<1x64x4x32xf32>) -> tensor<1x64x4x32xf32> {
+  %o = accy.dot_general %w, %v, batching_dims = [0, 1] x [0, 2], contracting_dims = [3] x [1] : (tensor<1x4x64x64xf32>, tensor<1x64x4x32xf32>) -> tensor<1x4x64x32xf32>
+  %t = accy.transpose %o, dims = [0, 2, 1, 3] : (tensor<1x4x64x32xf32>) -> tensor<1x64x4x32xf32>
+  func.return %t : tensor<1x64x4x32xf32>
+}
+""",
+        (((1, 4, 64, 64), "float32"), ((1, 64, 4, 32), "float32")),
+        lambda w, v: (np.einsum("bhqk,bkhd->bqhd", w, v),),
+        ("dot.tiled", "transpose"),
+    ),
+    Program(
         "max_pool",
         """
 func.func @max_pool(%x: tensor<8x64x64x16xf32>) -> tensor<8x32x32x16xf32> {
