@@ -9,7 +9,7 @@ same arrays, in interleaved rounds (`gemm.interleaved_times`). Every accy result
 against XLA's first (a wrong one prints `wrong` and no time). Ratios above 1: accy faster.
 The shapes: ResNet-50's layers at 224x224 batch 1 (3x3 64->64 at 56x56 and the 1x1s
 around it, the strided 3x3 and 1x1 that open stage 2, the 3x3s of stages 3 and 4, the
-strided 7x7 stem), input and weight gradients, a depthwise 3x3 at
+strided 7x7 stem), input and weight gradients (a depthwise one's: batch groups), a depthwise 3x3 at
 112x112x32, a grouped 1-D convolution (wav2vec2's positional one: 768 features, kernel
 128, 16 groups, 49 frames), an NCHW one, and bf16 ones.
 
@@ -89,6 +89,16 @@ CASES = (
         "SAME",
         NHWC,
         groups=32,
+    ),
+    Case(
+        "depthwise 3x3 weight grad",
+        (1, 112, 112, 32),
+        (3, 3, 1, 32),
+        (1, 1),
+        "SAME",
+        NHWC,
+        groups=32,
+        form="weight_grad",
     ),
     Case(
         "grouped 1-D k128 g16 49x768",

@@ -30,6 +30,7 @@ import json
 import math
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +107,47 @@ def xla_runner(text: str, args: list):
 
     temp = executable.get_compiled_memory_stats().temp_size_in_bytes
     return call, results, temp
+
+
+def iree_runner(text: str, args: list):
+    """`(call, results, compile seconds)` for IREE on the CPU (`llvm-cpu` compiled for this
+    host, the `local-task` driver) running `text`; None without IREE
+    (`pip install iree-base-compiler iree-base-runtime`), or the first line of its error
+    where it does not compile. `call()` runs it on the arguments already on its device,
+    `results()` returns the outputs as numpy arrays."""
+    try:
+        from iree import compiler, runtime
+    except ImportError:
+        return None
+    import numpy as np
+
+    start = time.perf_counter()
+    try:
+        binary = compiler.compile_str(
+            text,
+            target_backends=["llvm-cpu"],
+            input_type="stablehlo",
+            extra_args=["--iree-llvmcpu-target-cpu=host"],
+        )
+    except compiler.CompilerToolError as error:
+        return next((line for line in str(error).splitlines() if "error" in line), "error")
+    seconds = time.perf_counter() - start
+    config = runtime.Config("local-task")
+    context = runtime.SystemContext(config=config)
+    module = runtime.VmModule.copy_buffer(context.instance, binary)
+    context.add_vm_module(module)
+    main = context.modules[module.name]["main"]
+    on_device = [runtime.asdevicearray(config.device, a) for a in args]
+
+    def call():
+        return main(*on_device)
+
+    def results():
+        outputs = call()
+        outputs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+        return [np.asarray(o.to_host()) for o in outputs]
+
+    return call, results, seconds
 
 
 def _mismatch(got, want, rtol: float, atol: float) -> str | None:

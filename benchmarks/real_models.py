@@ -9,8 +9,12 @@ its key/value cache, `ViTConfig()` vit-base-patch16-224, `ResNetConfig()` resnet
 mode, whisper-tiny's encoder), or flax's MNIST example CNN's training step with optax's
 adamw; its function `jax.jit`-ed with the parameters as arguments and lowered to StableHLO;
 accy and XLA compile that very text and run it on the same arrays, timed in interleaved
-rounds (`gemm.interleaved_times`), every accy output checked against XLA's first. Also printed: accy's
-compile time (import and compile) against XLA's. Ratios above 1: accy faster.
+rounds (`gemm.interleaved_times`), every accy output checked against XLA's first. With
+IREE installed (`pip install iree-base-compiler iree-base-runtime`; `--no-iree` leaves it
+out), IREE runs the same text too (`llvm-cpu` for this host, the `local-task` driver),
+where it compiles and agrees with XLA. Also printed: each compiler's compile time (accy's
+includes import).
+Ratios above 1: accy faster.
 
 Needs JAX, flax and transformers 4.57 (`pip install "transformers==4.57.*" flax`), none of
 which the tests need.
@@ -27,7 +31,7 @@ import sys
 import time
 
 from gemm import interleaved_times
-from models import xla_runner
+from models import iree_runner, xla_runner
 from timing import print_table
 
 MODELS = (
@@ -193,7 +197,7 @@ def gpt2_decode_step(rng):
     return text, [*flat, ids, mask, position]
 
 
-def measure(name: str, rounds: int) -> dict:
+def measure(name: str, rounds: int, with_iree: bool) -> dict:
     import numpy as np
 
     import accy
@@ -214,7 +218,18 @@ def measure(name: str, rounds: int) -> dict:
     ):
         facts["wrong"] = True
         return facts
-    facts.update(interleaved_times({"accy": lambda: exe(*args), "xla": xla[0]}, rounds))
+    calls = {"accy": lambda: exe(*args), "xla": xla[0]}
+    iree = iree_runner(text, args) if with_iree else None
+    if isinstance(iree, str):
+        facts["iree"] = "refused"
+    elif iree is not None:
+        facts["iree compile"] = iree[2]
+        outputs = [np.asarray(o, dtype=np.float32) for o in iree[1]()]
+        if all(np.allclose(o, w, rtol=1e-3, atol=1e-3) for o, w in zip(outputs, wants)):
+            calls["iree"] = iree[0]
+        else:
+            facts["iree"] = "wrong"
+    facts.update(interleaved_times(calls, rounds))
     return facts
 
 
@@ -223,32 +238,51 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--no-iree", action="store_true", help="leave IREE out")
     args = parser.parse_args(argv)
     header = [
         "model",
         "accy ms",
         "xla ms",
+        "iree ms",
         "xla/accy",
-        "accy compile s",
-        "xla compile s",
+        "iree/accy",
+        "compile s: accy",
+        "xla",
+        "iree",
         "max error",
     ]
     rows = []
     for name in args.models.split(","):
-        f = measure(name, args.rounds)
+        f = measure(name, args.rounds, not args.no_iree)
         if f.get("wrong"):
             rows.append(
-                [name, "wrong", "", "", f"{f['accy compile']:.1f}", "", f"{f['error']:.3g}"]
+                [
+                    name,
+                    "wrong",
+                    "",
+                    "",
+                    "",
+                    "",
+                    f"{f['accy compile']:.1f}",
+                    "",
+                    "",
+                    f"{f['error']:.3g}",
+                ]
             )
             continue
+        iree = f"{f['iree'] * 1e3:.2f}" if isinstance(f.get("iree"), float) else f.get("iree", "")
         rows.append(
             [
                 name,
                 f"{f['accy'] * 1e3:.2f}",
                 f"{f['xla'] * 1e3:.2f}",
+                iree,
                 f"{f['xla'] / f['accy']:.2f}",
+                f"{f['iree'] / f['accy']:.2f}" if isinstance(f.get("iree"), float) else "",
                 f"{f['accy compile']:.1f}",
                 f"{f['xla compile']:.1f}",
+                f"{f['iree compile']:.1f}" if "iree compile" in f else "",
                 f"{f['error']:.3g}",
             ]
         )

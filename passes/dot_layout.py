@@ -157,21 +157,36 @@ def convolution_tile_read(root: ops.ConvolutionOp) -> str | None:
     `direct` (its output features are its last, contiguous dim), `packed` (copied first,
     in f32, into the layout of window positions, input features, output features: the
     family `convolution.packed`), or None when the convolution has no tiles: they need f32
-    or bf16 operands and result, no batch groups, a multiple of `CONV_VECTOR_WIDTH` output
-    features in each feature group, all dims static."""
+    or bf16 operands and result, a multiple of `CONV_VECTOR_WIDTH` output features in each
+    feature or batch group (or `lanewise_input`), all dims static."""
     rank = len(shape_of(root.result))
     types = {v.type.get_element_type() for v in (root.lhs, root.rhs, root.result)}  # type: ignore[attr-defined]
+    features = shape_of(root.result)[root.window_list("result_dims")[1]]
+    per_group = features // (root.feature_groups * root.batch_groups)
     if not (
         types <= {Float32Type(), BFloat16Type()}
-        and root.batch_groups == 1
-        and shape_of(root.result)[root.window_list("result_dims")[1]]
-        // root.feature_groups
-        % CONV_VECTOR_WIDTH
-        == 0
+        and (per_group % CONV_VECTOR_WIDTH == 0 or lanewise_input(root))
         and all(DYNAMIC_INDEX not in shape_of(v) for v in (root.lhs, root.rhs, root.result))
     ):
         return None
     return "direct" if root.window_list("rhs_dims")[1] == rank - 1 else "packed"
+
+
+def lanewise_input(root: ops.ConvolutionOp) -> bool:
+    """Whether a convolution's tiles read the input a vector at a time, one output feature
+    per lane: one output feature per batch group (a depthwise convolution's weight
+    gradient), a multiple of `CONV_VECTOR_WIDTH` of them, the input's batch its last dim
+    and the result's batch 1 (output feature o then reads input batch o)."""
+    lb = root.window_list("lhs_dims")[0]
+    ob, of = root.window_list("result_dims")[:2]
+    shape = shape_of(root.result)
+    return (
+        root.batch_groups > 1
+        and shape[of] == root.batch_groups
+        and shape[of] % CONV_VECTOR_WIDTH == 0
+        and lb == len(shape_of(root.lhs)) - 1
+        and shape[ob] == 1
+    )
 
 
 def row_parts(tiling: DotTiling, m_size: int) -> list[tuple[int, int, int]]:

@@ -154,6 +154,18 @@ CONVOLUTIONS = {
         ([3, 0, 1, 2], [0, 3, 1, 2], [2, 3, 0, 1]),
         {"padding": [(1, 1), (1, 1)]},
     ),
+    "tiles_batch_groups": (  # 8 output features per batch group: the group's batch part
+        (4, 6, 6, 3),
+        (3, 3, 3, 16),
+        ([0, 3, 1, 2], [2, 3, 0, 1], [0, 3, 1, 2]),
+        {"padding": [(1, 1), (1, 1)], "batch_groups": 2},
+    ),
+    "tiles_depthwise_weight_gradient": (  # one feature per batch group: lane-wise reads
+        (2, 6, 6, 16),
+        (2, 6, 6, 16),
+        ([3, 0, 1, 2], [0, 3, 1, 2], [2, 3, 0, 1]),
+        {"padding": [(1, 1), (1, 1)], "batch_groups": 16},
+    ),
     "tiles_1d": (
         (2, 50, 1),
         (10, 1, 8),

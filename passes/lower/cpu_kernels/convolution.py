@@ -5,10 +5,12 @@ first: `convolution.packed`), else one window loop per element.
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
 not the convolution, its result (of the convolution's type) then takes the epilogue's
-value through the fused members. Tiles need all dims static, no batch groups and a
-multiple of `VECTOR_WIDTH` output features in each feature group (a tile's features lie in
-one group; `dot_layout.convolution_tile_read`); where the result does not keep its features
-last (NCHW), a tile stores each feature's element on its own.
+value through the fused members. Tiles need all dims static and a multiple of
+`VECTOR_WIDTH` output features in each feature or batch group (a tile's features lie in
+one group), or one feature per batch group read lane-wise (`dot_layout.lanewise_input`: a
+depthwise convolution's weight gradient; `dot_layout.convolution_tile_read`); where the
+result does not keep its features last (NCHW), a tile stores each feature's element on its
+own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from accy.dialects import accy as ops
 from accy.dialects import plan
-from accy.passes.dot_layout import CONV_VECTOR_WIDTH, convolution_tile_read
+from accy.passes.dot_layout import CONV_VECTOR_WIDTH, convolution_tile_read, lanewise_input
 from accy.passes.element_types import shape_of
 from accy.passes.families import convolution_packed
 from accy.passes.lower.cpu_kernels.context import (
@@ -96,14 +98,15 @@ def convolution_tiles(
     positions (one loop per window dim; the read positions and whether they fall on the
     input decided once per position and row) and, inside, its input features: each step
     loads the kernel's feature vectors once and one input scalar per row (zero where the
-    row reads padding or a dilation hole), broadcast, for rows x vectors FMAs; stored once
+    row reads padding or a dilation hole), broadcast, for rows x vectors FMAs (lane-wise:
+    one input vector per row and vector, each lane its feature's batch entry); stored once
     at the end, into the kernel's result. With an epilogue (the kernel's root is not the
     convolution) a loop over each row's features then replaces each element with the
     epilogue's value at it (the result has the convolution's type)."""
     out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
     rank = len(out_shape)
-    lf = root.window_list("lhs_dims")[1]
-    ri, _ro, *rs = root.window_list("rhs_dims")
+    lb, lf = root.window_list("lhs_dims")[:2]
+    ri, ro, *rs = root.window_list("rhs_dims")
     ob, of, *os = root.window_list("result_dims")
     kernel_sizes = [rhs_shape[d] for d in rs]
     inputs = rhs_shape[ri]
@@ -114,7 +117,9 @@ def convolution_tiles(
     size = int(np.prod(grid, dtype=np.int64))
     phased = list(phases)  # the dims whose positions are taken one phase at a time
     features = out_shape[of]
-    per_group = features // root.feature_groups  # a tile's features lie in one group
+    lanewise = lanewise_input(root)  # a lane per output feature, each its own input batch
+    # a tile's features lie in one group (or, lane-wise, span groups of one feature)
+    per_group = features if lanewise else features // (root.feature_groups * root.batch_groups)
     lanes = WIDE_LANES if per_group % WIDE_LANES == 0 else VECTOR_WIDTH
     vectors = next(v for v in range(CONV_TILE_VECTORS, 0, -1) if per_group % (v * lanes) == 0)
     vector_type = VectorType(Float32Type(), [lanes])
@@ -163,6 +168,12 @@ def convolution_tiles(
         if root.feature_groups > 1:
             group = emit(tile, arith.DivUIOp(row_at[0][of], ctx.index(per_group)))
             first_input = emit(tile, arith.MuliOp(group, ctx.index(inputs)))
+        batches = [at[ob] for at in row_at]  # the input batch each row reads
+        if root.batch_groups > 1 and not lanewise:  # the group's part of the input batch
+            group = emit(tile, arith.DivUIOp(row_at[0][of], ctx.index(per_group)))
+            part = shape_of(root.lhs)[lb] // root.batch_groups
+            offset = emit(tile, arith.MuliOp(group, ctx.index(part)))
+            batches = [emit(tile, arith.AddiOp(batch, offset)) for batch in batches]
         sums: list[SSAValue] = [zero] * (rows * vectors)
         if count and inputs:
             starts = [  # where a phased dim's window starts, and its step
@@ -172,7 +183,8 @@ def convolution_tiles(
             loops, wb, ks, carried = window_nest(ctx, tile, kernel_sizes, sums, starts)
             scalar_zero = emit(wb, arith.ConstantOp(FloatAttr(0.0, Float32Type())))
             row_reads = [  # per row: the input indices (feature left to fill), inside
-                convolution_input(wb, root, at[ob], [at[d] for d in os], ks) for at in row_at
+                convolution_input(wb, root, batch, [at[d] for d in os], ks)
+                for at, batch in zip(row_at, batches)
             ]
             kernel_reads = []  # per vector: the kernel indices (input feature left to fill)
             for v in range(vectors):
@@ -183,6 +195,7 @@ def convolution_tiles(
                     kernel_reads.append(convolution_kernel(wb, root, column, ks))
                 else:  # window position, input feature, output features
                     kernel_reads.append([linearize(ctx, wb, ks, kernel_sizes), None, column])
+            kernel_column = ro if packed is None else 2  # where a kernel read's feature is
             features_loop, fb, c, acc = ctx.loop(wb, ctx.index(inputs), carried)
             columns = []
             for rhs_at in kernel_reads:
@@ -198,6 +211,17 @@ def convolution_tiles(
             for r, (indices, inside) in enumerate(row_reads):
                 lhs_at = list(indices)
                 lhs_at[lf] = feature
+                if lanewise:  # each vector's features read their own input batch entries
+                    for v, column in enumerate(columns):
+                        lhs_at[lb] = kernel_reads[v][kernel_column]
+                        loaded = emit(
+                            fb, vector.LoadOp(lhs, lhs_at, VectorType(lhs_element, [lanes]))
+                        )
+                        loaded = extend(fb, loaded, lhs_element, vector_type)
+                        if inside is not None:
+                            loaded = emit(fb, arith.SelectOp(inside, loaded, zero))
+                        updated.append(emit(fb, vector.FMAOp(loaded, column, acc[r * vectors + v])))
+                    continue
                 scalar = extend(
                     fb, emit(fb, memref.LoadOp.get(lhs, lhs_at)), lhs_element, Float32Type()
                 )
