@@ -181,14 +181,22 @@ def _swaps_free_blocks(perm: Sequence[int], batch: int, lhs_free: int, rhs_free:
     return list(perm) == expected
 
 
+def _transposed_product(op: Operation) -> ops.DotGeneralOp | None:
+    """The product `op` transposes, where `op` is a transpose and its only user."""
+    if not isinstance(op, ops.TransposeOp):
+        return None
+    dot = op.operand.owner
+    if not isinstance(dot, ops.DotGeneralOp) or not dot.result.has_one_use():
+        return None
+    return dot
+
+
 class ResultTranspose(RewritePattern):
     """`transpose(dot_general(a, b))` swapping the free dims → `dot_general(b, a)`."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, ops.TransposeOp):
-            return
-        dot = op.operand.owner
-        if not isinstance(dot, ops.DotGeneralOp) or not dot.result.has_one_use():
+        dot = _transposed_product(op)
+        if dot is None:
             return
         (lb, rb), (lc, rc) = dot.batching, dot.contracting
         lhs_free = free_dims(_rank(dot.lhs), lb, lc)
@@ -209,10 +217,8 @@ class SwappedOperands(RewritePattern):
     `transpose(dot_general(b, a), perm')` with one, `perm'` keeping the last dim."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, ops.TransposeOp):
-            return
-        dot = op.operand.owner
-        if not isinstance(dot, ops.DotGeneralOp) or not dot.result.has_one_use():
+        dot = _transposed_product(op)
+        if dot is None:
             return
         (lb, rb), (lc, rc) = dot.batching, dot.contracting
         ranks = (_rank(dot.lhs), _rank(dot.rhs))
