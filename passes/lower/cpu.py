@@ -98,6 +98,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from accy.dialects import plan
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
 from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, CpuLoweringError
 from accy.passes.lower.cpu_kernels.dot import DotLoops
@@ -108,8 +109,10 @@ from accy.passes.lower.cpu_kernels.scan import ScanLoops
 from accy.passes.lower.cpu_kernels.scatter import ScatterLoops, UpdateInPlaceLoops
 from accy.passes.lower.cpu_kernels.sort import SortLoops
 from accy.passes.lower.cpu_kernels.window import WindowLoops
+from accy.passes.lower.cpu_shared import SharedKernels
 from accy.passes.lower.host import (
     ALLOCATION_FAILED,
+    FunctionConstants,
     HostGlobals,
     HostLowering,
     KernelPattern,
@@ -129,7 +132,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Region, SSAValue
 
 NOALIAS = "llvm.noalias"
 
@@ -142,9 +145,10 @@ def lower_cpu(module: ModuleOp, features: Collection[str] = ()) -> ModuleOp:
     compiles it for."""
     lowered = ModuleOp([])
     globals_ = HostGlobals(lowered)
+    shared = SharedKernels(module, lowered)
     hook = False
     for planned in planned_functions(module):
-        lowering = FunctionLowering(planned, globals_, features)
+        lowering = FunctionLowering(planned, globals_, features, shared)
         lowered.body.block.add_op(lowering.lower())
         hook = hook or lowering.uses_allocation_hook
     if hook:
@@ -160,10 +164,18 @@ class FunctionLowering(HostLowering):
     lowering (`host`) with `memref` allocations and copies, and a loop nest per kernel
     (`CPU_KERNEL_PATTERNS`, each given the kernel's `KernelContext`)."""
 
-    def __init__(self, planned: func.FuncOp, globals_: HostGlobals, features: Collection[str]):
+    def __init__(
+        self,
+        planned: func.FuncOp,
+        globals_: HostGlobals,
+        features: Collection[str],
+        shared: SharedKernels | None = None,
+    ):
         super().__init__(planned, globals_)
         self.features = frozenset(features)
         """The CPU's features (see `lower_cpu`)."""
+        self.shared = shared
+        """The module's kernels that occur more than once (`cpu_shared`), if any."""
         self.uses_allocation_hook = False
         """Whether the lowered function calls `ALLOCATION_FAILED` (it allocates)."""
 
@@ -210,7 +222,21 @@ class FunctionLowering(HostLowering):
         self.uses_allocation_hook = True
 
     def kernel_patterns(self) -> list[KernelPattern]:
-        return [pattern(self, self.features) for pattern in CPU_KERNEL_PATTERNS]
+        return self.patterns_for(self)
+
+    def patterns_for(self, function: FunctionConstants) -> list[KernelPattern]:
+        """The kernel patterns, building into `function` (this one, or a shared kernel's)."""
+        return [pattern(function, self.features) for pattern in CPU_KERNEL_PATTERNS]
+
+    def _lower_kernels(self, body: Region) -> None:
+        """A kernel whose structure occurs more than once is a call of its structure's
+        function (`cpu_shared`); the others are lowered in place."""
+        if self.shared is not None and self._rows is None:
+            for op in [op for op in body.walk() if isinstance(op, plan.KernelOp)]:
+                key = self.shared.key_of(self.name, op)
+                if key is not None:
+                    self.shared.call(op, key, self.globals, self.name, self.patterns_for)
+        super()._lower_kernels(body)
 
     def _bytes(self, b: Builder, buffer: SSAValue) -> SSAValue:
         """The byte size of an allocated buffer (dynamic dims read from it)."""

@@ -153,19 +153,49 @@ class KernelPattern(RewritePattern):
             rewriter.erase(op)
 
 
-class HostLowering(ABC):
+class FunctionConstants:
+    """What the kernel patterns read of the function they build in: its constants, built
+    once at its start (`start`, by value and type), its row count and the module's host
+    constants (`globals`); `name` is the planned function's, for diagnostics."""
+
+    def __init__(self, name: str, globals_: HostGlobals):
+        self.name = name
+        self.globals = globals_
+        self.constants: dict[tuple[object, Attribute], SSAValue] = {}
+        self._rows: SSAValue | None = None
+        self.prologue = Block()
+        self.start = Builder(InsertPoint.at_end(self.prologue))
+
+    def index(self, value: int) -> SSAValue:
+        """An index constant, built once at the function's start."""
+        return self.scalar(value, INDEX)
+
+    def scalar(self, value: object, t: Attribute) -> SSAValue:
+        """A scalar constant of type `t`, built once at the function's start (a float by
+        its bits: -0.0 is not 0.0)."""
+        key = (value.hex() if isinstance(value, float) else value, t)
+        if key not in self.constants:
+            self.constants[key] = constant(self.start, value, t)
+        return self.constants[key]
+
+    @property
+    def rows(self) -> SSAValue:
+        """The lowered row count (the planned function's `memref.dim`)."""
+        if self._rows is None:
+            raise AccyError(f"internal: @{self.name} has dynamic buffers but no row count")
+        return self._rows
+
+
+class HostLowering(FunctionConstants, ABC):
     """Lowers one planned function (see the module doc); targets override the hooks
     `allocate`, `deallocate`, `copy`, `kernel_patterns` and `allocation_failed`."""
 
     def __init__(self, planned: func.FuncOp, globals_: HostGlobals):
+        super().__init__(planned.sym_name.data, globals_)
         self.planned = planned
-        self.globals = globals_
-        self.name = planned.sym_name.data
         self.lowered: dict[SSAValue, SSAValue | None] = {}
         """Planned value → its lowered value (None: a constant-memory buffer)."""
         self.allocated: list[SSAValue] = []
-        self._rows: SSAValue | None = None
-        self.constants: dict[tuple[object, Attribute], SSAValue] = {}
 
     # -- the hooks ---------------------------------------------------------------------
 
@@ -206,18 +236,6 @@ class HostLowering(ABC):
 
     # -- shared helpers ----------------------------------------------------------------
 
-    def index(self, value: int) -> SSAValue:
-        """An index constant, built once at the function's start."""
-        return self.scalar(value, INDEX)
-
-    def scalar(self, value: object, t: Attribute) -> SSAValue:
-        """A scalar constant of type `t`, built once at the function's start (a float by
-        its bits: -0.0 is not 0.0)."""
-        key = (value.hex() if isinstance(value, float) else value, t)
-        if key not in self.constants:
-            self.constants[key] = constant(self.start, value, t)
-        return self.constants[key]
-
     def buffer(self, planned: SSAValue) -> SSAValue:
         """The lowered memref of a planned buffer."""
         lowered = self.lowered.get(planned)
@@ -251,8 +269,6 @@ class HostLowering(ABC):
         for old, new in zip(planned_args, entry.args):
             self.lowered[old] = new
             new.name_hint = old.name_hint
-        self.prologue = Block()
-        self.start = Builder(InsertPoint.at_end(self.prologue))
         self.allocation_block = Block()
         self.allocations = Builder(InsertPoint.at_end(self.allocation_block))
         run = Block()
@@ -373,13 +389,6 @@ class HostLowering(ABC):
             pass
         else:
             raise AccyError(f"'{op.name}' op is not a planned host op", op.location)
-
-    @property
-    def rows(self) -> SSAValue:
-        """The lowered row count (the planned function's `memref.dim`)."""
-        if self._rows is None:
-            raise AccyError(f"internal: @{self.name} has dynamic buffers but no row count")
-        return self._rows
 
     def _bind(self, planned: SSAValue, lowered: SSAValue) -> None:
         self.lowered[planned] = lowered

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from accy.dialects import accy as ops
 from accy.passes.buffers import splat_of, splat_scalar
 from accy.passes.element_types import shape_of
-from accy.passes.lower.host import HostLowering, KernelPattern
+from accy.passes.lower.host import FunctionConstants, KernelPattern
 from accy.passes.lower.indexing import FusedGroup, delinearize
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import combiner_identity, emit
@@ -104,7 +104,7 @@ class KernelContext:
 
     kernel: PlannedKernel
     """The kernel: its members, buffers (already the lowered host values) and workspaces."""
-    function: HostLowering
+    function: FunctionConstants
     """The function it is in: its constants at its start (`index`, `scalar`, `identity`),
     its row count and the module's host constants (`globals`)."""
     features: frozenset[str]
@@ -266,8 +266,9 @@ class KernelContext:
 class CpuKernelPattern(KernelPattern):
     """A kernel lowered to loops in place by `emit`, given its own `KernelContext`."""
 
-    host: HostLowering
-    """The function being lowered."""
+    host: FunctionConstants
+    """The function the kernel is lowered into (its host function, or the function of a
+    kernel that occurs more than once: `accy.passes.lower.cpu_shared`)."""
     features: frozenset[str]
     """The CPU's features."""
 
