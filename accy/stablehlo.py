@@ -431,13 +431,23 @@ def _default_accuracy(attr: Any) -> str | None:
     return f"requests result accuracy {text}; accy computes with default accuracy only"
 
 
+SPLAT_BROADCAST_ELEMENTS = 4096
+"""A splat constant of this many elements or more (upstream simplification folds
+broadcasts of scalars into them) is imported as its scalar broadcast: its bytes would cost
+import time and memory, and the planner fuses the broadcast into its readers."""
+
+
 def _constant(imp, op, operands, bb, env):
     value = op.attributes.get("value")
     if not isinstance(value, np.ndarray):
         what = value.text if isinstance(value, UpstreamOpaque) else value
         raise imp.error(op, f"has a value accy cannot read: {what}")
     imp.constants[op.results[0].id] = value
-    return [bb.constant(imp.tensor_type(op, op.results[0].type), value)]
+    t = imp.tensor_type(op, op.results[0].type)
+    if value.size >= SPLAT_BROADCAST_ELEMENTS and not any(value.strides):  # a splat
+        scalar = bb.constant(TensorType(t.get_element_type(), []), value.reshape(-1)[0])
+        return [bb.broadcast_in_dim(scalar, t, [])]
+    return [bb.constant(t, value)]
 
 
 def _compare_type(attr: Any) -> str | None:

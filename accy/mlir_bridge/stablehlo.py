@@ -253,8 +253,8 @@ def _describe_attribute(
             array = np.array(dense)
             if array.dtype == object:
                 raise TypeError("object array")
-            if array.shape != shape:  # some binding versions return splats as one value
-                array = np.broadcast_to(array.reshape(-1)[:1].reshape(()), shape).copy()
+            if dense.is_splat or array.shape != shape:  # a splat: its one value, broadcast
+                array = np.broadcast_to(array.reshape(-1)[:1].reshape(()), shape)
             return array
         except Exception:  # noqa: BLE001 - bindings that cannot convert: read the text
             return _dense_from_text(str(attr), str(t.element), shape)

@@ -738,3 +738,19 @@ def test_nesting_deeper_than_accy_reads_is_located() -> None:
     assert error.value.diagnostic().startswith(
         "deep.mlir:1:196: error: nesting deeper than 128 levels of brackets"
     )
+
+
+def test_a_large_splat_constant_is_imported_as_its_scalar_broadcast() -> None:
+    # upstream simplification folds broadcasts of scalars into splats of the full shape;
+    # 8192 elements: a scalar constant broadcast, not 32 KiB of data
+    text = """func.func public @main(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %half = stablehlo.constant dense<5.000000e-01> : tensor<64x128xf32>
+  %y = stablehlo.multiply %x, %half : tensor<64x128xf32>
+  return %y : tensor<64x128xf32>
+}"""
+    module = accy.import_stablehlo(text)
+    constants = [op for op in module.walk() if isinstance(op, ops.ConstantOp)]
+    assert [c.result.type.get_shape() for c in constants] == [()]
+    assert any(isinstance(op, ops.BroadcastInDimOp) for op in module.walk())
+    x = np.random.default_rng(0).standard_normal((64, 128)).astype(np.float32)
+    np.testing.assert_array_equal(accy.compile(module)(x)[0], x * np.float32(0.5))
