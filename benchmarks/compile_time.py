@@ -1,189 +1,123 @@
-"""Planning time: `accy.prepare` on long elementwise chains, built with `accy.Builder`.
+"""Compile time against the number of layers, side by side with XLA and IREE.
 
-Two chains per size (N ops each, one function):
-- ``fused``: ``x = add(x, p)`` / ``x = exp(x)`` alternating; every value has one use, so
-  the whole chain is one kernel (N - 1 elided values, 1 work item).
-- ``unfused``: ``x = add(x, x)`` / ``x = multiply(x, x)``; every value has two uses, so
-  every op is its own kernel (N work items, N slots).
+    python benchmarks/compile_time.py [--layers 1,2,4,8,12,24] [--runs 3] [--no-iree]
 
-Only planning is timed (the program is built, not parsed, before the clock starts). For
-each chain the benchmark prints ops/second per size and the ratio of the largest size's
-time to the smallest's, next to the ratio of their sizes: planning is linear when the two
-ratios match (100k / 10k ≈ 10). Timings run with the cyclic garbage collector off (as
-`timeit` does); ``--gc`` keeps it on, which shows the interpreter's share. With ``--breakdown`` (default) it also prints each
-analysis's own time (children excluded) and its ratio, which names a superlinear one.
+Each program is a transformers 4.57 Flax GPT-2 of GPT-2-small width (768 features, 12
+heads, seq 128) with `n_layer` layers, random initialisation, parameters as arguments,
+lowered to StableHLO by JAX. Three figures per program, each the median of `--runs`:
 
-Run: ``python benchmarks/compile_time.py [--sizes 10000,50000,100000] [--kinds fused,unfused]``.
+- accy cold: a new process importing the text and compiling it for the CPU
+  (`accy.compile(accy.import_stablehlo(text))`), start-up included;
+- accy, XLA and IREE in a warm process (each compiler's libraries already loaded, one
+  program compiled first): accy's import and compile, XLA's `compile_and_load` of the same
+  text, IREE's `compile_str` for `llvm-cpu` on this host, then loading it.
+
+Needs JAX, flax and transformers 4.57 (`pip install "transformers==4.57.*" flax`), and
+IREE for its column (`pip install iree-base-compiler iree-base-runtime`); none of them are
+test requirements.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
-from collections import defaultdict
-from collections.abc import Callable
-from contextlib import contextmanager
-from typing import ClassVar
+from pathlib import Path
 
-from accy.passes.analysis import AnalysisManager
+from models import iree_runner
+from timing import print_table
 
-import accy
-from accy import preparation
+COLD = "import sys, accy; accy.compile(accy.import_stablehlo(open(sys.argv[1]).read()))"
+"""What a cold compile runs in its new process."""
 
 
-def fused_chain(size: int):
-    b = accy.Builder()
-    t = b.tensor("f32", [1024])
-    fb = b.begin_function("fused", [t, t], [t])
-    x, p = fb.parameter(0), fb.parameter(1)
-    for i in range(size):
-        x = fb.add(x, p) if i % 2 == 0 else fb.exponential(x)
-    fb.return_([x])
-    fb.finish()
-    return b.finish()
+def decoder(layers: int, seq: int = 128) -> tuple[str, list]:
+    """`(StableHLO text, arguments)` of a GPT-2-small-width Flax decoder of `layers` layers."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import transformers as tf
+
+    model = tf.FlaxGPT2Model(tf.GPT2Config(n_layer=layers), seed=0)
+    leaves, tree = jax.tree_util.tree_flatten(model.params)
+    ids = np.zeros((1, seq), np.int32)
+
+    def forward(leaves, ids):
+        params = jax.tree_util.tree_unflatten(tree, leaves)
+        mask, positions = jnp.ones_like(ids), jnp.arange(seq)[None]
+        return model.module.apply({"params": params}, ids, mask, positions, deterministic=True)[0]
+
+    text = jax.jit(forward).lower(leaves, ids).as_text()
+    return text, [np.asarray(leaf) for leaf in leaves] + [ids]
 
 
-def unfused_chain(size: int):
-    b = accy.Builder()
-    t = b.tensor("f32", [1024])
-    fb = b.begin_function("unfused", [t], [t])
-    x = fb.parameter(0)
-    for i in range(size):
-        x = fb.add(x, x) if i % 2 == 0 else fb.multiply(x, x)
-    fb.return_([x])
-    fb.finish()
-    return b.finish()
+def xla_compile(text: str) -> None:
+    """XLA's compile of `text` for the CPU (what `jax.jit(f).lower(...).compile()` runs)."""
+    from jax.extend.backend import get_backend
+
+    backend = get_backend("cpu")
+    backend.compile_and_load(text, backend.devices()[:1])
 
 
-CHAINS: dict[str, Callable[[int], object]] = {"fused": fused_chain, "unfused": unfused_chain}
-
-
-class _TimedManager(AnalysisManager):
-    """An analysis manager that records each analysis's own (exclusive) time."""
-
-    own: ClassVar[dict[str, float]] = defaultdict(float)
-    _stack: ClassVar[list[float]] = []
-
-    def get(self, descriptor, op):
-        if self.record(descriptor.name, op) is not None:
-            return super().get(descriptor, op)
+def median_seconds(run, runs: int) -> float:
+    times = []
+    for _ in range(runs):
         start = time.perf_counter()
-        self._stack.append(0.0)
-        try:
-            return super().get(descriptor, op)
-        finally:
-            children = self._stack.pop()
-            elapsed = time.perf_counter() - start
-            self.own[descriptor.name] += elapsed - children
-            if self._stack:
-                self._stack[-1] += elapsed
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
-@contextmanager
-def _timed_analyses():
-    original = preparation.AnalysisManager
-    _TimedManager.own = defaultdict(float)
-    _TimedManager._stack = []
-    preparation.AnalysisManager = _TimedManager
-    try:
-        yield _TimedManager.own
-    finally:
-        preparation.AnalysisManager = original
-
-
-@contextmanager
-def _no_gc():
-    """Time with the cyclic garbage collector off (as `timeit` does): its full
-    collections cost time proportional to the live heap, which would hide the scaling of
-    the analyses themselves behind the interpreter's."""
-    gc.collect()
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-@contextmanager
-def _gc_unchanged():
-    gc.collect()
-    yield
-
-
-def _time_prepare(module, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        with _no_gc():
-            start = time.perf_counter()
-            accy.prepare(module, target="cuda")  # the figures recorded: CUDA plans
-            best = min(best, time.perf_counter() - start)
-    return best
-
-
-def run(sizes: list[int], kinds: list[str], repeat: int, breakdown: bool) -> None:
-    smallest, largest = min(sizes), max(sizes)
-    for kind in kinds:  # warm up: first-use imports and caches are not planning time
-        accy.prepare(CHAINS[kind](100), target="cuda")
-    for kind in kinds:
-        print(f"\n{kind} chain")
-        print(f"{'ops':>8}  {'plan s':>8}  {'ops/s':>10}")
-        times: dict[int, float] = {}
-        own: dict[int, dict[str, float]] = {}
-        for size in sizes:
-            module = CHAINS[kind](size)
-            times[size] = _time_prepare(module, repeat)
-            print(f"{size:>8}  {times[size]:>8.3f}  {size / times[size]:>10.0f}")
-            if breakdown:
-                with _no_gc(), _timed_analyses() as record:
-                    accy.prepare(module, target="cuda")  # the figures recorded: CUDA plans
-                own[size] = dict(record)
-            del module
-            gc.collect()
-        if len(sizes) > 1:
-            ratio = times[largest] / times[smallest]
-            print(
-                f"time ratio {largest}/{smallest}: {ratio:.1f} "
-                f"(size ratio {largest / smallest:.1f}; linear when they match)"
-            )
-        if breakdown and len(sizes) > 1:
-            print(f"  {'analysis':<26}  {'own s @' + str(largest):>14}  {'ratio':>7}")
-            for name, seconds in sorted(own[largest].items(), key=lambda kv: -kv[1]):
-                base = own[smallest].get(name, 0.0)
-                ratio = seconds / base if base > 0 else float("inf")
-                print(f"  {name:<26}  {seconds:>14.3f}  {ratio:>7.1f}")
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--sizes",
-        default="10000,50000,100000",
-        help="comma-separated chain lengths (ops); default 10000,50000,100000",
-    )
-    parser.add_argument(
-        "--kinds", default="fused,unfused", help=f"chains to plan: {', '.join(CHAINS)}"
-    )
-    parser.add_argument("--repeat", type=int, default=1, help="best of N timings")
-    parser.add_argument(
-        "--gc", action="store_true", help="keep the cyclic garbage collector on while timing"
-    )
-    parser.add_argument("--no-breakdown", action="store_true", help="skip the per-analysis times")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--layers", default="1,2,4,8,12,24")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-iree", action="store_true", help="leave IREE out")
+    parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
-    sizes = [int(s) for s in args.sizes.split(",") if s]
-    kinds = [k for k in args.kinds.split(",") if k]
-    unknown = [k for k in kinds if k not in CHAINS]
-    if unknown or not sizes or any(s <= 0 for s in sizes):
-        parser.error(f"bad --kinds {unknown} or --sizes {args.sizes}")
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
-    global _no_gc
-    if args.gc:
-        _no_gc = _gc_unchanged
-    run(sizes, kinds, args.repeat, not args.no_breakdown)
+
+    import accy
+
+    rows = []
+    with tempfile.TemporaryDirectory() as directory:
+        warm_text, _ = decoder(1)
+        accy.compile(accy.import_stablehlo(warm_text))  # load every library once
+        xla_compile(warm_text)
+        for layers in [int(n) for n in args.layers.split(",")]:
+            text, arguments = decoder(layers)
+            path = Path(directory) / f"gpt2_{layers}.mlir"
+            path.write_text(text)
+            cold = median_seconds(
+                lambda: subprocess.run([sys.executable, "-c", COLD, str(path)], check=True),  # noqa: B023
+                args.runs,
+            )
+            warm = median_seconds(
+                lambda: accy.compile(accy.import_stablehlo(text)),  # noqa: B023
+                args.runs,
+            )
+            xla = median_seconds(lambda: xla_compile(text), args.runs)  # noqa: B023
+            iree = None
+            if not args.no_iree:
+                found = iree_runner(text, arguments)
+                iree = found[2] if isinstance(found, tuple) else None
+            rows.append(
+                [
+                    str(layers),
+                    str(text.count("stablehlo.")),
+                    f"{cold:.2f}",
+                    f"{warm:.2f}",
+                    f"{xla:.2f}",
+                    "" if iree is None else f"{iree:.2f}",
+                ]
+            )
+            print("  ".join(rows[-1]), file=sys.stderr, flush=True)
+    header = ["layers", "StableHLO ops", "accy cold s", "accy warm s", "xla s", "iree s"]
+    print_table(header, rows, args.markdown)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
