@@ -69,7 +69,7 @@ def _structure(block: Block) -> list[str]:
     def visit(block: Block) -> None:
         lines.append("^" + " ".join(number(arg) for arg in block.args))
         for inner in block.ops:
-            used = [str(numbers.get(operand, "?")) for operand in inner.operands]
+            used = [str(numbers.get(operand, f"outer {id(operand)}")) for operand in inner.operands]
             attributes = sorted(
                 (name, _attribute(value))
                 for name, value in (*inner.properties.items(), *inner.attributes.items())
@@ -98,12 +98,19 @@ class SharedKernels:
 
     def __init__(self, planned: ModuleOp, lowered: ModuleOp):
         self.keys: dict[tuple[str, int], str] = {}
+        seen: Counter[tuple[str, int]] = Counter()
         for function in planned.ops:
             if not isinstance(function, func.FuncOp):
                 continue
             for op in function.walk():
-                if isinstance(op, plan.KernelOp) and op.rows is None:
-                    self.keys[(function.sym_name.data, op.id.value.data)] = kernel_key(op)
+                if isinstance(op, plan.KernelOp):
+                    place = (function.sym_name.data, op.id.value.data)
+                    seen[place] += 1
+                    if op.rows is None:
+                        self.keys[place] = kernel_key(op)
+        for place, count in seen.items():  # a kernel found by its id only where that is one
+            if count > 1:
+                self.keys.pop(place, None)
         counts = Counter(self.keys.values())
         self.repeated = {key for key, count in counts.items() if count > 1}
         self.module = lowered
