@@ -13,9 +13,13 @@ reference interpreter, an oracle independent of accy.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import math
 import re
+import sys
 import threading
+import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -401,7 +405,30 @@ def _stablehlo_bindings() -> tuple[SimpleNamespace, Any]:
             f"the MLIR bindings {b.name!r} do not carry the StableHLO dialect ({e}); "
             f"install them with: {_HOST_PIP}"
         ) from e
+    _remember_missing_dialect_modules(b.name, UNREGISTERED_DIALECT_MODULES)
     return b, shlo
+
+
+UNREGISTERED_DIALECT_MODULES = ("stablehlo", "chlo", "unexpanded")
+"""Dialects of the ops the importer reads whose Python module the bindings may lack."""
+
+
+def _remember_missing_dialect_modules(prefix: str, dialects: Sequence[str]) -> None:
+    """The bindings look for `PREFIX.dialects.NAME` (the dialect's Python op classes) each
+    time they hand out an op, and do not remember a miss: an import attempt per op, a third
+    of the import of a 12-layer decoder. Register an empty module for each dialect whose
+    module does not exist, so the bindings find it once and use their generic op class,
+    as they did on every miss."""
+    for name in dialects:
+        module = f"{prefix}.dialects.{name}"
+        if module in sys.modules:
+            continue
+        try:
+            missing = importlib.util.find_spec(module) is None
+        except ImportError:
+            missing = True
+        if missing:
+            sys.modules[module] = types.ModuleType(module)
 
 
 _TOP_K = re.compile(
