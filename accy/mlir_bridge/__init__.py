@@ -25,7 +25,8 @@ Modules (each imports only those above it; none imports the bindings at module l
 ``lowering``     ``verify_upstream``, ``lower_to_llvm``;
 ``ptx``          ``compile_kernels_to_ptx``, ``extract_ptx``, ``find_libdevice``;
 ``descriptors``  ``memref_descriptor``, ``memref_arg``, ``function_signatures``;
-``jit``          ``JitModule``, ``PreparedCall``, ``dump_object``;
+``jit``          ``JitModule``, ``LibraryModule`` (its code linked and loaded again: a
+                 compile cache hit), ``PreparedCall``, ``dump_object``, ``link_library``;
 ``stablehlo``    ``parse_stablehlo``, ``eval_stablehlo`` and the ``Upstream*`` tree;
 ``cli``          ``main``, the command line below (``__main__`` runs it).
 
@@ -63,11 +64,14 @@ from accy.mlir_bridge.errors import (
 )
 from accy.mlir_bridge.jit import (
     ALLOCATION_FAILED,
+    CompiledCode,
     JitModule,
+    LibraryModule,
     PreparedCall,
     check_allocation,
     data_address,
     dump_object,
+    link_library,
 )
 from accy.mlir_bridge.lowering import lower_to_llvm, verify_upstream
 from accy.mlir_bridge.pipelines import (
@@ -110,8 +114,10 @@ __all__ = [
     "MGPU_RUNTIME_SYMBOLS",
     "ORC_INIT_STUB_C",
     "ArgSpec",
+    "CompiledCode",
     "JitModule",
     "LibdeviceNotFoundError",
+    "LibraryModule",
     "MlirUnavailableError",
     "PreparedCall",
     "Target",
@@ -133,6 +139,7 @@ __all__ = [
     "extract_ptx",
     "find_libdevice",
     "function_signatures",
+    "link_library",
     "lower_to_llvm",
     "main",
     "memref_arg",

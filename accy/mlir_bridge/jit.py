@@ -17,7 +17,7 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from accy.mlir_bridge.bindings import _host, _Session
 from accy.mlir_bridge.descriptors import (
     _PACKED_ENTRY,
     _SCALAR_CTYPES,
+    ArgSpec,
     _np,
     _same_integer_storage,
     _signatures,
@@ -91,7 +92,122 @@ def check_allocation(name: str) -> None:
         )
 
 
-class JitModule:
+class CompiledCode:
+    """Machine code of a lowered module whose functions `run`, `invoke` and
+    `prepared_call` call through their packed wrappers (see `JitModule` for the calling
+    convention); subclasses say where the code is (`lookup`) and how a failed allocation
+    is reported (`check_allocation`)."""
+
+    symbol_prefix: str
+    signatures: dict[str, tuple[ArgSpec, ...]]
+
+    def lookup(self, name: str) -> int:
+        raise NotImplementedError
+
+    def check_allocation(self, name: str) -> None:
+        """Raise `AccyMemoryError` when the last call of `@name` on this thread could
+        not allocate its plan."""
+        check_allocation(name)
+
+    def c_interface(self, name: str) -> str:
+        """The symbol of the C interface of the function NAME."""
+        return f"_mlir_ciface_{self.symbol_prefix}{name}"
+
+    def invoke(self, name: str, *ctypes_args: Any) -> None:
+        """Call ``c_interface(name)`` with each argument given as a ctypes pointer to
+        its value (memrefs: ``memref_arg(array)``)."""
+        addr = self.lookup(name)
+        if not addr:
+            raise UpstreamMlirError(
+                f"looking up @{name}",
+                f"no function {self.c_interface(name)} (is @{self.symbol_prefix}{name} "
+                "public, defined, with llvm.emit_c_interface?)",
+            )
+        # Each argument's pointer value, read from the pointer object itself:
+        # `ctypes.cast` would tie the argument (and the arrays it keeps alive) into a
+        # reference cycle, leaving freed outputs to the cyclic GC (memory grows and every
+        # call faults in fresh pages).
+        packed = (ctypes.c_void_p * max(1, len(ctypes_args)))(
+            *(ctypes.c_void_p.from_buffer(a).value for a in ctypes_args)
+        )
+        _PACKED_ENTRY(addr)(packed)
+        self.check_allocation(name)
+
+    def run(
+        self,
+        name: str,
+        inputs: Sequence[Any],
+        result_specs: Sequence[tuple[Sequence[int], Any]] | None = None,
+    ) -> list[np.ndarray]:
+        """Call ``@NAME`` in the out-param convention (see the class docstring) and
+        return the outputs. ``result_specs`` lists ``(shape, dtype)`` of the
+        out-params; when omitted it is read from the function's static signature.
+        Inputs are converted to C-contiguous arrays of the parameter's dtype."""
+        np = _np()
+        sig = self.signatures.get(name)
+        if sig is None:
+            raise KeyError(f"no defined func.func @{name}; have {sorted(self.signatures)}")
+        if sig and sig[-1].type == "<results>":
+            raise ValueError(f"@{name} returns values; run() needs results as out-params")
+        n_in = len(inputs)
+        if result_specs is None:
+            outs_sig = sig[n_in:]
+            if any(a.shape is None or None in a.shape or a.dtype is None for a in outs_sig):
+                raise ValueError(f"@{name}: give result_specs (out-params are not static memrefs)")
+            result_specs = [(a.shape, a.dtype) for a in outs_sig]
+        if n_in + len(result_specs) != len(sig):
+            raise ValueError(
+                f"@{name} takes {len(sig)} parameters, got {n_in} inputs + {len(result_specs)} outputs"
+            )
+        args: list[Any] = []
+        keep: list[Any] = []
+        outputs: list[Any] = []
+        for i, (spec, value) in enumerate(zip(sig, list(inputs) + [None] * len(result_specs))):
+            if i >= n_in:
+                shape, dtype = result_specs[i - n_in]
+                value = np.empty(tuple(shape), dtype=np.dtype(dtype))
+                outputs.append(value)
+            if spec.shape is None:  # scalar
+                cty = _SCALAR_CTYPES.get(spec.type)
+                if cty is None:
+                    raise TypeError(f"@{name} parameter #{i}: unsupported type {spec.type}")
+                c = cty(value.item() if hasattr(value, "item") else value)
+                keep.append(c)
+                args.append(ctypes.pointer(c))
+                continue
+            arr = np.asarray(value)
+            if spec.dtype is not None and arr.dtype != np.dtype(spec.dtype):
+                if _same_integer_storage(arr.dtype, np.dtype(spec.dtype)):
+                    arr = arr.view(spec.dtype)  # memrefs hold unsigned integers signless
+                elif i >= n_in:
+                    raise TypeError(
+                        f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}"
+                    )
+                else:
+                    arr = arr.astype(spec.dtype)
+            if len(spec.shape) != arr.ndim or any(
+                d is not None and d != s_ for d, s_ in zip(spec.shape, arr.shape)
+            ):
+                raise ValueError(
+                    f"@{name} parameter #{i}: shape {arr.shape} does not fit {spec.type}"
+                )
+            arr = np.ascontiguousarray(arr)
+            keep.append(arr)
+            args.append(memref_arg(arr))
+        self.invoke(name, *args)
+        del keep
+        return outputs
+
+    def prepared_call(self, name: str, shapes: Sequence[Sequence[int]]) -> PreparedCall:
+        """A cheap caller of ``@NAME`` for memref arguments of fixed `shapes` (inputs then
+        out-params); see ``PreparedCall``."""
+        addr = self.lookup(name)
+        if not addr:
+            raise UpstreamMlirError(f"looking up @{name}", f"no function {self.c_interface(name)}")
+        return PreparedCall(_PACKED_ENTRY(addr), shapes, name, self.check_allocation)
+
+
+class JitModule(CompiledCode):
     """Lower upstream MLIR and JIT it with the ExecutionEngine.
 
     Calling convention for ``run`` (what accy's CPU lowering emits)::
@@ -174,10 +290,6 @@ class JitModule:
     def __del__(self) -> None:
         self.close()
 
-    def c_interface(self, name: str) -> str:
-        """The symbol of the C interface of the function NAME."""
-        return f"_mlir_ciface_{self.symbol_prefix}{name}"
-
     def lookup(self, name: str) -> int:
         """Address of the packed wrapper of ``c_interface(name)`` (0 if absent).
         ORC lookups cost about as much as a small kernel, so addresses are cached."""
@@ -194,99 +306,6 @@ class JitModule:
                 )
         return cache[name]
 
-    def invoke(self, name: str, *ctypes_args: Any) -> None:
-        """Call ``c_interface(name)`` with each argument given as a ctypes pointer to
-        its value (memrefs: ``memref_arg(array)``)."""
-        addr = self.lookup(name)
-        if not addr:
-            raise UpstreamMlirError(
-                f"looking up @{name}",
-                f"no function {self.c_interface(name)} (is @{self.symbol_prefix}{name} "
-                "public, defined, with llvm.emit_c_interface?)",
-            )
-        # Each argument's pointer value, read from the pointer object itself:
-        # `ctypes.cast` would tie the argument (and the arrays it keeps alive) into a
-        # reference cycle, leaving freed outputs to the cyclic GC (memory grows and every
-        # call faults in fresh pages).
-        packed = (ctypes.c_void_p * max(1, len(ctypes_args)))(
-            *(ctypes.c_void_p.from_buffer(a).value for a in ctypes_args)
-        )
-        _PACKED_ENTRY(addr)(packed)
-        check_allocation(name)
-
-    def run(
-        self,
-        name: str,
-        inputs: Sequence[Any],
-        result_specs: Sequence[tuple[Sequence[int], Any]] | None = None,
-    ) -> list[np.ndarray]:
-        """Call ``@NAME`` in the out-param convention (see the class docstring) and
-        return the outputs. ``result_specs`` lists ``(shape, dtype)`` of the
-        out-params; when omitted it is read from the function's static signature.
-        Inputs are converted to C-contiguous arrays of the parameter's dtype."""
-        np = _np()
-        sig = self.signatures.get(name)
-        if sig is None:
-            raise KeyError(f"no defined func.func @{name}; have {sorted(self.signatures)}")
-        if sig and sig[-1].type == "<results>":
-            raise ValueError(f"@{name} returns values; run() needs results as out-params")
-        n_in = len(inputs)
-        if result_specs is None:
-            outs_sig = sig[n_in:]
-            if any(a.shape is None or None in a.shape or a.dtype is None for a in outs_sig):
-                raise ValueError(f"@{name}: give result_specs (out-params are not static memrefs)")
-            result_specs = [(a.shape, a.dtype) for a in outs_sig]
-        if n_in + len(result_specs) != len(sig):
-            raise ValueError(
-                f"@{name} takes {len(sig)} parameters, got {n_in} inputs + {len(result_specs)} outputs"
-            )
-        args: list[Any] = []
-        keep: list[Any] = []
-        outputs: list[Any] = []
-        for i, (spec, value) in enumerate(zip(sig, list(inputs) + [None] * len(result_specs))):
-            if i >= n_in:
-                shape, dtype = result_specs[i - n_in]
-                value = np.empty(tuple(shape), dtype=np.dtype(dtype))
-                outputs.append(value)
-            if spec.shape is None:  # scalar
-                cty = _SCALAR_CTYPES.get(spec.type)
-                if cty is None:
-                    raise TypeError(f"@{name} parameter #{i}: unsupported type {spec.type}")
-                c = cty(value.item() if hasattr(value, "item") else value)
-                keep.append(c)
-                args.append(ctypes.pointer(c))
-                continue
-            arr = np.asarray(value)
-            if spec.dtype is not None and arr.dtype != np.dtype(spec.dtype):
-                if _same_integer_storage(arr.dtype, np.dtype(spec.dtype)):
-                    arr = arr.view(spec.dtype)  # memrefs hold unsigned integers signless
-                elif i >= n_in:
-                    raise TypeError(
-                        f"@{name} out-param #{i - n_in}: dtype {arr.dtype}, expected {spec.dtype}"
-                    )
-                else:
-                    arr = arr.astype(spec.dtype)
-            if len(spec.shape) != arr.ndim or any(
-                d is not None and d != s_ for d, s_ in zip(spec.shape, arr.shape)
-            ):
-                raise ValueError(
-                    f"@{name} parameter #{i}: shape {arr.shape} does not fit {spec.type}"
-                )
-            arr = np.ascontiguousarray(arr)
-            keep.append(arr)
-            args.append(memref_arg(arr))
-        self.invoke(name, *args)
-        del keep
-        return outputs
-
-    def prepared_call(self, name: str, shapes: Sequence[Sequence[int]]) -> PreparedCall:
-        """A cheap caller of ``@NAME`` for memref arguments of fixed `shapes` (inputs then
-        out-params); see ``PreparedCall``."""
-        addr = self.lookup(name)
-        if not addr:
-            raise UpstreamMlirError(f"looking up @{name}", f"no function {self.c_interface(name)}")
-        return PreparedCall(_PACKED_ENTRY(addr), shapes, name)
-
     def dump_object(self, path: str | os.PathLike[str]) -> Path:
         """Write the JIT-compiled code as an object file (see ``dump_object``)."""
         p = Path(path)
@@ -298,6 +317,71 @@ class JitModule:
         return p
 
 
+ALLOCATION_RECORD_C = f"""#include <stdint.h>
+static _Thread_local int64_t failed = -1;
+void {ALLOCATION_FAILED}(int64_t bytes) {{ failed = bytes; }}
+int64_t accy_take_allocation_failure(void) {{ int64_t bytes = failed; failed = -1; return bytes; }}
+"""
+"""Linked into a program library (`LibraryModule`): the allocation hook records the size
+per thread; `accy_take_allocation_failure` reads and clears it (-1: none)."""
+
+
+class LibraryModule(CompiledCode):
+    """The machine code of a `JitModule` linked into a shared library (`link_library`)
+    and loaded again: the same functions, called the same way (a compile cache hit)."""
+
+    def __init__(
+        self,
+        library: str | os.PathLike[str],
+        signatures: dict[str, tuple[ArgSpec, ...]],
+        *,
+        symbol_prefix: str = "",
+        shared_libs: Sequence[str | os.PathLike[str]] = (),
+    ):
+        self._keep = [ctypes.CDLL(str(p), mode=ctypes.RTLD_GLOBAL) for p in shared_libs]
+        self.library = ctypes.CDLL(str(library))
+        self.symbol_prefix = symbol_prefix
+        self.signatures = signatures
+        self._take = self.library.accy_take_allocation_failure
+        self._take.restype = ctypes.c_int64
+        self._addresses: dict[str, int] = {}
+
+    def lookup(self, name: str) -> int:
+        """Address of the packed wrapper of ``c_interface(name)`` (0 if absent)."""
+        if name not in self._addresses:
+            try:
+                entry = getattr(self.library, "_mlir_" + self.c_interface(name))
+                self._addresses[name] = ctypes.cast(entry, ctypes.c_void_p).value or 0
+            except AttributeError:
+                self._addresses[name] = 0
+        return self._addresses[name]
+
+    def check_allocation(self, name: str) -> None:
+        size = self._take()
+        if size >= 0:
+            _failed_allocation.size = int(size)
+        check_allocation(name)
+
+
+def link_library(jit: JitModule, directory: Path, cc: str = "cc") -> Path:
+    """`jit`'s machine code (`JitModule.dump_object`) linked with `ALLOCATION_RECORD_C`
+    into `directory/program.so`; its other undefined symbols (the async runtime) resolve
+    from the libraries loaded with it (`LibraryModule(shared_libs=...)`)."""
+    import subprocess
+
+    obj = jit.dump_object(directory / "program.o")
+    record = directory / "allocation_record.c"
+    record.write_text(ALLOCATION_RECORD_C)
+    library = directory / "program.so"
+    command = [cc, "-shared", "-fPIC", "-o", str(library), str(obj), str(record)]
+    process = subprocess.run(command, capture_output=True, text=True, check=False)
+    obj.unlink()
+    record.unlink()
+    if process.returncode != 0:
+        raise OSError(f"linking {library.name} failed: {process.stderr.strip()}")
+    return library
+
+
 class PreparedCall:
     """Calls one JIT-ed function whose arguments are memrefs of fixed shapes, with the
     descriptors and the packed argument array built once per thread: a call only writes
@@ -305,9 +389,16 @@ class PreparedCall:
     the shapes given, of the parameters' dtypes: the caller has checked them). About
     10 µs less per argument than ``JitModule.run``."""
 
-    def __init__(self, entry: Any, shapes: Sequence[Sequence[int]], name: str = ""):
+    def __init__(
+        self,
+        entry: Any,
+        shapes: Sequence[Sequence[int]],
+        name: str = "",
+        check: Callable[[str], None] = check_allocation,
+    ):
         self.entry = entry
         self.name = name
+        self.check = check
         self.shapes = [tuple(int(d) for d in shape) for shape in shapes]
         self._local = threading.local()
 
@@ -342,7 +433,7 @@ class PreparedCall:
         for d, array in zip(descriptors, arrays):
             d.allocated = d.aligned = data_address(array)
         self.entry(packed)
-        check_allocation(self.name)
+        self.check(self.name)
 
 
 @functools.cache

@@ -14,6 +14,11 @@ pipeline splits them into tasks for that many threads (`CPU_PARALLEL_PASSES`), r
 accy's async runtime library (a thread pool; the calling thread is one of its threads);
 with `threads=1` they are plain loops and no runtime library is loaded.
 
+Compile cache: a planned module compiled before, by the same accy sources for the same CPU
+features, threads and optimisation level, runs the library linked from that compile
+(`accy.compile_cache`; `mlir_bridge.LibraryModule`): no lowering, no LLVM. A miss compiles
+with the JIT and then links its code into a new entry.
+
 Arguments are checked before anything runs, with `accy.reference.check_arguments` (so the
 reference and the compiled target report the same `AccyInputError`s), plus the CPU rules:
 every `?` dim of one call takes the same size (the row count, bound from the first
@@ -26,6 +31,9 @@ could fail) and runs through a prepared call (`mlir_bridge.PreparedCall`).
 from __future__ import annotations
 
 import ctypes
+import functools
+import hashlib
+import json
 import os
 import shutil
 import time
@@ -38,7 +46,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.printer import Printer
 
-from accy import mlir_bridge
+from accy import compile_cache, mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
 from accy.dtypes import numpy_dtype
 from accy.passes.dynamic_rows import row_binding
@@ -65,6 +73,23 @@ def module_text(module: ModuleOp) -> str:
 
 
 THREADS_VARIABLE = "ACCY_NUM_THREADS"
+
+
+@functools.cache
+def source_digest() -> str:
+    """A SHA-256 of accy's Python sources (its packages `accy`, `accy.dialects` and
+    `accy.passes`): part of every compile cache key, so a changed compiler never runs
+    code an earlier one compiled."""
+    import accy.dialects
+    import accy.passes
+
+    digest = hashlib.sha256()
+    for package in (accy, accy.dialects, accy.passes):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def resolve_threads(threads: int | None) -> int:
@@ -249,9 +274,24 @@ class CpuExecutable(Executable):
         """The planned form it runs (`accy-plan{target=cpu}`)."""
         self.threads = resolve_threads(threads)
         """Threads the parallel loops run on (1: sequential code)."""
+        libraries = [async_runtime(self.threads)] if self.threads > 1 else []
+        cache, entry_name = compile_cache.directory(), ""
+        if cache is not None:
+            entry_name = compile_cache.key(
+                target="cpu",
+                planned=module_text(self.planned),
+                accy=source_digest(),
+                features=sorted(host_flags()),
+                threads=self.threads,
+                opt_level=opt_level,
+                libraries=[str(library) for library in libraries],
+            )
+            entry = compile_cache.lookup(cache, entry_name)
+            if entry is not None:
+                self._load(entry, libraries)
+                return
         lowered = TARGETS["cpu"].lower(self.planned, features=host_flags())
         self.lowered_text = module_text(lowered)
-        libraries = [async_runtime(self.threads)] if self.threads > 1 else []
         self.jit = mlir_bridge.JitModule(
             self.lowered_text,
             opt_level=opt_level,
@@ -259,11 +299,46 @@ class CpuExecutable(Executable):
             shared_libs=libraries,
             symbol_prefix=HOST_SYMBOL_PREFIX,
         )
+        self._bind()
+        if cache is not None:
+            compile_cache.store(cache, entry_name, self._write_entry)
+
+    def _bind(self) -> None:
         self.functions = {
             op.sym_name.data: CpuFunction(self, op) for op in planned_functions(self.planned)
         }
         for name in self.functions:  # the JIT compiles lazily: pay for it here, not in calls
             self.jit.lookup(name)
+
+    def _write_entry(self, directory: Path) -> None:
+        """The compile cache's entry of this program (`accy.compile_cache`)."""
+        assert isinstance(self.jit, mlir_bridge.JitModule)
+        mlir_bridge.link_library(self.jit, directory)
+        signatures = {
+            name: [[a.type, None if a.shape is None else list(a.shape), a.dtype] for a in specs]
+            for name, specs in self.jit.signatures.items()
+        }
+        program = {"lowered": self.lowered_text, "signatures": signatures}
+        (directory / compile_cache.PROGRAM).write_text(json.dumps(program))
+
+    def _load(self, entry: Path, libraries: Sequence[Path]) -> None:
+        """Run the compile cache's entry `entry` (a hit): no lowering, no LLVM."""
+        program = json.loads((entry / compile_cache.PROGRAM).read_text())
+        self.lowered_text = program["lowered"]
+        signatures = {
+            name: tuple(
+                mlir_bridge.ArgSpec(t, None if shape is None else tuple(shape), dtype)
+                for t, shape, dtype in specs
+            )
+            for name, specs in program["signatures"].items()
+        }
+        self.jit = mlir_bridge.LibraryModule(
+            entry / compile_cache.LIBRARY,
+            signatures,
+            symbol_prefix=HOST_SYMBOL_PREFIX,
+            shared_libs=libraries,
+        )
+        self._bind()
 
 
 def build(module: ModuleOp, preparation: Preparation | None, **options: Any) -> CpuExecutable:

@@ -1,0 +1,131 @@
+"""The persistent compile cache of `accy.compile` (CPU): compiled programs kept on disk, so
+a compile of a program compiled before, in any process, skips lowering and LLVM.
+
+An entry is a directory named by its key, a SHA-256 over what decides the machine code:
+the planned module's text, accy's version, the target, the CPU's features, the threads and
+the optimisation level (`key`). It holds the program library (`program.so`, the JIT's
+object linked with `cc`), the lowered module's text and function signatures
+(`program.json`), and `entry.json` with the library's SHA-256.
+
+Where: `$ACCY_CACHE_DIR`, else `$XDG_CACHE_HOME/accy`, else `~/.cache/accy`; `ACCY_CACHE=0`
+turns the cache off. Invariants:
+- an entry is written into a temporary directory beside the others and renamed into
+  place whole, so a reader sees a complete entry or none; of concurrent writers of one
+  key the first rename wins and the others drop their copies;
+- an entry whose library does not match its recorded digest (truncated, corrupt, half
+  deleted) is removed and rebuilt, never loaded;
+- a hit touches the entry; past `ACCY_CACHE_MAX_BYTES` (default `DEFAULT_MAX_BYTES`) the
+  least recently used entries are removed after a store;
+- a cache that cannot be written (no `cc`, a read-only directory) warns once per process;
+  the compile stands.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+FORMAT = 1
+"""The layout of an entry; part of every key."""
+
+DEFAULT_MAX_BYTES = 2 << 30
+LIBRARY = "program.so"
+PROGRAM = "program.json"
+ENTRY = "entry.json"
+
+
+def directory() -> Path | None:
+    """The cache's directory, or None when `ACCY_CACHE=0`."""
+    if os.environ.get("ACCY_CACHE", "1") == "0":
+        return None
+    explicit = os.environ.get("ACCY_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "accy"
+
+
+def key(**parts: object) -> str:
+    """The key of an entry from what decides its machine code (plus `FORMAT`)."""
+    text = json.dumps({"format": FORMAT, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def lookup(root: Path, name: str) -> Path | None:
+    """The complete, intact entry `name`, touched; None on a miss (a damaged entry is
+    removed: the caller rebuilds it)."""
+    entry = root / name
+    try:
+        recorded = json.loads((entry / ENTRY).read_text())["library"]
+        intact = _digest(entry / LIBRARY) == recorded and (entry / PROGRAM).is_file()
+    except (OSError, ValueError, KeyError, TypeError):
+        intact = False
+    if not intact:
+        if entry.exists():
+            shutil.rmtree(entry, ignore_errors=True)
+        return None
+    os.utime(entry)
+    return entry
+
+
+def store(root: Path, name: str, write: Callable[[Path], None]) -> None:
+    """Write entry `name` with `write(directory)` (which makes `LIBRARY` and `PROGRAM`),
+    then evict. A failure to write leaves no entry and warns: the compile stands."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
+    except OSError as error:
+        _warn_once(f"accy: the compile cache {root} is not writable ({error})")
+        return
+    try:
+        write(scratch)
+        (scratch / ENTRY).write_text(json.dumps({"library": _digest(scratch / LIBRARY)}))
+        try:
+            os.rename(scratch, root / name)
+        except OSError:  # another writer's entry is in place: keep it
+            shutil.rmtree(scratch, ignore_errors=True)
+    except Exception as error:  # noqa: BLE001 - the program compiled; only caching failed
+        shutil.rmtree(scratch, ignore_errors=True)
+        _warn_once(f"accy: could not cache a compiled program in {root} ({error})")
+        return
+    evict(root, int(os.environ.get("ACCY_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES)))
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """A `RuntimeWarning`, once per process for each message (a cache that cannot be
+    written fails every compile the same way)."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def evict(root: Path, max_bytes: int) -> None:
+    """Remove the least recently used entries until the rest take at most `max_bytes`."""
+    entries = []
+    for entry in root.iterdir():
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        try:
+            size = sum(f.stat().st_size for f in entry.iterdir())
+            entries.append((entry.stat().st_mtime, size, entry))
+        except OSError:
+            continue
+    total = sum(size for _, size, _ in entries)
+    for _, size, entry in sorted(entries, key=lambda e: e[0]):
+        if total <= max_bytes:
+            break
+        shutil.rmtree(entry, ignore_errors=True)
+        total -= size
