@@ -12,7 +12,7 @@ lowered to StableHLO by JAX. Three figures per program, each the median of `--ru
   cache holding the program (a hit: no lowering, no LLVM; the import and the planning
   still run);
 - accy, XLA and IREE in a warm process (each compiler's libraries already loaded, one
-  program compiled first): accy's import and compile, XLA's `compile_and_load` of the same
+  program compiled first; accy's compile cache off): accy's import and compile, XLA's `compile_and_load` of the same
   text, IREE's `compile_str` for `llvm-cpu` on this host, then loading it.
 
 Needs JAX, flax and transformers 4.57 (`pip install "transformers==4.57.*" flax`), and
@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import accy
 
+    os.environ["ACCY_CACHE"] = "0"  # warm figures compile; the new processes set their own
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         warm_text, _ = decoder(1)
