@@ -152,3 +152,23 @@ def test_the_directory_follows_the_environment(monkeypatch, tmp_path):
     assert compile_cache.directory() == tmp_path / "accy"
     monkeypatch.setenv("ACCY_CACHE_DIR", str(tmp_path / "mine"))
     assert compile_cache.directory() == tmp_path / "mine"
+
+
+def test_a_cached_program_reports_a_failed_allocation(cache):
+    # tests/lower/test_allocation_failure.py's 200 TB arena, run from the cached library
+    from accy.diagnostics import AccyMemoryError
+
+    n = 5_000_000
+    program = f"""func.func @f(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+  %0 = accy.broadcast_in_dim %a, dims = [1] : (tensor<{n}xf32>) -> tensor<{n}x{n}xf32>
+  %1 = accy.transpose %0, dims = [1, 0] : (tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32>
+  %2 = accy.reduce max %1, dims = [1] : (tensor<{n}x{n}xf32>) -> tensor<{n}xf32>
+  func.return %2 : tensor<{n}xf32>
+}}"""
+    accy.compile(program, threads=2)
+    exe = accy.compile(program, threads=2)
+    assert isinstance(exe.jit, mlir_bridge.LibraryModule)
+    x = np.ones(n, np.float32)
+    for _ in range(2):  # the record is taken by each call
+        with pytest.raises(AccyMemoryError, match=r"@f could not allocate \d+ bytes"):
+            exe["f"](x)
