@@ -315,7 +315,7 @@ def link_program(
             stub = Path(scratch) / "orc_init.c"
             stub.write_text(mlir_bridge.ORC_INIT_STUB_C)
             sources.append(str(stub))
-        _link(cc, directory / PROGRAM_LIBRARY, [*sources, *libraries])
+        link_shared(cc, directory / PROGRAM_LIBRARY, [*sources, *libraries])
 
 
 def _write_signature(scratch: Path, manifest: dict) -> Path:
@@ -332,7 +332,9 @@ def _defines(obj: Path, symbol: str) -> bool:
     return any(line.split()[-1:] == [symbol] and " U " not in line for line in out.splitlines())
 
 
-def _link(cc: str, output: Path, arguments: list[str]) -> None:
+def link_shared(cc: str, output: Path, arguments: list[str]) -> None:
+    """`arguments` (objects, sources, libraries) linked by `cc` into the shared library
+    `output`; an `ExportError` with the linker's message if it fails."""
     command = [cc, "-shared", "-fPIC", "-o", str(output), *arguments]
     process = subprocess.run(command, capture_output=True, text=True, check=False)
     if process.returncode != 0:

@@ -2,9 +2,10 @@
 a compile of a program compiled before, in any process, skips lowering and LLVM.
 
 An entry is a directory named by its key, a SHA-256 over what decides the machine code:
-the planned module's text, accy's version, the target, the CPU's features, the threads and
-the optimisation level (`key`). It holds the program library (`program.so`, the JIT's
-object linked with `cc`), the lowered module's text and function signatures
+the planned module's text, a digest of accy's sources, the target, the CPU's features, the
+threads, the optimisation level and the runtime libraries (`key`, from the caller). It
+holds the program library (`program.so`: the JIT's object linked with `cc` and accy's
+allocation-failure record), the lowered module's text and function signatures
 (`program.json`), and `entry.json` with the library's SHA-256.
 
 Where: `$ACCY_CACHE_DIR`, else `$XDG_CACHE_HOME/accy`, else `~/.cache/accy`; `ACCY_CACHE=0`

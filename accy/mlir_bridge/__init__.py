@@ -26,7 +26,7 @@ Modules (each imports only those above it; none imports the bindings at module l
 ``ptx``          ``compile_kernels_to_ptx``, ``extract_ptx``, ``find_libdevice``;
 ``descriptors``  ``memref_descriptor``, ``memref_arg``, ``function_signatures``;
 ``jit``          ``JitModule``, ``LibraryModule`` (its code linked and loaded again: a
-                 compile cache hit), ``PreparedCall``, ``dump_object``, ``link_library``;
+                 compile cache hit), ``PreparedCall``, ``dump_object``;
 ``stablehlo``    ``parse_stablehlo``, ``eval_stablehlo`` and the ``Upstream*`` tree;
 ``cli``          ``main``, the command line below (``__main__`` runs it).
 
@@ -71,7 +71,6 @@ from accy.mlir_bridge.jit import (
     check_allocation,
     data_address,
     dump_object,
-    link_library,
 )
 from accy.mlir_bridge.lowering import lower_to_llvm, verify_upstream
 from accy.mlir_bridge.pipelines import (
@@ -139,7 +138,6 @@ __all__ = [
     "extract_ptx",
     "find_libdevice",
     "function_signatures",
-    "link_library",
     "lower_to_llvm",
     "main",
     "memref_arg",

@@ -17,6 +17,7 @@ import re
 import sys
 import tempfile
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -84,15 +85,20 @@ def check_allocation(name: str) -> None:
     size = getattr(_failed_allocation, "size", None)
     if size is not None:
         _failed_allocation.size = None
-        from accy.diagnostics import AccyMemoryError
-
-        raise AccyMemoryError(
-            f"@{name} could not allocate {size} bytes for its plan (the arena or a "
-            "separately allocated buffer); nothing ran"
-        )
+        raise allocation_error(name, size)
 
 
-class CompiledCode:
+def allocation_error(name: str, size: int) -> Exception:
+    """The `AccyMemoryError` of a call of `@name` that could not allocate `size` bytes."""
+    from accy.diagnostics import AccyMemoryError
+
+    return AccyMemoryError(
+        f"@{name} could not allocate {size} bytes for its plan (the arena or a "
+        "separately allocated buffer); nothing ran"
+    )
+
+
+class CompiledCode(ABC):
     """Machine code of a lowered module whose functions `run`, `invoke` and
     `prepared_call` call through their packed wrappers (see `JitModule` for the calling
     convention); subclasses say where the code is (`lookup`) and how a failed allocation
@@ -101,8 +107,9 @@ class CompiledCode:
     symbol_prefix: str
     signatures: dict[str, tuple[ArgSpec, ...]]
 
+    @abstractmethod
     def lookup(self, name: str) -> int:
-        raise NotImplementedError
+        """Address of the packed wrapper of ``c_interface(name)`` (0 if absent)."""
 
     def check_allocation(self, name: str) -> None:
         """Raise `AccyMemoryError` when the last call of `@name` on this thread could
@@ -317,18 +324,10 @@ class JitModule(CompiledCode):
         return p
 
 
-ALLOCATION_RECORD_C = f"""#include <stdint.h>
-static _Thread_local int64_t failed = -1;
-void {ALLOCATION_FAILED}(int64_t bytes) {{ failed = bytes; }}
-int64_t accy_take_allocation_failure(void) {{ int64_t bytes = failed; failed = -1; return bytes; }}
-"""
-"""Linked into a program library (`LibraryModule`): the allocation hook records the size
-per thread; `accy_take_allocation_failure` reads and clears it (-1: none)."""
-
-
 class LibraryModule(CompiledCode):
-    """The machine code of a `JitModule` linked into a shared library (`link_library`)
-    and loaded again: the same functions, called the same way (a compile cache hit)."""
+    """The machine code of a `JitModule` (`dump_object`) linked into a shared library
+    with accy's allocation-failure record (`accy.aot.ALLOCATION_FAILURE_C`) and loaded
+    again: the same functions, called the same way (a compile cache hit)."""
 
     def __init__(
         self,
@@ -359,27 +358,7 @@ class LibraryModule(CompiledCode):
     def check_allocation(self, name: str) -> None:
         size = self._take()
         if size >= 0:
-            _failed_allocation.size = int(size)
-        check_allocation(name)
-
-
-def link_library(jit: JitModule, directory: Path, cc: str = "cc") -> Path:
-    """`jit`'s machine code (`JitModule.dump_object`) linked with `ALLOCATION_RECORD_C`
-    into `directory/program.so`; its other undefined symbols (the async runtime) resolve
-    from the libraries loaded with it (`LibraryModule(shared_libs=...)`)."""
-    import subprocess
-
-    obj = jit.dump_object(directory / "program.o")
-    record = directory / "allocation_record.c"
-    record.write_text(ALLOCATION_RECORD_C)
-    library = directory / "program.so"
-    command = [cc, "-shared", "-fPIC", "-o", str(library), str(obj), str(record)]
-    process = subprocess.run(command, capture_output=True, text=True, check=False)
-    obj.unlink()
-    record.unlink()
-    if process.returncode != 0:
-        raise OSError(f"linking {library.name} failed: {process.stderr.strip()}")
-    return library
+            raise allocation_error(name, size)
 
 
 class PreparedCall:

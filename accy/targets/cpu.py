@@ -312,8 +312,15 @@ class CpuExecutable(Executable):
 
     def _write_entry(self, directory: Path) -> None:
         """The compile cache's entry of this program (`accy.compile_cache`)."""
+        from accy.aot import ALLOCATION_FAILURE_C, link_shared
+
         assert isinstance(self.jit, mlir_bridge.JitModule)
-        mlir_bridge.link_library(self.jit, directory)
+        code = self.jit.dump_object(directory / "program.o")
+        record = directory / "allocation_failure.c"  # the host code's hook, and its record
+        record.write_text(ALLOCATION_FAILURE_C)
+        link_shared("cc", directory / compile_cache.LIBRARY, [str(code), str(record)])
+        code.unlink()
+        record.unlink()
         signatures = {
             name: [[a.type, None if a.shape is None else list(a.shape), a.dtype] for a in specs]
             for name, specs in self.jit.signatures.items()

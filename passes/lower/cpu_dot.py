@@ -275,7 +275,7 @@ def _pack_across_k(
     place, strip = dict(zip(others, ivs)), ivs[-1]
     first = emit(nest, arith.MuliOp(strip, lowering.index(width)))
 
-    def rhs_at(b: Builder, column: SSAValue, kv: SSAValue) -> list[SSAValue]:
+    def rhs_at(column: SSAValue, kv: SSAValue) -> list[SSAValue]:
         return [kv if d == k_dim else column if d == n_dim else place[d] for d in range(len(shape))]
 
     blocks = k_size // lanes
@@ -288,9 +288,7 @@ def _pack_across_k(
         for i in range(lanes):
             column = emit(body, arith.AddiOp(base, lowering.index(i))) if i else base
             rows.append(
-                emit(
-                    body, vector.LoadOp(rhs, rhs_at(body, column, kb), VectorType(element, [lanes]))
-                )
+                emit(body, vector.LoadOp(rhs, rhs_at(column, kb), VectorType(element, [lanes])))
             )
         for i, row in enumerate(transposed_block(body, rows)):
             kv = emit(body, arith.AddiOp(kb, lowering.index(i))) if i else kb
@@ -301,7 +299,7 @@ def _pack_across_k(
         )
         kv = emit(body, arith.AddiOp(kr, lowering.index(blocks * lanes)))
         column = emit(body, arith.AddiOp(first, j))
-        value = emit(body, memref.LoadOp.get(rhs, rhs_at(body, column, kv)))
+        value = emit(body, memref.LoadOp.get(rhs, rhs_at(column, kv)))
         body.insert(memref.StoreOp.get(value, panel, [*ivs[:-1], strip, kv, j]))
     return panel
 

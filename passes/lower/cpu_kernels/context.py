@@ -42,15 +42,21 @@ PARALLEL_MIN_WORK = 1 << 15
 to another thread costs microseconds, more than they take."""
 
 
+def _constant(value: SSAValue) -> int | None:
+    """The value of an index `arith.constant`, else None."""
+    if isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr):
+        return value.owner.value.value.data
+    return None
+
+
 def work(sizes: Sequence[SSAValue], per_iteration: int = 1) -> int | None:
     """Scalar steps of a nest over `sizes` doing `per_iteration` each (None if dynamic)."""
     steps = per_iteration
     for size in sizes:
-        if not isinstance(size.owner, arith.ConstantOp):
+        extent = _constant(size)
+        if extent is None:
             return None
-        value = size.owner.value
-        assert isinstance(value, IntegerAttr)
-        steps *= value.value.data
+        steps *= extent
     return steps
 
 
@@ -60,24 +66,16 @@ run as plain loops inside each task (a task over several dims of a multi-dim
 `scf.parallel` runs its inner dims' loops far slower, up to 3x for convolution tiles)."""
 
 
-def _constant(value: SSAValue) -> int | None:
-    """The value of an index `arith.constant`, else None."""
-    if isinstance(value.owner, arith.ConstantOp) and isinstance(value.owner.value, IntegerAttr):
-        return value.owner.value.value.data
-    return None
-
-
 def parallel_prefix(sizes: Sequence[SSAValue], steps: Sequence[int]) -> int:
     """How many of the dims `sizes` (stepped by `steps`) a parallel nest takes: the
     fewest outer ones with at least `PARALLEL_TASKS` iterations, all where a size is
     dynamic or they have fewer."""
     iterations = 1
     for taken, (size, step) in enumerate(zip(sizes, steps), 1):
-        if not isinstance(size.owner, arith.ConstantOp):
+        extent = _constant(size)
+        if extent is None:
             return len(sizes)
-        value = size.owner.value
-        assert isinstance(value, IntegerAttr)
-        iterations *= -(-value.value.data // step)
+        iterations *= -(-extent // step)
         if iterations >= PARALLEL_TASKS:
             return taken
     return len(sizes)
