@@ -73,7 +73,7 @@ from accy.runtime.loader import (
     export_signature,
     read_manifest,
 )
-from accy.source import program_module
+from accy.stablehlo import read_program
 from accy.targets import DEFAULT_TARGET, check_target_options, target_named
 
 PROGRAM_LIBRARY = PROGRAM_LIBRARY_NAME
@@ -107,7 +107,7 @@ def export(
     that export's files are then replaced or removed, and a failure leaves it as it was
     (see the module docstring)."""
     chosen = target_named(target)
-    module = program_module(module_or_text, "accy.export")
+    module = read_program(module_or_text, "accy.export")
     options = {k: v for k, v in (("chip", chip), ("threads", threads)) if v is not None}
     check_target_options(chosen, options)
     implementation = chosen.implementation()
@@ -357,7 +357,7 @@ def _tensor_spec(t: Any) -> dict:
 def export_manifest(module: ModuleOp, preparation: Preparation, target: str, programs) -> dict:
     """The manifest of an export (its functions, symbols, shapes and plan summaries);
     the target adds its own entries."""
-    from accy.passes.lower.host import host_symbol
+    from accy.runtime.abi import host_symbol
 
     functions = {}
     for op in module.ops:

@@ -2,11 +2,15 @@
 a compile of a program compiled before, in any process, skips lowering and LLVM.
 
 An entry is a directory named by its key, a SHA-256 over what decides the machine code:
-the planned module's text, a digest of accy's sources, the target, the CPU's features, the
-threads, the optimisation level and the runtime libraries (`key`, from the caller). It
-holds the program library (`program.so`: the JIT's object linked with `cc` and accy's
-allocation-failure record), the lowered module's text and function signatures
-(`program.json`), and `entry.json` with the library's SHA-256.
+the planned module's text, a digest of accy's sources (`source_digest`), the target, the
+CPU's features, the threads, the optimisation level and the runtime libraries (`key`,
+from the caller). It holds the program library (`program.so`: the JIT's object linked
+with `cc` and accy's allocation-failure record), what runs it (`program.json`: the
+functions' signatures), the lowered module's text (`lowered.mlir`) and `entry.json` with
+the library's SHA-256. An entry may also be named by the key of the program's text
+(`alias`; the same parts, with the source text and plan options in place of the planned
+text), so that a compile of text compiled before finds its entry before importing or
+planning anything (`lookup_alias`).
 
 Where: `$ACCY_CACHE_DIR`, else `$XDG_CACHE_HOME/accy`, else `~/.cache/accy`; `ACCY_CACHE=0`
 turns the cache off. Invariants:
@@ -17,13 +21,17 @@ turns the cache off. Invariants:
   deleted) is removed and rebuilt, never loaded;
 - a hit touches the entry; past `ACCY_CACHE_MAX_BYTES` (default `DEFAULT_MAX_BYTES`) the
   least recently used entries are removed after a store;
+- an alias is a file in `.texts/` holding an entry's name, written whole (temporary file
+  and rename); one whose entry is gone is a miss, and is removed by the next eviction;
 - a cache that cannot be written (no `cc`, a read-only directory) warns once per process;
   the compile stands.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -32,13 +40,15 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-FORMAT = 1
-"""The layout of an entry; part of every key."""
+FORMAT = 2
+"""The layout of an entry; part of every key. 2: `lowered.mlir`, signatures, aliases."""
 
 DEFAULT_MAX_BYTES = 2 << 30
 LIBRARY = "program.so"
 PROGRAM = "program.json"
+LOWERED = "lowered.mlir"
 ENTRY = "entry.json"
+ALIASES = ".texts"
 
 
 def directory() -> Path | None:
@@ -58,8 +68,28 @@ def key(**parts: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return digest(path.read_bytes())
+
+
+@functools.cache
+def source_digest() -> str:
+    """A SHA-256 of accy's Python sources (its packages `accy`, `accy.dialects` and
+    `accy.passes`, found without importing them): part of every key, so a changed
+    compiler never runs code an earlier one compiled."""
+    hashed = hashlib.sha256()
+    for package in ("accy", "accy.dialects", "accy.passes"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.origin is not None
+        root = Path(spec.origin).parent  # the package's own sources (its __init__.py)
+        for path in sorted(root.rglob("*.py")):
+            hashed.update(str(path.relative_to(root)).encode())
+            hashed.update(path.read_bytes())
+    return hashed.hexdigest()
 
 
 def lookup(root: Path, name: str) -> Path | None:
@@ -102,6 +132,29 @@ def store(root: Path, name: str, write: Callable[[Path], None]) -> None:
     evict(root, int(os.environ.get("ACCY_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES)))
 
 
+def alias(root: Path, name: str, entry: str) -> None:
+    """Name the entry `entry` also `name` (a text key); a failure to write only warns."""
+    aliases = root / ALIASES
+    try:
+        aliases.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=aliases, prefix=".", delete=False) as f:
+            f.write(entry)
+        os.replace(f.name, aliases / name)
+    except OSError as error:
+        _warn_once(f"accy: the compile cache {root} is not writable ({error})")
+
+
+def lookup_alias(root: Path, name: str) -> Path | None:
+    """The intact entry named `name` by `alias`, touched; None on a miss."""
+    try:
+        entry = (root / ALIASES / name).read_text()
+    except OSError:
+        return None
+    if not entry or entry.startswith(".") or "/" in entry:
+        return None
+    return lookup(root, entry)
+
+
 _warned: set[str] = set()
 
 
@@ -130,3 +183,10 @@ def evict(root: Path, max_bytes: int) -> None:
             break
         shutil.rmtree(entry, ignore_errors=True)
         total -= size
+    if (root / ALIASES).is_dir():
+        for name in (root / ALIASES).iterdir():
+            try:
+                if not name.name.startswith(".") and not (root / name.read_text()).is_dir():
+                    name.unlink()
+            except OSError:
+                continue

@@ -4,6 +4,7 @@
 function.)
 
     exe = accy.compile(text_or_module, target="cpu", rows=[1024])
+    exe = accy.compile(jax.jit(f).lower(x).as_text())   # StableHLO text is imported
     outputs = exe(x, y)            # tuple of numpy arrays (first function)
     outputs = exe["f"](x, y)       # by name
     exe.preparation                # the plan (accy.prepare's result)
@@ -15,20 +16,25 @@ is compiled as planned, for the target it was planned for, without plan options 
 `exe.preparation` is None).
 For `cuda`, `sm_count` defaults to the GPU's own multiprocessor count when one answers.
 Targets: `accy.targets` (`cpu`, the default everywhere, and `cuda`).
+
+Text compiled before for the CPU (the same text, options, accy and machine) is found in
+the compile cache (`accy.compile_cache`) by the text itself, before anything imports or
+plans it: such a compile loads neither xDSL nor the MLIR bindings, and what only the
+compiler knows (`exe.module`, `exe.preparation`, `exe.planned`) is computed again when
+first asked for.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import ModuleOp
-
-from accy.diagnostics import AccyError
-from accy.passes.planned_form import is_planned
-from accy.preparation import prepare
-from accy.source import program_module
+from accy.diagnostics import AccyError, looks_like_path
 from accy.targets import DEFAULT_TARGET, check_target_options, target_named
+
+if TYPE_CHECKING:
+    from xdsl.dialects.builtin import ModuleOp
 
 
 def compile(
@@ -39,7 +45,8 @@ def compile(
     chip: str | None = None,
     **plan_options: Any,
 ):
-    """Compile `module_or_text` (an accy module, `.mlir` text or a path) for `target`.
+    """Compile `module_or_text` (an accy module, accy or StableHLO text, or a path) for
+    `target`.
 
     `threads` (cpu only): how many threads the parallel loops run on; default the
     environment variable ACCY_NUM_THREADS, else the CPUs this process may use; 1 compiles
@@ -49,11 +56,51 @@ def compile(
     (`MissingOutputWriter`, `WorkBudgetExhausted`, ...), `AccyError` for an unknown or
     unavailable target or a program the target cannot lower.
     """
-    module = program_module(module_or_text, "accy.compile")
     chosen = target_named(target)
     options = {k: v for k, v in (("threads", threads), ("chip", chip)) if v is not None}
     check_target_options(chosen, options)
-    implementation = chosen.implementation()
+    text_key = None
+    if (text := _source_text(module_or_text)) is not None:
+        source = {"file": str(module_or_text) if text[1] else None, "plan": plan_options}
+        found, text_key = chosen.load_cached(
+            text[0], source, threads, lambda: _front(module_or_text, target, plan_options, True)
+        )
+        if found is not None:
+            return found
+    module, preparation = _front(module_or_text, target, plan_options)
+    if text_key is not None:
+        options["text_key"] = text_key
+    return chosen.implementation().build(module, preparation, **options)
+
+
+def _source_text(module_or_text: object) -> tuple[bytes, bool] | None:
+    """`(bytes, from a file)` of a program given as text or a path; None otherwise (a
+    module, or a file that cannot be read: the compile reports it)."""
+    if isinstance(module_or_text, os.PathLike) or (
+        isinstance(module_or_text, str) and looks_like_path(module_or_text)
+    ):
+        try:
+            return Path(module_or_text).read_bytes(), True
+        except OSError:
+            return None
+    if isinstance(module_or_text, str):
+        return module_or_text.encode(), False
+    return None
+
+
+def _front(
+    module_or_text: object, target: str, plan_options: dict[str, Any], planned: bool = False
+) -> tuple:
+    """`(module, preparation)`: the program read (`accy.stablehlo.read_program`) and planned
+    for `target` (preparation None for a module already planned); with `planned`, the
+    planned form too."""
+    from accy.passes.planned_form import is_planned
+    from accy.preparation import prepare
+    from accy.stablehlo import read_program
+    from accy.targets.executable import planned_input
+
+    module = read_program(module_or_text, "accy.compile")
+    implementation = target_named(target).implementation()
     if is_planned(module):  # compiled as planned: the plan is the IR
         if plan_options:
             raise AccyError(
@@ -61,6 +108,9 @@ def compile(
                 + ", ".join(sorted(plan_options))
                 + ") do not apply"
             )
-        return implementation.build(module, None, **options)
-    preparation = prepare(module, target=target, **implementation.plan_defaults(plan_options))
-    return implementation.build(module, preparation, **options)
+        preparation = None
+    else:
+        preparation = prepare(module, target=target, **implementation.plan_defaults(plan_options))
+    if not planned:
+        return module, preparation
+    return module, preparation, planned_input(module, preparation, target)

@@ -98,6 +98,12 @@ class StableHloTextError(AccyParseError):
         return StableHloTextError(self.op_name, self.location, remedy)
 
 
+def looks_like_path(text: str) -> bool:
+    """Whether `text` reads as a file name rather than a program: one line, no `{`, ending
+    in `.mlir` (no program's text does)."""
+    return "\n" not in text and "{" not in text and text.strip().endswith(".mlir")
+
+
 def decode_source(data: bytes, filename: str, line_offset: int = 0) -> str:
     """`data` as UTF-8 text, or an AccyParseError located at the first byte that is not."""
     try:

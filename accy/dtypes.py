@@ -2,18 +2,21 @@
 
 accy computes with `f64`, `f32`, `f16`, `bf16`, `i1`, the signless integers `i8`, `i16`,
 `i32`, `i64` (two's complement, signed where an op needs a sign) and the unsigned `ui8`,
-`ui16`, `ui32`, `ui64`. numpy has no bfloat16, so `ml_dtypes.bfloat16` stands in for it.
+`ui16`, `ui32`, `ui64`. numpy has no bfloat16, so `ml_dtypes.bfloat16` stands in for it,
+imported when a bf16 dtype is first asked for (ml_dtypes 0.7 takes 0.4 s to load).
 xDSL stores dense constants as raw little-endian bytes, with `i1` as one byte per element
 (`0xff` for true).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     BFloat16Type,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -25,6 +28,8 @@ from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Attribute
+
+from accy.arguments import TensorSpec
 
 ELEMENT_TYPES: dict[str, Attribute] = {
     "f64": Float64Type(),
@@ -42,11 +47,10 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "ui64": IntegerType(64, Signedness.UNSIGNED),
 }
 
-NUMPY_DTYPES: dict[str, np.dtype[Any]] = {
+_PLAIN_DTYPES: dict[str, np.dtype[Any]] = {
     "f64": np.dtype(np.float64),
     "f32": np.dtype(np.float32),
     "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
     "i1": np.dtype(np.bool_),
     "i8": np.dtype(np.int8),
     "i16": np.dtype(np.int16),
@@ -58,7 +62,38 @@ NUMPY_DTYPES: dict[str, np.dtype[Any]] = {
     "ui64": np.dtype(np.uint64),
 }
 
-_NAME_OF_DTYPE = {dtype: name for name, dtype in NUMPY_DTYPES.items()}
+_NAME_OF_DTYPE = {dtype: name for name, dtype in _PLAIN_DTYPES.items()}
+
+
+@functools.cache
+def bfloat16() -> np.dtype[Any]:
+    """`ml_dtypes.bfloat16`, imported on first use."""
+    import ml_dtypes
+
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def is_bfloat16(dtype: np.dtype[Any]) -> bool:
+    """Whether `dtype` is bfloat16 (without importing ml_dtypes for any other dtype: an
+    array of bfloat16 exists only once ml_dtypes is loaded)."""
+    return dtype.name == "bfloat16" and dtype == bfloat16()
+
+
+class _NumpyDtypes(Mapping[str, np.dtype[Any]]):
+    """The numpy dtype of each element type's name; bf16's resolved when asked for."""
+
+    def __getitem__(self, name: str) -> np.dtype[Any]:
+        return bfloat16() if name == "bf16" else _PLAIN_DTYPES[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ELEMENT_TYPES)
+
+    def __len__(self) -> int:
+        return len(ELEMENT_TYPES)
+
+
+NUMPY_DTYPES: Mapping[str, np.dtype[Any]] = _NumpyDtypes()
+"""The numpy dtype that holds each element type (by name)."""
 
 
 def element_type(spec: str | Attribute | np.dtype[Any] | type) -> Attribute:
@@ -74,7 +109,7 @@ def element_type(spec: str | Attribute | np.dtype[Any] | type) -> Attribute:
         dtype = np.dtype(spec)
         if isinstance(spec, str) and dtype.name != spec:
             raise KeyError(spec)
-        return ELEMENT_TYPES[_NAME_OF_DTYPE[dtype]]
+        return ELEMENT_TYPES["bf16" if is_bfloat16(dtype) else _NAME_OF_DTYPE[dtype]]
     except (KeyError, TypeError):
         raise ValueError(
             f"unsupported element type {spec!r}; accy supports " + ", ".join(ELEMENT_TYPES)
@@ -132,3 +167,10 @@ def dense_values(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
     if flat.size == 1 and count != 1:
         return np.full(shape, flat[0], dtype=dtype)
     return flat.astype(dtype).reshape(shape)
+
+
+def tensor_spec(tensor_type: Attribute, name_hint: str | None = None) -> TensorSpec:
+    """A tensor type as plain data (`accy.arguments`): its dtype and shape, `?` as None."""
+    assert isinstance(tensor_type, TensorType), tensor_type
+    shape = tuple(None if d == DYNAMIC_INDEX else d for d in tensor_type.get_shape())
+    return TensorSpec(numpy_dtype(tensor_type.get_element_type()), shape, name_hint)

@@ -13,26 +13,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, SSAValue
 
 from accy.diagnostics import AccyInputError
 from accy.dialects import accy
-from accy.dtypes import dense_values, numpy_dtype
+from accy.dtypes import dense_values, is_bfloat16, numpy_dtype
 
 # ---------------------------------------------------------------------------------------
 # Types
 # ---------------------------------------------------------------------------------------
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-_LOW_PRECISION = (np.dtype(np.float16), _BFLOAT16)
-"""Float dtypes whose math is done in float32 and rounded back."""
-
 
 def _is_float(dtype: np.dtype) -> bool:
-    return dtype == _BFLOAT16 or np.issubdtype(dtype, np.floating)
+    return is_bfloat16(dtype) or np.issubdtype(dtype, np.floating)
+
+
+def _low_precision(dtype: np.dtype) -> bool:
+    """Float dtypes whose math is done in float32 and rounded back."""
+    return dtype == np.float16 or is_bfloat16(dtype)
 
 
 def _tensor_type(value: SSAValue) -> TensorType:
@@ -72,13 +72,13 @@ def _op_error(op: Operation, message: str) -> AccyInputError:
 def _float_math(fn: Callable[..., np.ndarray], *args: np.ndarray) -> np.ndarray:
     """`fn` on float arrays of one dtype, in float32 for f16/bf16, result in that dtype."""
     dtype = args[0].dtype
-    wide = [a.astype(np.float32) if dtype in _LOW_PRECISION else a for a in args]
+    wide = [a.astype(np.float32) if _low_precision(dtype) else a for a in args]
     with np.errstate(all="ignore"):
         return np.asarray(fn(*wide)).astype(dtype, copy=False)
 
 
 def _wide(x: np.ndarray) -> np.ndarray:
-    return x.astype(np.float32) if x.dtype in _LOW_PRECISION else x
+    return x.astype(np.float32) if _low_precision(x.dtype) else x
 
 
 # ---------------------------------------------------------------------------------------

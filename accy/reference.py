@@ -44,16 +44,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from accy import op_semantics
+from accy import arguments, op_semantics
 from accy.diagnostics import AccyError, AccyInputError, wrong_type
 from accy.dialects import accy
-from accy.dtypes import numpy_dtype
+from accy.dtypes import is_bfloat16, numpy_dtype, tensor_spec
 from accy.op_semantics import (
-    _BFLOAT16,
-    _LOW_PRECISION,
     _dtype_of,
-    _dtype_text,
     _is_float,
+    _low_precision,
     _op_error,
     _shape_matches,
     _shape_text,
@@ -382,9 +380,9 @@ def _accumulate(x: np.ndarray, axis: int, ufunc, negative) -> np.ndarray:
 def _scan(op: accy.ScanOp, operand: np.ndarray, scratch: np.ndarray) -> np.ndarray:
     """An inclusive scan; the scratch operand only names the output buffer."""
     del scratch
-    stepwise = op.rounded is not None and operand.dtype in _LOW_PRECISION
+    stepwise = op.rounded is not None and _low_precision(operand.dtype)
     exact = op.kind.data is accy.CombinerKind.ADD and not stepwise
-    if exact and (operand.dtype.kind == "f" or operand.dtype == _BFLOAT16):
+    if exact and (operand.dtype.kind == "f" or is_bfloat16(operand.dtype)):
         operand_in = operand.astype(np.float64)  # rounded once, as the targets do
     else:
         operand_in = operand if stepwise else _wide(operand)
@@ -520,7 +518,7 @@ def _convolution(op: accy.ConvolutionOp, lhs: np.ndarray, rhs: np.ndarray) -> np
     """Per window position, one einsum over the kernel's input features, by groups, in
     the result's type (f16/bf16 in float32, rounded once)."""
     dtype = numpy_dtype(op.result.type.get_element_type())
-    compute = np.float32 if dtype in _LOW_PRECISION else dtype
+    compute = np.float32 if _low_precision(dtype) else dtype
     lb, lf, *ls = op.window_list("lhs_dims")
     ri, ro, *rs = op.window_list("rhs_dims")
     result_dims = op.window_list("result_dims")
@@ -679,40 +677,8 @@ def _find_function(module: ModuleOp, name: str) -> func.FuncOp:
 
 
 def _check_arguments(function: func.FuncOp, arrays: Sequence[object]) -> list[np.ndarray]:
-    name = function.sym_name.data
-    params = function.body.block.args
-    if len(arrays) != len(params):
-        raise AccyInputError(
-            f"function @{name} takes {len(params)} argument"
-            f"{'' if len(params) == 1 else 's'}, got {len(arrays)}"
-        )
-    checked = []
-    for index, (param, array) in enumerate(zip(params, arrays)):
-        label = (
-            f"argument #{index}"
-            + (f" (%{param.name_hint})" if param.name_hint else "")
-            + f" of @{name}"
-        )
-        declared = _tensor_type(param)
-        dtype = numpy_dtype(declared.get_element_type())
-        shape = declared.get_shape()
-        if not isinstance(array, (np.ndarray, np.generic)):
-            raise AccyInputError(
-                f"{label}: expected a numpy array (np.ndarray or numpy scalar) of dtype "
-                f"{_dtype_text(dtype)} and shape {_shape_text(shape)}, got "
-                f"{type(array).__name__}"
-            )
-        array = np.asarray(array)
-        if array.dtype != dtype or not array.dtype.isnative:
-            raise AccyInputError(
-                f"{label}: expected dtype {_dtype_text(dtype)}, got {_dtype_text(array.dtype)}"
-            )
-        if not _shape_matches(shape, array.shape):
-            raise AccyInputError(
-                f"{label}: expected shape {_shape_text(shape)}, got {_shape_text(array.shape)}"
-            )
-        checked.append(array)
-    return checked
+    params = [tensor_spec(p.type, p.name_hint) for p in function.body.block.args]
+    return arguments.check_arguments(function.sym_name.data, params, arrays)
 
 
 def run(module: ModuleOp, function_name: str, *arrays: np.ndarray) -> tuple[np.ndarray, ...]:

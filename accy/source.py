@@ -45,6 +45,7 @@ from accy.diagnostics import (
     AccyVerifyError,
     StableHloTextError,
     decode_source,
+    looks_like_path,
     nesting_error,
     wrong_type,
 )
@@ -357,12 +358,6 @@ def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
 _SOURCE_KINDS = "accy program text (str) or the path of a .mlir file (str or os.PathLike)"
 
 
-def looks_like_path(text: str) -> bool:
-    """Whether `text` reads as a file name rather than a program: one line, no `{`, ending
-    in `.mlir` (no program's text does)."""
-    return "\n" not in text and "{" not in text and text.strip().endswith(".mlir")
-
-
 def read_source_file(path: Path, filename: str | None = None) -> str:
     """The UTF-8 text of the program file `path`; `AccyError` when it cannot be read,
     `AccyParseError` at the first byte that is not UTF-8."""
@@ -415,13 +410,19 @@ def parse(
 
 def program_module(module_or_text: object, function: str) -> ModuleOp:
     """The module `function` (`accy.compile`, `accy.export`) was given: a module verified as
-    it is, text or a path parsed (`parse`); `AccyTypeError` naming `function` otherwise."""
+    it is, text or a path parsed (`parse`; StableHLO text raises `StableHloTextError`,
+    which `accy.stablehlo.read_program` takes up); `AccyTypeError` naming `function`
+    otherwise."""
     if isinstance(module_or_text, ModuleOp):
         verify(module_or_text)
         return module_or_text
     if not isinstance(module_or_text, str | os.PathLike):
         raise wrong_type(
-            function, "the program", f"an accy module (ModuleOp), {_SOURCE_KINDS}", module_or_text
+            function,
+            "the program",
+            "an accy module (ModuleOp), accy or StableHLO text (str) or the path of a .mlir "
+            "file (str or os.PathLike)",
+            module_or_text,
         )
     return parse(module_or_text)
 

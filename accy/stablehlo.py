@@ -62,6 +62,7 @@ from accy.diagnostics import (
     MAX_NESTING,
     AccyError,
     AccyParseError,
+    StableHloTextError,
     decode_source,
     nesting_error,
     wrong_type,
@@ -82,8 +83,9 @@ from accy.passes.dot_folds import fold_into_dots
 from accy.passes.loop_invariants import drop_loop_invariants
 from accy.passes.sort_prefixes import sort_prefixes
 from accy.shape_values import DYNAMIC, ShapeValues
+from accy.source import program_module
 
-__all__ = ["CONVERTERS", "import_stablehlo"]
+__all__ = ["CONVERTERS", "import_stablehlo", "read_program"]
 
 Env = MutableMapping[int, SSAValue]
 
@@ -114,6 +116,16 @@ def _check_nesting(text: str, filename: str, line_offset: int) -> None:
                 raise nesting_error(_file_line_col(filename, line, column))
         elif token in ")]}>":
             depth -= 1
+
+
+def read_program(module_or_text: object, function: str) -> ModuleOp:
+    """The module `function` (`accy.compile`, `accy.export`) was given: an accy module,
+    accy text or a path (`accy.source.program_module`), or StableHLO text or a path,
+    imported (told apart by the parser meeting a StableHLO op)."""
+    try:
+        return program_module(module_or_text, function)
+    except StableHloTextError:
+        return import_stablehlo(module_or_text)  # type: ignore[arg-type]
 
 
 def import_stablehlo(
@@ -612,7 +624,7 @@ def _is_identity(kind: str, value: np.ndarray) -> bool:
     maximum = kind in ("stablehlo.maximum", "stablehlo.or")
     if dtype == np.bool_:
         return bool(v) == (not maximum)
-    if dtypes.NUMPY_DTYPES.get("bf16") == dtype or np.issubdtype(dtype, np.floating):
+    if dtypes.is_bfloat16(dtype) or np.issubdtype(dtype, np.floating):
         return bool(np.float64(v) == (-np.inf if maximum else np.inf))
     info = np.iinfo(dtype)
     return int(v) == (info.min if maximum else info.max)

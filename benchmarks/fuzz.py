@@ -218,7 +218,7 @@ def try_mutant(mutant: Mutant, options: dict, report_stage) -> Outcome:
         report_stage(stage)
         rng = np.random.default_rng(0)
         for name, function in executable.functions.items():
-            arguments = _arguments(function.function, rng)
+            arguments = _arguments(function.signature, rng)
             if arguments is not None and not _loops_on_data(module, name):
                 executable[name](*arguments)
     except accy.AccyError:
@@ -295,24 +295,15 @@ def _loops_on_data(module, name: str) -> bool:
     return False
 
 
-def _arguments(function, rng) -> list | None:
-    """Random arguments for a function whose parameters and results are all small and
-    static, else None."""
+def _arguments(signature, rng) -> list | None:
+    """Random arguments for a function (its `CpuSignature`) whose parameters and results
+    are all small and static, else None."""
     import numpy as np
 
-    from accy import dtypes
-
-    types = [*function.function_type.inputs, *function.function_type.outputs]
-    if not all(getattr(t, "has_static_shape", lambda: False)() for t in types):
+    specs = [*signature.params, *signature.results]
+    if not signature.static or any(int(np.prod(s.shape, dtype=np.int64)) > SMALL for s in specs):
         return None
-    if any(int(np.prod(t.get_shape(), dtype=np.int64)) > SMALL for t in types):
-        return None
-    arguments = []
-    for t in function.function_type.inputs:
-        dtype = dtypes.numpy_dtype(t.get_element_type())
-        value = rng.standard_normal(tuple(t.get_shape())) * 3
-        arguments.append(value.astype(dtype))
-    return arguments
+    return [(rng.standard_normal(p.shape) * 3).astype(p.dtype) for p in signature.params]
 
 
 # ---------------------------------------------------------------------------------------

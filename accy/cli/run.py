@@ -141,15 +141,12 @@ def load_inputs(path: str) -> list[np.ndarray]:
 
 
 def random_inputs(parameters, rows: int) -> list[np.ndarray]:
-    """Arguments for `parameters` (tensor types): normal floats, integers in [-8, 8),
-    random booleans; a `?` dim takes `rows`. Seeded: the same on every run. Refused with
-    `AccyError` before anything is allocated when they would not fit in memory."""
-    from xdsl.dialects.builtin import DYNAMIC_INDEX
-
-    from accy.dtypes import numpy_dtype
-
-    shapes = [tuple(rows if d == DYNAMIC_INDEX else d for d in t.get_shape()) for t in parameters]
-    dtypes = [numpy_dtype(t.get_element_type()) for t in parameters]
+    """Arguments for `parameters` (`accy.arguments.TensorSpec`s): normal floats, integers
+    in [-8, 8), random booleans; a `?` dim takes `rows`. Seeded: the same on every run.
+    Refused with `AccyError` before anything is allocated when they would not fit in
+    memory."""
+    shapes = [tuple(rows if d is None else d for d in t.shape) for t in parameters]
+    dtypes = [t.dtype for t in parameters]
     sizes = [math.prod(shape) * dtype.itemsize for shape, dtype in zip(shapes, dtypes)]
     for index, (t, size) in enumerate(zip(parameters, sizes)):
         check_allocation(f"--random-inputs: argument #{index} ({t}, {rows} rows)", size)
@@ -385,7 +382,7 @@ def _run(args: argparse.Namespace) -> None:
         raise AccyError(f"{filename} has no function to run")
     name = (args.function or names[0]).removeprefix("@")
     function = exe[name]
-    parameters = function.function.function_type.inputs
+    parameters = function.params
     if args.inputs:
         inputs = load_inputs(args.inputs)
     elif args.random_inputs:

@@ -35,7 +35,7 @@ from accy.mlir_bridge.descriptors import (
 from accy.mlir_bridge.errors import UpstreamMlirError
 from accy.mlir_bridge.lowering import _lower
 from accy.mlir_bridge.pipelines import MGPU_RUNTIME_SYMBOLS, Target
-from accy.passes.lower.host import ALLOCATION_FAILED
+from accy.runtime.abi import ALLOCATION_FAILED
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np

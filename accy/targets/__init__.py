@@ -43,6 +43,7 @@ TARGETS: dict[str, Target] = {
             options=("threads",),
             module="accy.targets.cpu",
             summary="this machine's CPU, JIT-compiled loops",
+            text_cache="accy.targets.cpu_executable.load_cached",
         ),
         Target(
             name="cuda",

@@ -31,13 +31,14 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
 
-from accy.dtypes import numpy_dtype
+from accy.dtypes import numpy_dtype, tensor_spec
 from accy.passes.lower.cuda import lower_cuda_programs
 from accy.passes.lower.cuda_kernels import KernelProgram
-from accy.passes.lower.host import HOST_SYMBOL_PREFIX, planned_functions
+from accy.passes.lower.host import planned_functions
 from accy.passes.planned_form import signature_of
 from accy.preparation import Preparation
 from accy.reference import check_arguments
+from accy.runtime.abi import HOST_SYMBOL_PREFIX
 from accy.runtime.libraries import runtime_library_path
 from accy.runtime.loader import CallGate, CudaRuntimeError, RuntimeErrors, positional_only
 from accy.targets.cpu import module_text
@@ -88,6 +89,8 @@ class CudaFunction:
         self.executable = executable
         self.function = function
         self.name = function.sym_name.data
+        self.params = tuple(tensor_spec(a.type, a.name_hint) for a in function.body.block.args)
+        """What each argument must be (`accy.arguments.TensorSpec`)."""
         self.last_seconds: float | None = None
         """Wall time of the last call (copies in, kernels, copies out)."""
 

@@ -9,20 +9,24 @@ planned with `preparation`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
 
 from accy.diagnostics import AccyInputError
-from accy.passes.analysis import AnalysisManager
-from accy.passes.planned_form import is_planned, planned_for
-from accy.preparation import Preparation
 from accy.runtime.loader import UnknownFunctionError, function_name
+
+if TYPE_CHECKING:  # an executable loaded from the compile cache runs without the compiler
+    from xdsl.dialects.builtin import ModuleOp
+
+    from accy.preparation import Preparation
 
 
 def planned_input(module: ModuleOp, preparation: Preparation | None, target: str) -> ModuleOp:
     """The planned form an executable for `target` runs (see the module doc)."""
+    from accy.passes.analysis import AnalysisManager
+    from accy.passes.planned_form import is_planned, planned_for
+
     if preparation is None:
         assert is_planned(module), "an unplanned module is compiled with its preparation"
         return planned_for(module, AnalysisManager(), target)  # checks the planned target

@@ -47,6 +47,17 @@ class Target:
     (`plan_defaults`) for the target."""
     summary: str
     """What the target runs on, in a few words (for messages and `--help`)."""
+    text_cache: str | None = None
+    """The function (`module.function`) that finds a compile of a program's text in the
+    compile cache before the compiler is loaded (`accy.compiler`), or None: the target
+    has no compile cache. Its `build` then takes the `text_key` that function returns."""
+
+    def load_cached(self, *args: Any) -> tuple[Any, str | None]:
+        """`text_cache` called: `(executable or None, text key or None)`."""
+        if self.text_cache is None:
+            return None, None
+        module, _, function = self.text_cache.rpartition(".")
+        return getattr(self._load(module), function)(*args)
 
     def implementation(self) -> ModuleType:
         """The target's module; `AccyError` when it is not installed."""

@@ -111,7 +111,6 @@ from accy.passes.lower.cpu_kernels.sort import SortLoops
 from accy.passes.lower.cpu_kernels.window import WindowLoops
 from accy.passes.lower.cpu_shared import SharedKernels
 from accy.passes.lower.host import (
-    ALLOCATION_FAILED,
     FunctionConstants,
     HostGlobals,
     HostLowering,
@@ -133,6 +132,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Region, SSAValue
+
+from accy.runtime.abi import ALLOCATION_FAILED
 
 NOALIAS = "llvm.noalias"
 

@@ -22,7 +22,7 @@ taken only when every allocation succeeded (a failed one returns null); otherwis
 target's `allocation_failed` runs. Buffer types lose their planned memory space: the
 lowered function is `@accy_fn_f(%in..., %out...)` on plain memrefs, `llvm.emit_c_interface`.
 
-Symbols: the lowered function of `@f` is `host_symbol("f")`, `accy_fn_f` (its C interface
+Symbols: the lowered function of `@f` is `host_symbol("f")` (`accy.runtime.abi`), `accy_fn_f` (its C interface
 `_mlir_ciface_accy_fn_f`), so no name a program gives a function is a symbol of anything
 else in the process or the module: the C library's and libm's (`abs`, `exit`, `main`,
 `_start`), the runtimes' (`mgpu*`, `mlirAsyncRuntime*`, `accy_*`), the module's own globals
@@ -70,25 +70,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from accy.diagnostics import AccyError
+from accy.runtime.abi import host_symbol
 
 INDEX = IndexType()
 EMIT_C_INTERFACE = "llvm.emit_c_interface"
 CONSTANT_ALIGNMENT = 64
-HOST_SYMBOL_PREFIX = "accy_fn_"
-"""What every lowered host function's symbol starts with, and nothing else accy or
-upstream MLIR emits."""
-
-
-ALLOCATION_FAILED = "accy_allocation_failed"
-"""`void accy_allocation_failed(int64_t bytes)`: what CPU host code calls, before returning
-without running anything, when an allocation of its plan fails (`accy.passes.lower.cpu`,
-*Allocation failures*). The JIT binds it to a recorder and checks the record after every
-call (`accy.mlir_bridge.jit`); an export links a definition of its own (`accy.aot`)."""
-
-
-def host_symbol(name: str) -> str:
-    """The symbol of the lowered host function of the planned function `@name`."""
-    return HOST_SYMBOL_PREFIX + name
 
 
 def lowered_type(t: Attribute) -> MemRefType:

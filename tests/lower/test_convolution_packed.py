@@ -57,7 +57,7 @@ def test_convolutions_match_the_reference_whatever_the_kernel_layout(layout, rev
     assert _families(exe) == [family]
     rng = np.random.default_rng(11)
     x = rng.uniform(-1, 1, (2, 7, 7, 5)).astype(np.float32)
-    w = rng.uniform(-1, 1, tuple(exe.conv.function.function_type.inputs.data[1].get_shape()))
+    w = rng.uniform(-1, 1, exe.conv.params[1].shape)
     w = w.astype(np.float32)
     np.testing.assert_allclose(exe(x, w)[0], run(module, "conv", x, w)[0], rtol=1e-5, atol=1e-5)
 

@@ -830,10 +830,11 @@ func.func @f(%a: tensor<64x32xf32>, %b: tensor<64x32xf32>) -> tensor<64x32xf32> 
 def test_static_calls_take_the_prepared_path_and_others_are_checked() -> None:
     exe = accy.compile(STATIC_ADD, target="cpu")
     f = exe["f"]
-    assert f.static is not None
+    assert f.signature.static
     a, b = data((64, 32), np.float32), data((64, 32), np.float32)
     (got,) = f(a, b)
     np.testing.assert_array_equal(got, a + b)
+    assert f._prepared is not None
     assert f.last_seconds is not None
     # Not C-contiguous: taken through the checked path, made contiguous, same result.
     wide = data((64, 64), np.float32)

@@ -16,7 +16,7 @@ from accy.passes.lower.cpu_kernels.context import PARALLEL_MIN_WORK
 
 import accy
 from accy.diagnostics import AccyError
-from accy.targets.cpu import resolve_threads
+from accy.targets.cpu_executable import resolve_threads
 
 RNG = np.random.default_rng(7)
 

@@ -87,9 +87,8 @@ def test_planned_text_runs_as_the_program_does():
     x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
     expected = accy.compile(SOFTMAX, threads=1)(x)[0]
     planned = str(planned_module(accy.parse(SOFTMAX), AnalysisManager(), "cpu"))
-    from accy.passes.lower.host import host_symbol
-
     from accy import mlir_bridge
+    from accy.runtime.abi import host_symbol
     from accy.targets.cpu import cpu_pipeline, module_text
 
     lowered = module_text(lower_module(accy.parse(planned), AnalysisManager(), "cpu"))

@@ -7,6 +7,7 @@ entry is rebuilt, never loaded; the least recently used entries go past the size
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 
 import accy
 from accy import compile_cache, mlir_bridge
-from accy.targets import cpu
+from accy.targets import cpu, cpu_executable
 
 PROGRAM = """func.func @f(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {{
   %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
@@ -58,18 +59,80 @@ def test_a_hit_runs_the_cached_library_with_the_same_values(cache):
     assert len(_entries(cache)) == 1
 
 
-def test_a_hit_in_a_new_process(cache):
+def test_a_hit_in_a_new_process_needs_neither_xdsl_nor_the_bindings(cache):
     _compile()
     script = (
-        "import accy, numpy as np\n"
+        "import sys, accy, numpy as np\n"
         f"exe = accy.compile({PROGRAM.format(bias=0.5)!r})\n"
-        "print(type(exe.jit).__name__)\n"
+        "loaded = sorted(m for m in ('xdsl', 'torch_mlir') if m in sys.modules)\n"
+        "rng = np.random.default_rng(2)\n"
+        "x, w = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))\n"
+        "right = np.allclose(exe(x, w)[0], np.tanh(x @ w + 0.5), atol=1e-5)\n"
+        "print(type(exe.jit).__name__, loaded, right)\n"
+        "print(exe.preparation is not None, exe.planned.ops.first.sym_name.data)\n"
+        "print('accy_fn_f' in exe.lowered_text)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", script], check=False, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "LibraryModule"
+    assert out.stdout.split("\n")[:3] == ["LibraryModule [] True", "True f", "True"]
+
+
+def test_text_compiled_before_is_found_by_its_text(cache, tmp_path):
+    path = tmp_path / "program.mlir"
+    path.write_text(PROGRAM.format(bias=0.5))
+    for source in (PROGRAM.format(bias=0.5), path, str(path)):
+        accy.compile(source)  # (the first compiles; each later one is a hit)
+    assert len(_entries(cache)) == 1
+    assert len(list((cache / compile_cache.ALIASES).iterdir())) == 2  # the text, the file
+    exe = accy.compile(path)
+    assert isinstance(exe.jit, mlir_bridge.LibraryModule)
+    assert "preparation" not in exe.__dict__  # not computed until asked for
+    assert exe.preparation.arena.constant_size == accy.prepare(accy.parse(path)).arena.constant_size
+    assert exe.planned is exe.__dict__["planned"]  # computed with the preparation
+
+
+def test_stablehlo_text_compiles_and_hits_by_its_text(cache):
+    text = (Path(__file__).parents[1] / "data/stablehlo/gelu_chain.stablehlo.mlir").read_text()
+    first = accy.compile(text)
+    second = accy.compile(text)
+    assert isinstance(first.jit, mlir_bridge.JitModule)
+    assert isinstance(second.jit, mlir_bridge.LibraryModule)
+    assert second.module.is_structurally_equivalent(accy.import_stablehlo(text))
+
+
+def test_the_text_key_holds_the_plan_options(cache):
+    dynamic = """func.func @f(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %y = accy.exponential %x : tensor<?x64xf32>
+  %z = accy.tanh %y : tensor<?x64xf32>
+  func.return %z : tensor<?x64xf32>
+}"""
+    for rows in (64, 128, 64):
+        accy.compile(dynamic, rows=[rows])
+    # one text key for each rows value, naming one entry (both plans are the same)
+    assert len(list((cache / compile_cache.ALIASES).iterdir())) == 2
+    assert len(_entries(cache)) == 1
+
+
+def test_options_that_are_not_plain_data_skip_the_text_key(cache):
+    budget = accy.Budget()
+    accy.compile(PROGRAM.format(bias=0.5), budget=budget)
+    exe = accy.compile(PROGRAM.format(bias=0.5), budget=budget)
+    assert isinstance(exe.jit, mlir_bridge.LibraryModule)  # found by its planned text
+    assert not (cache / compile_cache.ALIASES).exists()
+
+
+def test_an_alias_of_an_evicted_entry_is_a_miss_and_goes(cache, monkeypatch):
+    _compile(bias=0.1)
+    (first,) = _entries(cache)
+    (alias,) = (cache / compile_cache.ALIASES).iterdir()
+    shutil.rmtree(first)
+    exe = _compile(bias=0.1)
+    assert isinstance(exe.jit, mlir_bridge.JitModule) and alias.read_text() == first.name
+    shutil.rmtree(first)
+    compile_cache.evict(cache, 1 << 40)
+    assert not alias.exists()
 
 
 @pytest.mark.parametrize(
@@ -84,12 +147,14 @@ def test_each_part_of_the_key_misses_on_its_own(cache, monkeypatch, change):
         exe = _compile(threads=1)
     elif change == "opt_level":
         module = accy.parse(PROGRAM.format(bias=0.5))
-        exe = cpu.CpuExecutable(module, accy.prepare(module), threads=2, opt_level=2)
+        exe = cpu.build(module, accy.prepare(module), threads=2, opt_level=2)
     elif change == "features":
-        monkeypatch.setattr(cpu, "host_flags", lambda: frozenset({"a_feature_no_cpu_has"}))
+        monkeypatch.setattr(
+            cpu_executable, "host_flags", lambda: frozenset({"a_feature_no_cpu_has"})
+        )
         exe = _compile(threads=2)
     else:
-        monkeypatch.setattr(cpu, "source_digest", lambda: "another accy")
+        monkeypatch.setattr(compile_cache, "source_digest", lambda: "another accy")
         exe = _compile(threads=2)
     assert isinstance(exe.jit, mlir_bridge.JitModule)
     assert len(_entries(cache)) == 2

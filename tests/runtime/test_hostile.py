@@ -23,13 +23,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from accy.passes.lower.host import host_symbol
 
 import accy
 import accy.aot
 from accy import reference
 from accy.diagnostics import AccyError, AccyInputError, AccyMemoryError
 from accy.runtime import fake_driver_library_path, load
+from accy.runtime.abi import host_symbol
 from accy.runtime.loader import (
     ArgumentShapeError,
     ArgumentTypeError,
