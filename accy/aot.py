@@ -59,6 +59,7 @@ from typing import Any
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 
+from accy import compile_cache
 from accy.diagnostics import AccyError
 from accy.dtypes import numpy_dtype
 from accy.preparation import Preparation, prepare
@@ -73,6 +74,7 @@ from accy.runtime.loader import (
     export_signature,
     read_manifest,
 )
+from accy.source import module_text
 from accy.stablehlo import read_program
 from accy.targets import DEFAULT_TARGET, check_target_options, target_named
 
@@ -114,24 +116,74 @@ def export(
     directory = Path(path)
     resolved = directory.resolve()
     _earlier_export(directory, resolved)  # refuse before compiling
-    preparation = prepare(module, target=target, **plan_options)
+    cache = compile_cache.directory()
+    key = (
+        None if cache is None else _cache_key(module, target, plan_options, opt_level, cc, options)
+    )
+    entry = None if cache is None or key is None else compile_cache.lookup(cache, key)
+    preparation = None if entry is not None else prepare(module, target=target, **plan_options)
     try:
         resolved.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{resolved.name}-", dir=resolved.parent))
     except OSError as error:
         raise ExportError(f"cannot export to '{directory}': {error}") from None
     try:
-        manifest = implementation.export(
-            module, preparation, staging, opt_level=opt_level, cc=cc, **options
-        )
-        manifest["libraries"] = {
-            name: _file_record(staging / name) for name in export_libraries(manifest)
-        }
-        (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
+        if entry is not None:  # exported before: the files of that export
+            _copy_files(entry, staging)
+        else:
+            assert preparation is not None
+            manifest = implementation.export(
+                module, preparation, staging, opt_level=opt_level, cc=cc, **options
+            )
+            manifest["libraries"] = {
+                name: _file_record(staging / name) for name in export_libraries(manifest)
+            }
+            (staging / MANIFEST_NAME).write_text(json.dumps(manifest, indent=1) + "\n")
+            if cache is not None and key is not None:
+                compile_cache.store(cache, key, lambda d: _copy_files(staging, d))
         _move_into_place(staging, directory, resolved)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return directory
+
+
+def _cache_key(
+    module: ModuleOp,
+    target: str,
+    plan_options: dict[str, Any],
+    opt_level: int,
+    cc: str,
+    options: dict[str, Any],
+) -> str | None:
+    """The compile cache key of an export of `module` (None when a plan option is not plain
+    data): the module's text, the options, the C compiler and what picks the defaults
+    (the CPUs this process may use, `ACCY_NUM_THREADS`)."""
+    from accy.runtime.cpu_features import host_flags
+
+    try:
+        plan = json.dumps(plan_options, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    return compile_cache.key(
+        kind="export",
+        target=target,
+        module=compile_cache.digest(module_text(module).encode()),
+        plan=plan,
+        options=options,
+        opt_level=opt_level,
+        cc=shutil.which(cc) or cc,
+        accy=compile_cache.source_digest(),
+        features=sorted(host_flags()),
+        cpus=len(os.sched_getaffinity(0)),
+        threads_variable=os.environ.get("ACCY_NUM_THREADS"),
+    )
+
+
+def _copy_files(source: Path, target: Path) -> None:
+    """The export's files in `source` (a staging directory or a cache entry) copied into
+    `target`."""
+    for file in compile_cache.files(source):
+        shutil.copy(file, target / file.name)
 
 
 def _file_record(path: Path) -> dict:

@@ -1,23 +1,24 @@
-"""The persistent compile cache of `accy.compile` (CPU): compiled programs kept on disk, so
-a compile of a program compiled before, in any process, skips lowering and LLVM.
+"""The persistent compile cache of `accy.compile` (CPU) and `accy.export`: compiled
+programs kept on disk, so a compile or export of a program compiled before, in any
+process, skips lowering and LLVM.
 
-An entry is a directory named by its key, a SHA-256 over what decides the machine code:
-the planned module's text, a digest of accy's sources (`source_digest`), the target, the
-CPU's features, the threads, the optimisation level and the runtime libraries (`key`,
-from the caller). It holds the program library (`program.so`: the JIT's object linked
-with `cc` and accy's allocation-failure record), what runs it (`program.json`: the
-functions' signatures), the lowered module's text (`lowered.mlir`) and `entry.json` with
-the library's SHA-256. An entry may also be named by the key of the program's text
-(`alias`; the same parts, with the source text and plan options in place of the planned
-text), so that a compile of text compiled before finds its entry before importing or
-planning anything (`lookup_alias`).
+An entry is a directory named by its key, a SHA-256 over what decides the machine code
+(`key`, from the caller: the program, a digest of accy's sources (`source_digest`), the
+target, the CPU's features, the options). A compile's entry holds the program library
+(`program.so`: the JIT's object linked with `cc` and accy's allocation-failure record),
+what runs it (`program.json`: the functions' signatures) and the lowered module's text
+(`lowered.mlir`); an export's entry holds the export's files. Each has `entry.json`, the
+SHA-256 of every file. A compile's entry may also be named by the key of the program's
+text (`alias`; the same parts, with the source text and plan options in place of the
+planned text), so that a compile of text compiled before finds its entry before
+importing or planning anything (`lookup_alias`).
 
 Where: `$ACCY_CACHE_DIR`, else `$XDG_CACHE_HOME/accy`, else `~/.cache/accy`; `ACCY_CACHE=0`
 turns the cache off. Invariants:
 - an entry is written into a temporary directory beside the others and renamed into
   place whole, so a reader sees a complete entry or none; of concurrent writers of one
   key the first rename wins and the others drop their copies;
-- an entry whose library does not match its recorded digest (truncated, corrupt, half
+- an entry with a file that does not match its recorded digest (truncated, corrupt, half
   deleted) is removed and rebuilt, never loaded;
 - a hit touches the entry; past `ACCY_CACHE_MAX_BYTES` (default `DEFAULT_MAX_BYTES`) the
   least recently used entries are removed after a store;
@@ -41,7 +42,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 FORMAT = 2
-"""The layout of an entry; part of every key. 2: `lowered.mlir`, signatures, aliases."""
+"""The layout of an entry; part of every key. 2: `lowered.mlir`, signatures, aliases, every
+file's digest recorded."""
 
 DEFAULT_MAX_BYTES = 2 << 30
 LIBRARY = "program.so"
@@ -78,15 +80,16 @@ def _digest(path: Path) -> str:
 
 @functools.cache
 def source_digest() -> str:
-    """A SHA-256 of accy's Python sources (its packages `accy`, `accy.dialects` and
-    `accy.passes`, found without importing them): part of every key, so a changed
-    compiler never runs code an earlier one compiled."""
+    """A SHA-256 of accy's sources (the Python of its packages `accy`, `accy.dialects` and
+    `accy.passes`, found without importing them, and the C of its native libraries): part
+    of every key, so a changed compiler or runtime never runs code an earlier one made."""
     hashed = hashlib.sha256()
     for package in ("accy", "accy.dialects", "accy.passes"):
         spec = importlib.util.find_spec(package)
         assert spec is not None and spec.origin is not None
         root = Path(spec.origin).parent  # the package's own sources (its __init__.py)
-        for path in sorted(root.rglob("*.py")):
+        sources = [p for p in root.rglob("*") if p.suffix in (".py", ".c", ".h")]
+        for path in sorted(sources):
             hashed.update(str(path.relative_to(root)).encode())
             hashed.update(path.read_bytes())
     return hashed.hexdigest()
@@ -97,9 +100,11 @@ def lookup(root: Path, name: str) -> Path | None:
     removed: the caller rebuilds it)."""
     entry = root / name
     try:
-        recorded = json.loads((entry / ENTRY).read_text())["library"]
-        intact = _digest(entry / LIBRARY) == recorded and (entry / PROGRAM).is_file()
-    except (OSError, ValueError, KeyError, TypeError):
+        recorded = json.loads((entry / ENTRY).read_text())["files"]
+        intact = bool(recorded) and all(
+            _digest(entry / file) == sha256 for file, sha256 in recorded.items()
+        )
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         intact = False
     if not intact:
         if entry.exists():
@@ -109,9 +114,15 @@ def lookup(root: Path, name: str) -> Path | None:
     return entry
 
 
+def files(entry: Path) -> list[Path]:
+    """The files an entry holds (its record left out)."""
+    return sorted(f for f in entry.iterdir() if f.name != ENTRY)
+
+
 def store(root: Path, name: str, write: Callable[[Path], None]) -> None:
-    """Write entry `name` with `write(directory)` (which makes `LIBRARY` and `PROGRAM`),
-    then evict. A failure to write leaves no entry and warns: the compile stands."""
+    """Write entry `name` with `write(directory)` (which makes its files), record every
+    file's SHA-256, then evict. A failure to write leaves no entry and warns: the compile
+    stands."""
     try:
         root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
@@ -120,7 +131,8 @@ def store(root: Path, name: str, write: Callable[[Path], None]) -> None:
         return
     try:
         write(scratch)
-        (scratch / ENTRY).write_text(json.dumps({"library": _digest(scratch / LIBRARY)}))
+        record = {f.name: _digest(f) for f in files(scratch)}
+        (scratch / ENTRY).write_text(json.dumps({"files": record}))
         try:
             os.rename(scratch, root / name)
         except OSError:  # another writer's entry is in place: keep it

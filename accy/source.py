@@ -12,6 +12,7 @@ shaped types spelled the same are built once. `benchmarks/parse_speed.py` measur
 from __future__ import annotations
 
 import bisect
+import io
 import os
 import re
 import sys
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
+from xdsl.printer import Printer
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Input, Span
@@ -356,6 +358,13 @@ def parse_error(error: ParseError, line_offset: int = 0) -> AccyParseError:
 
 
 _SOURCE_KINDS = "accy program text (str) or the path of a .mlir file (str or os.PathLike)"
+
+
+def module_text(module: Operation) -> str:
+    """The text of a module (accy, planned or lowered upstream MLIR), as xDSL prints it."""
+    stream = io.StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue() + "\n"
 
 
 def read_source_file(path: Path, filename: str | None = None) -> str:

@@ -22,14 +22,12 @@ importing or planning anything, `load_cached`).
 from __future__ import annotations
 
 import functools
-import io
 import shutil
 from pathlib import Path
 from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 from accy import compile_cache, mlir_bridge
 from accy.dtypes import tensor_spec
@@ -39,6 +37,7 @@ from accy.passes.planned_form import max_rows_of, signature_of
 from accy.preparation import Preparation
 from accy.runtime.abi import HOST_SYMBOL_PREFIX
 from accy.runtime.cpu_features import host_flags
+from accy.source import module_text
 from accy.targets import TARGETS
 from accy.targets.cpu_executable import (
     OPT_LEVEL,
@@ -53,13 +52,6 @@ from accy.targets.executable import planned_input
 
 JIT_PIPELINE_BF16 = "arith-expand{include-bf16=true},"
 """The CPU pipeline expands bf16 truncation in arith (LLVM would call `__truncsfbf2`)."""
-
-
-def module_text(module: ModuleOp) -> str:
-    """Upstream MLIR text of a lowered module."""
-    stream = io.StringIO()
-    Printer(stream=stream).print_op(module)
-    return stream.getvalue() + "\n"
 
 
 def cpu_pipeline(threads: int = 1) -> str:

@@ -41,7 +41,7 @@ from accy.reference import check_arguments
 from accy.runtime.abi import HOST_SYMBOL_PREFIX
 from accy.runtime.libraries import runtime_library_path
 from accy.runtime.loader import CallGate, CudaRuntimeError, RuntimeErrors, positional_only
-from accy.targets.cpu import module_text
+from accy.source import module_text
 from accy.targets.executable import Executable, planned_input
 
 DEFAULT_CHIP = "sm_90"

@@ -20,7 +20,7 @@ import accy
 from accy import mlir_bridge
 from accy.diagnostics import AccyError, AccyInputError
 from accy.runtime.cpu_features import host_flags
-from accy.targets.cpu import module_text
+from accy.source import module_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "stablehlo"
 BF16 = np.dtype(ml_dtypes.bfloat16)

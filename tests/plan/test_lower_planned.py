@@ -89,7 +89,8 @@ def test_planned_text_runs_as_the_program_does():
     planned = str(planned_module(accy.parse(SOFTMAX), AnalysisManager(), "cpu"))
     from accy import mlir_bridge
     from accy.runtime.abi import host_symbol
-    from accy.targets.cpu import cpu_pipeline, module_text
+    from accy.source import module_text
+    from accy.targets.cpu import cpu_pipeline
 
     lowered = module_text(lower_module(accy.parse(planned), AnalysisManager(), "cpu"))
     jit = mlir_bridge.JitModule(lowered, opt_level=3, pipeline=cpu_pipeline(1))

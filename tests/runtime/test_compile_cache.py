@@ -237,3 +237,27 @@ def test_a_cached_program_reports_a_failed_allocation(cache):
     for _ in range(2):  # the record is taken by each call
         with pytest.raises(AccyMemoryError, match=r"@f could not allocate \d+ bytes"):
             exe["f"](x)
+
+
+def test_an_export_exported_before_is_copied_from_the_cache(cache, tmp_path, monkeypatch):
+    text = PROGRAM.format(bias=0.5)
+    accy.export(text, tmp_path / "first", threads=1)
+    (entry,) = _entries(cache)
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("an export found in the cache compiled again")
+
+    monkeypatch.setattr(cpu, "export", no_compile)
+    accy.export(accy.parse(text), tmp_path / "second", threads=1)  # the same module: a hit
+    for name in sorted(p.name for p in (tmp_path / "first").iterdir()):
+        assert (tmp_path / "second" / name).read_bytes() == (tmp_path / "first" / name).read_bytes()
+    module = accy.runtime.load(tmp_path / "second")
+    np.testing.assert_allclose(
+        module.f(*ARGS)[0], np.tanh(ARGS[0] @ ARGS[1] + np.float32(0.5)), rtol=1e-5, atol=1e-5
+    )
+    module.close()
+    with pytest.raises(AssertionError, match="compiled again"):  # another option: a miss
+        accy.export(text, tmp_path / "third", threads=2)
+    (entry / compile_cache.files(entry)[0].name).write_bytes(b"damaged")
+    with pytest.raises(AssertionError, match="compiled again"):  # a damaged entry: a miss
+        accy.export(text, tmp_path / "fourth", threads=1)
