@@ -60,6 +60,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 
 from accy import compile_cache
+from accy.compiler import collections_deferred
 from accy.diagnostics import AccyError
 from accy.dtypes import numpy_dtype
 from accy.preparation import Preparation, prepare
@@ -108,6 +109,11 @@ def export(
     be empty or an earlier export (a manifest accy reads and only the files it names); only
     that export's files are then replaced or removed, and a failure leaves it as it was
     (see the module docstring)."""
+    with collections_deferred():
+        return _export(module_or_text, path, target, opt_level, cc, chip, threads, plan_options)
+
+
+def _export(module_or_text, path, target, opt_level, cc, chip, threads, plan_options) -> Path:
     chosen = target_named(target)
     module = read_program(module_or_text, "accy.export")
     options = {k: v for k, v in (("chip", chip), ("threads", threads)) if v is not None}

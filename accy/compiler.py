@@ -26,7 +26,11 @@ first asked for.
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +39,8 @@ from accy.targets import DEFAULT_TARGET, check_target_options, target_named
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
+
+    from accy.targets.target import Target
 
 
 def compile(
@@ -59,6 +65,20 @@ def compile(
     chosen = target_named(target)
     options = {k: v for k, v in (("threads", threads), ("chip", chip)) if v is not None}
     check_target_options(chosen, options)
+    with collections_deferred():
+        return _compile(module_or_text, chosen, target, threads, options, plan_options)
+
+
+def _compile(
+    module_or_text: ModuleOp | str | Path,
+    chosen: Target,
+    target: str,
+    threads: int | None,
+    options: dict[str, Any],
+    plan_options: dict[str, Any],
+):
+    """`compile` once its arguments are checked: the compile cache asked by the text, else
+    the program read, planned and built by the target."""
     text_key = None
     if (text := _source_text(module_or_text)) is not None:
         source = {"file": str(module_or_text) if text[1] else None, "plan": plan_options}
@@ -71,6 +91,33 @@ def compile(
     if text_key is not None:
         options["text_key"] = text_key
     return chosen.implementation().build(module, preparation, **options)
+
+
+@contextmanager
+def collections_deferred() -> Iterator[None]:
+    """Python's cyclic garbage collector run less often while a program compiles: the
+    importer, the planner and the lowering allocate IR objects by the hundred thousand,
+    none of them garbage until the compile ends, and each collection of the youngest
+    generation would scan them again. The thresholds are put back afterwards."""
+    global _deferring, _threshold_before
+    with _threshold_lock:
+        if _deferring == 0:
+            _threshold_before = gc.get_threshold()
+            gc.set_threshold(max(_threshold_before[0], 50_000), *_threshold_before[1:])
+        _deferring += 1
+    try:
+        yield
+    finally:
+        with _threshold_lock:
+            _deferring -= 1
+            if _deferring == 0:
+                gc.set_threshold(*_threshold_before)
+
+
+_threshold_lock = threading.Lock()
+_deferring = 0
+"""How many compiles (in any thread) run with the collector deferred."""
+_threshold_before: tuple[int, ...] = (700, 10, 10)
 
 
 def _source_text(module_or_text: object) -> tuple[bytes, bool] | None:

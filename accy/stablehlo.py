@@ -35,6 +35,7 @@ compute with) raises `AccyError` naming the op at its location; malformed text r
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import ChainMap, Counter
@@ -206,6 +207,13 @@ def _file_line_col(file: str, line: int, col: int) -> FileLineColLoc:
     return FileLineColLoc(StringAttr(file), IntAttr(line), IntAttr(col))
 
 
+@functools.lru_cache(maxsize=4096)
+def _tensor_type(element: str, shape: tuple[int, ...]) -> TensorType:
+    """A tensor type, built (and verified) once for each element and shape: a program
+    names a few hundred types thousands of times."""
+    return TensorType(dtypes.ELEMENT_TYPES[element], shape)
+
+
 # ---------------------------------------------------------------------------------------
 # The importer: module, functions, blocks
 # ---------------------------------------------------------------------------------------
@@ -255,10 +263,10 @@ class _Importer:
                 f"has element type {t.element} ({t.text}); accy computes with "
                 + ", ".join(dtypes.ELEMENT_TYPES),
             )
-        shape = [DYNAMIC_INDEX if d is None else d for d in t.shape]
+        shape = tuple(DYNAMIC_INDEX if d is None else d for d in t.shape)
         if self.mapped is not None and not shape:
-            shape = list(self.mapped)
-        return TensorType(dtypes.ELEMENT_TYPES[t.element], shape)
+            shape = tuple(self.mapped)
+        return _tensor_type(t.element, shape)
 
     # Module and functions -----------------------------------------------------------
 

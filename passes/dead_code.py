@@ -27,7 +27,8 @@ def erase_dead_code(module: ModuleOp) -> int:
     erased = 0
     while dead := manager.get(FUSION, module).dead:
         # Later ops first: an op is erased after every dead op that uses it.
-        for op in sorted(dead, key=program_position, reverse=True):
+        positions = program_positions(module)
+        for op in sorted(dead, key=positions.__getitem__, reverse=True):
             op.detach()
             op.erase()
         erased += len(dead)
@@ -44,6 +45,22 @@ def program_position(op: Operation) -> tuple[int, ...]:
         parent = current.parent_op()
         current = None if parent is None or parent.parent is None else parent
     return tuple(reversed(path))
+
+
+def program_positions(root: Operation) -> dict[Operation, tuple[int, ...]]:
+    """The ops nested in `root` by their path of indices from it, in one walk: the order of
+    `program_position` (which walks each block to find an index: use this for many ops)."""
+    positions: dict[Operation, tuple[int, ...]] = {}
+
+    def visit(op: Operation, prefix: tuple[int, ...]) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for index, child in enumerate(block.ops):
+                    positions[child] = path = (*prefix, index)
+                    visit(child, path)
+
+    visit(root, ())
+    return positions
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from accy.dialects.plan import MemorySpace, buffer_type
 from accy.passes.analysis import AnalysisManager
 from accy.passes.arena_plan import ARENA, FunctionArena
 from accy.passes.buffers import BUFFERS, BufferSlot, splat_scalar
-from accy.passes.dead_code import program_position
+from accy.passes.dead_code import program_positions
 from accy.passes.dynamic_rows import row_binding
 from accy.passes.memory import MEMORY, written_slots
 from accy.passes.plan_passes import ANNOTATIONS
@@ -87,6 +87,8 @@ class FunctionPlanner(ABC):
         self.homes: dict[int, SSAValue] = {}
         self.workspace: dict[tuple[str, str], SSAValue] = {}
         self.rows: SSAValue | None = None
+        self.positions = program_positions(source)
+        """Each op of the source function by its place in program order."""
 
     # -- helpers ---------------------------------------------------------------------
 
@@ -247,7 +249,7 @@ class FunctionPlanner(ABC):
                 ins.append(self.home(value))
                 mapping[value] = body.insert_arg(value.type, len(body.args))
                 mapping[value].name_hint = value.name_hint
-        for member in sorted(item.members, key=program_position):
+        for member in sorted(item.members, key=self.positions.__getitem__):
             clone = member.clone(value_mapper=mapping)
             body.add_op(clone)
             for old, new in zip(member.results, clone.results):

@@ -361,12 +361,18 @@ class _Describer:
         self.b, self.shlo, self.source_name = b, shlo, source_name
         self.resources = resources
         self.ids: dict[Any, int] = {}
+        self.types: dict[Any, UpstreamType] = {}
+        """Each type described once (types hash and compare as MLIR uniques them)."""
 
     def value(self, v: Any) -> UpstreamValue:
         key = v  # Values hash and compare by identity of the underlying MLIR value
         if key not in self.ids:
             self.ids[key] = len(self.ids)
-        return UpstreamValue(self.ids[key], _describe_type(self.b.ir, v.type))
+        t = v.type
+        described = self.types.get(t)
+        if described is None:
+            described = self.types[t] = _describe_type(self.b.ir, t)
+        return UpstreamValue(self.ids[key], described)
 
     def op(self, op: Any) -> UpstreamOp:
         op = op.operation
