@@ -1,8 +1,9 @@
 """accy: tensor programs to CUDA with an explicit memory plan.
 
 The public API: `Builder` builds programs from Python, `parse` reads `.mlir` text,
-`prepare` plans them, `reference.run` evaluates a function with numpy (the oracle of
-every target).
+`prepare` plans them, `compile` and `export` compile them (or StableHLO text), `jit` a JAX
+function and `torch.compile` a PyTorch module, `reference.run` evaluates a function with
+numpy (the oracle of every target).
 
 Names are imported on first use, so that `accy.runtime` (which loads compiled programs)
 imports only the standard library and numpy on machines without the compiler packages.
@@ -32,6 +33,7 @@ _EXPORTS = {
     "compile": "accy.compiler",
     "export": "accy.aot",
     "import_stablehlo": "accy.stablehlo",
+    "jit": "accy.jax_jit",
     "make_context": "accy.source",
     "parse": "accy.source",
     "prepare": "accy.preparation",
@@ -58,6 +60,7 @@ __all__ = [
     "compile",
     "export",
     "import_stablehlo",
+    "jit",
     "make_context",
     "parse",
     "prepare",
@@ -71,7 +74,7 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value
         return value
-    if name in ("reference", "runtime", "reports"):
+    if name in ("reference", "runtime", "reports", "torch"):
         return importlib.import_module(f"accy.{name}")
     raise AttributeError(f"module 'accy' has no attribute '{name}'")
 
@@ -92,6 +95,7 @@ if TYPE_CHECKING:
     from accy.diagnostics import AccyParseError as AccyParseError
     from accy.diagnostics import AccyTypeError as AccyTypeError
     from accy.diagnostics import AccyVerifyError as AccyVerifyError
+    from accy.jax_jit import jit as jit
     from accy.passes.analysis import Budget as Budget
     from accy.passes.analysis import Outcome as Outcome
     from accy.passes.analysis import WorkBudgetExhausted as WorkBudgetExhausted

@@ -65,6 +65,7 @@ from accy.diagnostics import (
     AccyParseError,
     StableHloTextError,
     decode_source,
+    looks_like_path,
     nesting_error,
     wrong_type,
 )
@@ -119,10 +120,26 @@ def _check_nesting(text: str, filename: str, line_offset: int) -> None:
             depth -= 1
 
 
+_STABLEHLO_OP = re.compile(r'^\s*(?:%[^=\n]*=\s*)?"?(?:stablehlo|chlo)\.\w', re.MULTILINE)
+"""A line that starts a StableHLO or CHLO op (an accy program has none)."""
+
+
 def read_program(module_or_text: object, function: str) -> ModuleOp:
     """The module `function` (`accy.compile`, `accy.export`) was given: an accy module,
     accy text or a path (`accy.source.program_module`), or StableHLO text or a path,
-    imported (told apart by the parser meeting a StableHLO op)."""
+    imported (text with a StableHLO or CHLO op; JAX's locations, written after their uses,
+    are not accy syntax)."""
+    if isinstance(module_or_text, os.PathLike) or (
+        isinstance(module_or_text, str) and looks_like_path(module_or_text)
+    ):
+        try:
+            text = Path(module_or_text).read_text(errors="replace")
+        except OSError:
+            text = ""  # the parser says what is wrong with the path
+    else:
+        text = module_or_text if isinstance(module_or_text, str) else ""
+    if _STABLEHLO_OP.search(text):
+        return import_stablehlo(module_or_text)  # type: ignore[arg-type]
     try:
         return program_module(module_or_text, function)
     except StableHloTextError:
@@ -870,8 +887,12 @@ def _dot(imp, op, operands, bb, env):
 def _check_shape_operand(imp, op, index: int) -> None:
     """Operand `index` of a dynamic-shape op holds its result's shape: each static dim's
     size, and the run-time size of accy's dynamic dims (`shape_values.DYNAMIC`) at each
-    dynamic one. accy imports such an op as its static form on the result type."""
+    dynamic one. accy imports such an op as its static form on the result type. A fully
+    static result type is the shape even where the importer cannot evaluate the operand
+    (torch-mlir computes `arange`'s length in f64): StableHLO requires the two to agree."""
     value = imp.shapes.get(op.operands[index])
+    if value is None and None not in op.results[0].type.shape:
+        return
     if value is None:
         raise imp.error(
             op,

@@ -28,6 +28,8 @@ Modules (each imports only those above it; none imports the bindings at module l
 ``jit``          ``JitModule``, ``LibraryModule`` (its code linked and loaded again: a
                  compile cache hit), ``PreparedCall``, ``dump_object``;
 ``stablehlo``    ``parse_stablehlo``, ``eval_stablehlo`` and the ``Upstream*`` tree;
+``torch_export`` ``stablehlo_of_exported_program`` (torch-mlir's FX importer, for
+                 ``accy.torch``);
 ``cli``          ``main``, the command line below (``__main__`` runs it).
 
 Public API
