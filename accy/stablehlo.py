@@ -36,6 +36,7 @@ compute with) raises `AccyError` naming the op at its location; malformed text r
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from collections import ChainMap, Counter
@@ -57,7 +58,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 
-from accy import dtypes, expansions
+from accy import dtypes, expansions, random_bits
 from accy.builder import BlockBuilder, Builder
 from accy.diagnostics import (
     MAX_NESTING,
@@ -245,6 +246,8 @@ class _Importer:
         self.constants: dict[int, np.ndarray] = {}
         """Values of upstream constants by value id (for reduce inits and loop bounds)."""
         self.uses: Counter[int] = Counter()
+        self.random_ops = 0
+        """`stablehlo.rng` ops imported so far (each draws from a state of its own)."""
         self.skipped: set[int] = set()
         """`id()` of upstream ops not to convert (a dropped loop counter's increment)."""
         self.inlining: list[str] = []
@@ -1059,6 +1062,160 @@ def _sort(imp, op, operands, bb, env):
     return results
 
 
+def _enum_name(attr: Any) -> str:
+    """The value of an enum attribute the bindings describe as text
+    (`#stablehlo<rng_algorithm THREE_FRY>` -> `THREE_FRY`)."""
+    text = attr.text if isinstance(attr, UpstreamOpaque) else str(attr)
+    return text.rstrip(">").split()[-1]
+
+
+def _rng_algorithm(attr: Any) -> str | None:
+    if _enum_name(attr) in ("DEFAULT", "THREE_FRY", "PHILOX"):
+        return None
+    return f"uses the generator {_enum_name(attr)}; accy has THREE_FRY, PHILOX and DEFAULT"
+
+
+def _rng_distribution(attr: Any) -> str | None:
+    if _enum_name(attr) in ("UNIFORM", "NORMAL"):
+        return None
+    return f"draws from {_enum_name(attr)}; accy draws UNIFORM and NORMAL"
+
+
+def _state_words(imp, op, bb, state) -> list[SSAValue]:
+    """A generator's state as ui64 values of one element each (a 32-bit state: pairs of
+    words, low first, as `bitcast_convert` joins them)."""
+    t = op.operands[0].type
+    if t.shape is None or len(t.shape) != 1 or None in t.shape:
+        raise imp.error(op, f"has the state type {t.text}; accy reads a static 1-D state")
+    if t.element in ("ui64", "i64"):
+        words = state if t.element == "ui64" else bb.bitcast_convert(state, "ui64")
+        return [bb.slice(words, [i], [i + 1]) for i in range(t.shape[0])]
+    if t.element in ("ui32", "i32") and t.shape[0] % 2 == 0:
+        words = state if t.element == "ui32" else bb.bitcast_convert(state, "ui32")
+        pair = random_bits.Words(bb, 1)
+        return [
+            pair.join(bb.slice(words, [i], [i + 1]), bb.slice(words, [i + 1], [i + 2]))
+            for i in range(0, t.shape[0], 2)
+        ]
+    raise imp.error(
+        op, f"has the state type {t.text}; accy reads 64-bit words or pairs of 32-bit ones"
+    )
+
+
+def _state_value(imp, op, bb, words: list[SSAValue]) -> SSAValue:
+    """`words` (ui64, one element each) as a value of the state's type."""
+    t = op.operands[0].type
+    joined = bb.concatenate(words, 0)
+    if t.element in ("ui64", "i64"):
+        return joined if t.element == "ui64" else bb.bitcast_convert(joined, "i64")
+    w = random_bits.Words(bb, len(words))
+    low, high = w.halves(joined)
+    pairs = bb.concatenate(
+        [
+            bb.reshape(v, imp.tensor_type(op, UpstreamType("", "ui32", (len(words), 1))))
+            for v in (low, high)
+        ],
+        1,
+    )
+    flat = bb.reshape(pairs, _tensor_type("ui32", (2 * len(words),)))
+    return flat if t.element == "ui32" else bb.bitcast_convert(flat, "i32")
+
+
+_BIT_WIDTHS = {
+    "ui64": 64,
+    "i64": 64,
+    "f64": 64,
+    "ui32": 32,
+    "i32": 32,
+    "f32": 32,
+    "ui16": 16,
+    "i16": 16,
+    "f16": 16,
+    "bf16": 16,
+    "ui8": 8,
+    "i8": 8,
+}
+
+
+def _rng_bit_generator(imp, op, operands, bb, env):
+    output = op.results[1].type
+    result = imp.tensor_type(op, output)
+    if not result.has_static_shape() or output.element not in _BIT_WIDTHS:
+        raise imp.error(
+            op, f"fills {output.text}; accy generates static tensors of 8 to 64-bit types"
+        )
+    width = _BIT_WIDTHS[output.element]
+    shape = result.get_shape()
+    words = _state_words(imp, op, bb, operands[0])
+    algorithm = _enum_name(op.attributes["rng_algorithm"])
+    generated = 64 if width == 64 else 32
+    if algorithm == "PHILOX":  # [key, counter low(, counter high)]
+        if len(words) not in (2, 3):
+            raise imp.error(
+                op, f"has a PHILOX state of {len(words)} 64-bit words; PHILOX takes 2 or 3"
+            )
+        high = words[2] if len(words) == 3 else words[0]  # as XLA computes a 2-word state
+        bits, (low, high) = random_bits.philox_bits(
+            bb, words[0], (words[1], high), shape, generated
+        )
+        state = [words[0], low, high][: len(words)]
+    else:  # THREE_FRY, and DEFAULT as THREE_FRY: [key, counter]
+        if len(words) != 2:
+            raise imp.error(op, f"has a {algorithm} state of {len(words)} 64-bit words; it takes 2")
+        bits, counter = random_bits.three_fry_bits(bb, words[0], words[1], shape, generated)
+        state = [words[0], counter]
+    if width < generated:  # 8 or 16 bits: the low bits of each 32-bit draw
+        bits = bb.convert(bits, f"ui{width}")
+    unsigned = f"ui{width}"
+    if output.element != unsigned:
+        bits = bb.bitcast_convert(bits, output.element)
+    return [_state_value(imp, op, bb, state), bits]
+
+
+def _rng(imp, op, operands, bb, env):
+    result = imp.tensor_type(op, op.results[0].type)
+    element = op.results[0].type.element
+    if not result.has_static_shape():
+        raise imp.error(op, "draws a dynamic shape; accy draws static shapes")
+    count = math.prod(result.get_shape())
+    normal = _enum_name(op.attributes["rng_distribution"]) == "NORMAL"
+    imp.random_ops += 1
+    one = random_bits.Words(bb, 1)
+    key, counter = one.c(imp.random_ops, "ui64"), one.c(0, "ui64")
+    w = random_bits.Words(bb, count)
+    a, b = (w.broadcast(v) for v in operands[:2])
+    if element in ("f32", "f64", "f16", "bf16"):
+        width = 64 if element == "f64" else 32
+        narrow = element in ("f16", "bf16")  # drawn in f32, rounded once
+        low, high = (bb.convert(v, "f32") for v in (a, b)) if narrow else (a, b)
+        draws = 2 * count if normal else count
+        bits, _ = random_bits.three_fry_bits(bb, key, counter, [draws], width)
+        u = random_bits.uniform_floats(bb, bits, width)
+        if normal:
+            z = random_bits.normal_floats(
+                bb, bb.slice(u, [0], [count]), bb.slice(u, [count], [draws])
+            )
+            values = bb.add(low, bb.multiply(high, z))
+        else:
+            values = bb.add(low, bb.multiply(bb.subtract(high, low), u))
+        if narrow:
+            values = bb.convert(values, element)
+        if not normal:  # rounding may reach b: [a, b) keeps a there
+            values = bb.select(bb.compare("LT", values, b), values, a)
+    elif element in _BIT_WIDTHS and not normal:
+        bits, _ = random_bits.three_fry_bits(bb, key, counter, [count], 64)
+        low, high = bb.convert(a, "i64"), bb.convert(b, "i64")
+        span = bb.bitcast_convert(bb.subtract(high, low), "ui64")
+        offset = bb.bitcast_convert(bb.remainder(bits, span), "i64")
+        values = bb.convert(bb.add(low, offset), element)
+    else:
+        raise imp.error(
+            op,
+            f"draws {'NORMAL' if normal else 'UNIFORM'} {element}; accy draws floats, and integers uniformly",
+        )
+    return [bb.reshape(values, result)]
+
+
 def _reduce_precision(imp, op, operands, bb, env):
     a = op.attributes
     return [expansions.reduce_precision(bb, operands[0], a["exponent_bits"], a["mantissa_bits"])]
@@ -1465,6 +1622,8 @@ CONVERTERS: dict[str, Converter] = {
     "stablehlo.select": Converter(_select, {}),
     "stablehlo.convert": Converter(_convert, {}),
     "stablehlo.bitcast_convert": Converter(_bitcast_convert, {}),
+    "stablehlo.rng_bit_generator": Converter(_rng_bit_generator, {"rng_algorithm": _rng_algorithm}),
+    "stablehlo.rng": Converter(_rng, {"rng_distribution": _rng_distribution}),
     "stablehlo.reduce_precision": Converter(
         _reduce_precision, {"exponent_bits": None, "mantissa_bits": None}
     ),

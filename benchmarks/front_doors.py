@@ -8,7 +8,9 @@
   initialisation, real sizes, parameters as the pytree transformers builds) through
   `accy.jit(f)` and `jax.jit(f)` on the same arguments; an output is right within the
   zoo program's rtol/atol (models: 1e-4 / 2e-4).
-- `--torch`: `nn.Sequential` MLP, `nn.TransformerEncoderLayer`, `nn.LSTM` and transformers
+- `--torch`: `nn.Sequential` MLP, `nn.TransformerEncoderLayer`, `nn.LSTM`, torchvision's
+  resnet18, mobilenet_v3_small and vit_b_16 (224x224, random initialisation, every
+  `nn.Linear` drawn with std 1/sqrt(fan-in) so that no head is zero) and transformers
   4.57's BertModel, GPT2LMHeadModel (eager attention: torch-mlir cannot export its sdpa
   form) and LlamaForCausalLM at small configs, f32 and bf16, through
   `accy.torch.compile(module, inputs)` against the module in eval mode; right within
@@ -16,8 +18,11 @@
 
 Each row also says whether a second call with equal shapes compiled nothing and the
 first call's time (export and compile; the compile cache off). Needs JAX, flax and
-transformers 4.57 (`--jax`), PyTorch and transformers (`--torch`); none are test
-requirements.
+transformers 4.57 (`--jax`), PyTorch, torchvision and transformers (`--torch`); none are
+test requirements. torchvision's wheels carry compiled ops (`torchvision::nms`, ...) built
+against CUDA PyTorch; with a CPU PyTorch they do not load and its import fails while
+registering their fake implementations: `import_torchvision` then imports it with those
+registrations skipped (its models use none of the ops).
 """
 
 from __future__ import annotations
@@ -122,6 +127,36 @@ def flax_models() -> dict:
     return models
 
 
+def import_torchvision():
+    """torchvision, imported with its compiled ops' fake registrations skipped when the ops
+    library does not load (see the module doc)."""
+    import torch
+
+    try:
+        import torchvision
+    except RuntimeError:  # "operator torchvision::nms does not exist"
+        for name in [m for m in sys.modules if m.startswith("torchvision")]:
+            del sys.modules[name]
+        register_fake = torch.library.register_fake
+        torch.library.register_fake = lambda *args, **kwargs: lambda function: function
+        try:
+            import torchvision
+        finally:
+            torch.library.register_fake = register_fake
+    return torchvision
+
+
+def vision(name: str):
+    """torchvision's model `name`, every `nn.Linear` drawn with std 1/sqrt(fan-in)."""
+    import torch
+
+    model = getattr(import_torchvision().models, name)()
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear):
+            torch.nn.init.normal_(module.weight, std=module.in_features**-0.5)
+    return model
+
+
 def torch_rows() -> list[list[str]]:
     import torch
     import transformers as tf
@@ -167,6 +202,9 @@ def torch_rows() -> list[list[str]]:
             (2, 32, 256),
         ),
         ("LSTM 64 -> 128", lambda: torch.nn.LSTM(64, 128, batch_first=True), (2, 16, 64)),
+        ("torchvision resnet18", lambda: vision("resnet18"), (1, 3, 224, 224)),
+        ("torchvision mobilenet_v3_small", lambda: vision("mobilenet_v3_small"), (1, 3, 224, 224)),
+        ("torchvision vit_b_16", lambda: vision("vit_b_16"), (1, 3, 224, 224)),
         ("transformers BertModel (2 layers, 128)", lambda: small("bert"), ids),
         ("transformers GPT2LMHeadModel (2 layers, 128)", lambda: small("gpt2"), ids),
         ("transformers LlamaForCausalLM (2 layers, 128)", lambda: small("llama"), ids),
