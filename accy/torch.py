@@ -10,7 +10,9 @@ by `accy.compile`. A call passes the module's current parameters and buffers (nu
 of torch's CPU tensors, not copies) and its inputs; inputs of a new signature (shapes and
 dtypes) are exported and compiled anew, each program kept (`CompiledModule.compiled`).
 Results come back in the module's output structure, as torch tensors, or as numpy arrays
-when the inputs were numpy arrays; f32, f16 and bf16. Needs PyTorch and torch-mlir
+when the inputs were numpy arrays; f32, f16 and bf16. A module PyTorch or torch-mlir
+cannot export is an `AccyError` naming their error (transformers' GPT-2 exports with
+`attn_implementation="eager"`, not with its sdpa form). Needs PyTorch and torch-mlir
 (`pip install 'accy[torch]'`).
 """
 
@@ -102,6 +104,12 @@ class CompiledModule:
             with torch.no_grad():
                 program = torch.export.export(stateless, (*state.values(), *inputs), strict=False)
                 text = stablehlo_of_exported_program(program)
+        except Exception as error:
+            first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+            raise AccyError(
+                f"torch.export and torch-mlir could not export {type(self.module).__name__} "
+                f"to StableHLO ({type(error).__name__}: {first}); accy saw no program"
+            ) from error
         finally:
             self.module.train(training)
         executable = accy_compile(text, self.target, **self.compile_options)

@@ -75,3 +75,12 @@ def test_a_bf16_module_matches_pytorch():
 def test_what_is_not_a_module_is_a_type_error():
     with pytest.raises(accy.AccyTypeError, match="module must be a torch.nn.Module"):
         accy.torch.compile(lambda x: x, (torch.ones(2),))
+
+
+def test_a_module_that_cannot_be_exported_is_an_accy_error():
+    class Branching(torch.nn.Module):
+        def forward(self, x):
+            return x * 2 if x.sum() > 0 else x  # data-dependent control flow
+
+    with pytest.raises(accy.AccyError, match="could not export Branching to StableHLO"):
+        accy.torch.compile(Branching(), (torch.ones(3),))
