@@ -1,0 +1,308 @@
+"""Memory plans of programs that libraries write: accy's planned temporaries against XLA's.
+
+    python benchmarks/library_plans.py [--programs adam_mlp,...] [--markdown]
+
+Each program is built from a public library as its users call it, with random
+initialisation, at sizes that run in well under a second: optax optimizer steps
+(`jax.value_and_grad` of a flax.linen model, then `opt.update` and `apply_updates`, the
+parameters and optimizer state donated, as training loops do), flax.linen layers
+(train-mode BatchNorm with its statistics updated, an LSTM over `nn.RNN`, attention), the
+transformers 4.57 Flax models at small configs, and a `jax.scipy.optimize.minimize` (BFGS,
+a data-dependent `while_loop`). Per program: accy's planned temporaries
+(`arena.temporaries_size` of `accy.prepare`) against XLA's `temp_size_in_bytes` for the
+same StableHLO text compiled for the CPU, accy's arena over its lower bound, and whether
+accy's outputs equal JAX's (rtol 1e-4, atol 1e-5). Needs JAX, flax, optax and transformers
+4.57 (none are test requirements).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+
+import numpy as np
+from timing import print_table
+
+
+def _mlp_step(make_optimizer):
+    import flax.linen as nn
+    import jax
+    import optax
+
+    class MLP(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            for width in (512, 512):
+                x = nn.relu(nn.Dense(width)(x))
+            return nn.Dense(10)(x)
+
+    model = MLP()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((128, 256)).astype(np.float32)
+    y = rng.integers(0, 10, 128).astype(np.int32)
+    params = model.init(jax.random.PRNGKey(0), x)["params"]
+    optimizer = make_optimizer()
+    state = optimizer.init(params)
+
+    def step(params, state, x, y):
+        def loss(p):
+            logits = model.apply({"params": p}, x)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+
+        value, grads = jax.value_and_grad(loss)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, value
+
+    return step, (params, state, x, y), (0, 1)
+
+
+def _cnn_batchnorm_step():
+    import flax.linen as nn
+    import jax
+    import optax
+
+    class CNN(nn.Module):
+        @nn.compact
+        def __call__(self, x, train: bool):
+            for features in (32, 64):
+                x = nn.Conv(features, (3, 3))(x)
+                x = nn.BatchNorm(use_running_average=not train)(x)
+                x = nn.relu(x)
+                x = nn.avg_pool(x, (2, 2), (2, 2))
+            return nn.Dense(10)(x.reshape(x.shape[0], -1))
+
+    model = CNN()
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 32, 32, 3)).astype(np.float32)
+    y = rng.integers(0, 10, 16).astype(np.int32)
+    variables = model.init(jax.random.PRNGKey(0), x, train=False)
+    params, stats = variables["params"], variables["batch_stats"]
+    optimizer = optax.adamw(1e-3)
+    state = optimizer.init(params)
+
+    def step(params, stats, state, x, y):
+        def loss(p):
+            logits, updated = model.apply(
+                {"params": p, "batch_stats": stats}, x, train=True, mutable=["batch_stats"]
+            )
+            value = optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
+            return value, updated["batch_stats"]
+
+        (value, stats), grads = jax.value_and_grad(loss, has_aux=True)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), stats, state, value
+
+    return step, (params, stats, state, x, y), (0, 1, 2)
+
+
+def _lstm():
+    import flax.linen as nn
+    import jax
+
+    model = nn.RNN(nn.OptimizedLSTMCell(256))
+    x = np.random.default_rng(0).standard_normal((8, 64, 128)).astype(np.float32)
+    params = model.init(jax.random.PRNGKey(0), x)["params"]
+    return (lambda params, x: model.apply({"params": params}, x)), (params, x), ()
+
+
+def _attention():
+    import flax.linen as nn
+    import jax
+
+    model = nn.MultiHeadDotProductAttention(num_heads=8, qkv_features=256)
+    x = np.random.default_rng(0).standard_normal((4, 128, 256)).astype(np.float32)
+    params = model.init(jax.random.PRNGKey(0), x)["params"]
+    return (lambda params, x: model.apply({"params": params}, x)), (params, x), ()
+
+
+def _transformers(name: str):
+    import transformers as tf
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 1000, (2, 64), dtype=np.int32)
+    mask = np.ones_like(ids)
+    small = {"hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4}
+    if name == "gpt2":
+        config = tf.GPT2Config(n_embd=256, n_layer=2, n_head=4, vocab_size=1000)
+        model = tf.FlaxGPT2Model(config, seed=0)
+        return (
+            lambda p, i, m: model.module.apply({"params": p}, i, m, deterministic=True)[0],
+            (model.params, ids, mask),
+            (),
+        )
+    if name == "bert":
+        config = tf.BertConfig(intermediate_size=1024, vocab_size=1000, **small)
+        model = tf.FlaxBertModel(config, seed=0)
+        return (
+            lambda p, i, m: model.module.apply({"params": p}, i, m, deterministic=True)[0],
+            (model.params, ids, mask),
+            (),
+        )
+    if name == "llama":
+        config = tf.LlamaConfig(
+            intermediate_size=512, vocab_size=1000, num_key_value_heads=2, **small
+        )
+        model = tf.FlaxLlamaModel(config, seed=0)
+        return (
+            lambda p, i, m: model.module.apply({"params": p}, i, m, deterministic=True)[0],
+            (model.params, ids, mask),
+            (),
+        )
+    if name == "t5":
+        config = tf.T5Config(
+            d_model=256, d_kv=64, d_ff=512, num_layers=2, num_heads=4, vocab_size=1000
+        )
+        model = tf.FlaxT5Model(config, seed=0)
+
+        def t5(p, i, m):
+            return model.module.apply({"params": p}, i, m, i, m, deterministic=True)[0]
+
+        return t5, (model.params, ids, mask), ()
+    if name == "vit":
+        config = tf.ViTConfig(intermediate_size=512, image_size=64, patch_size=8, **small)
+        model = tf.FlaxViTModel(config, seed=0)
+        pixels = rng.standard_normal((2, 64, 64, 3)).astype(np.float32)
+        return (
+            lambda p, x: model.module.apply({"params": p}, x, deterministic=True)[0],
+            (model.params, pixels),
+            (),
+        )
+    raise SystemExit(f"error: unknown transformers model {name!r}")
+
+
+def _gpt2_adamw_step():
+    import jax
+    import optax
+    import transformers as tf
+
+    config = tf.GPT2Config(n_embd=256, n_layer=2, n_head=4, vocab_size=1000)
+    model = tf.FlaxGPT2LMHeadModel(config, seed=0)
+    ids = np.random.default_rng(0).integers(0, 1000, (2, 64), dtype=np.int32)
+    optimizer = optax.adamw(1e-4)
+    state = optimizer.init(model.params)
+
+    def step(params, state, ids):
+        def loss(p):
+            logits = model.module.apply({"params": p}, ids, deterministic=True)[0]
+            labels = ids[:, 1:]
+            return optax.softmax_cross_entropy_with_integer_labels(logits[:, :-1], labels).mean()
+
+        value, grads = jax.value_and_grad(loss)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, value
+
+    return step, (model.params, state, ids), (0, 1)
+
+
+def _bfgs():
+    import jax.numpy as jnp
+    from jax.scipy.optimize import minimize
+
+    a = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    matrix = a @ a.T / 64 + np.eye(64, dtype=np.float32)
+    target = np.ones(64, np.float32)
+
+    def solve(matrix, target):
+        def f(x):
+            return 0.5 * x @ matrix @ x - target @ x
+
+        return minimize(f, jnp.zeros(64, jnp.float32), method="BFGS").x
+
+    return solve, (matrix, target), ()
+
+
+def programs() -> dict:
+    import optax
+
+    return {
+        "adam_mlp": lambda: _mlp_step(lambda: optax.adam(1e-3)),
+        "adamw_mlp": lambda: _mlp_step(lambda: optax.adamw(1e-3)),
+        "sgd_momentum_clip_mlp": lambda: _mlp_step(
+            lambda: optax.chain(optax.clip_by_global_norm(1.0), optax.sgd(1e-2, momentum=0.9))
+        ),
+        "lion_mlp": lambda: _mlp_step(lambda: optax.lion(1e-4)),
+        "adafactor_mlp": lambda: _mlp_step(lambda: optax.adafactor(1e-3)),
+        "cnn_batchnorm_adamw": _cnn_batchnorm_step,
+        "lstm_rnn": _lstm,
+        "attention": _attention,
+        "gpt2_small": lambda: _transformers("gpt2"),
+        "bert_small": lambda: _transformers("bert"),
+        "llama_small": lambda: _transformers("llama"),
+        "t5_small": lambda: _transformers("t5"),
+        "vit_small": lambda: _transformers("vit"),
+        "gpt2_adamw_step": _gpt2_adamw_step,
+        "bfgs_while_loop": _bfgs,
+    }
+
+
+def measure(name: str, build) -> list[str]:
+    """One row: temporaries, arena over its bound, agreement with JAX."""
+    import jax
+    from jax.extend.backend import get_backend
+
+    import accy
+
+    function, args, donate = build()
+    leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(args)]
+    lowered = jax.jit(function, donate_argnums=donate, keep_unused=True).lower(*args)
+    text = lowered.as_text()
+    backend = get_backend("cpu")
+    xla = backend.compile_and_load(text, backend.devices()[:1])
+    xla_temp = xla.get_compiled_memory_stats().temp_size_in_bytes
+    want = [np.asarray(o) for o in jax.tree_util.tree_leaves(jax.jit(function)(*args))]
+    start = time.perf_counter()
+    try:
+        executable = accy.compile(text)
+    except accy.AccyError as error:
+        return [name, "-", str(xla_temp), "-", "-", "refused: " + error.diagnostic()[:80], "-"]
+    seconds = time.perf_counter() - start
+    arena = executable.preparation.arena
+    outputs = executable["main"](*[np.array(leaf, copy=True) for leaf in leaves])
+    right = all(
+        np.allclose(g, w, rtol=1e-4, atol=1e-5, equal_nan=True)
+        for g, w in zip(outputs, want, strict=True)
+    )
+    ratio = arena.temporaries_size / xla_temp if xla_temp else math.inf
+    bound = arena.size / arena.lower_bound if arena.lower_bound else 1.0
+    return [
+        name,
+        str(arena.temporaries_size),
+        str(xla_temp),
+        f"{ratio:.2f}",
+        f"{bound:.2f}",
+        "correct" if right else "WRONG",
+        f"{seconds:.1f}",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--programs", help="comma-separated names (default: all)")
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args(argv)
+    os.environ["ACCY_CACHE"] = "0"
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    table = programs()
+    names = args.programs.split(",") if args.programs else list(table)
+    rows = []
+    for name in names:
+        rows.append(measure(name, table[name]))
+        print("  ".join(rows[-1]), file=sys.stderr, flush=True)
+    header = ["program", "accy temp B", "xla temp B", "accy/xla", "arena/lb", "result", "compile s"]
+    print_table(header, rows, args.markdown)
+    kept = [float(r[3]) for r in rows if r[3] not in ("-", "inf")]
+    if kept:
+        print(
+            f"\ngeomean accy/xla {math.exp(sum(map(math.log, kept)) / len(kept)):.2f}; "
+            f"at or below XLA on {sum(k <= 1 for k in kept)} of {len(rows)}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
