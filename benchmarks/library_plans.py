@@ -10,7 +10,8 @@ parameters and optimizer state donated, as training loops do), flax.linen layers
 transformers 4.57 Flax models at small configs, and a `jax.scipy.optimize.minimize` (BFGS,
 a data-dependent `while_loop`). Per program: accy's planned temporaries
 (`arena.temporaries_size` of `accy.prepare`) against XLA's `temp_size_in_bytes` for the
-same StableHLO text compiled for the CPU, accy's arena over its lower bound, and whether
+same StableHLO text compiled for the CPU and IREE's transient memory (`llvm-cpu`, where
+IREE is installed; `iree_transient_bytes`), accy's arena over its lower bound, and whether
 accy's outputs equal JAX's (rtol 1e-4, atol 1e-5; for optimizer steps atol is the
 learning rate: adaptive optimizers normalise each gradient, so an element whose gradient
 is at rounding level steps by up to the learning rate either way in any implementation;
@@ -25,15 +26,33 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from timing import print_table
 
 
+def classifier_step(apply, optimizer):
+    """`step(params, state, x, labels) -> (params, state, loss)`: one optax step of a
+    flax classifier's softmax cross-entropy, as training loops write it."""
+    import jax
+    import optax
+
+    def step(params, state, x, labels):
+        def loss(p):
+            logits = apply({"params": p}, x)
+            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
+
+        value, grads = jax.value_and_grad(loss)(params)
+        updates, state = optimizer.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, value
+
+    return step
+
+
 def _mlp_step(make_optimizer):
     import flax.linen as nn
     import jax
-    import optax
 
     class MLP(nn.Module):
         @nn.compact
@@ -50,16 +69,7 @@ def _mlp_step(make_optimizer):
     optimizer = make_optimizer()
     state = optimizer.init(params)
 
-    def step(params, state, x, y):
-        def loss(p):
-            logits = model.apply({"params": p}, x)
-            return optax.softmax_cross_entropy_with_integer_labels(logits, y).mean()
-
-        value, grads = jax.value_and_grad(loss)(params)
-        updates, state = optimizer.update(grads, state, params)
-        return optax.apply_updates(params, updates), state, value
-
-    return step, (params, state, x, y), (0, 1)
+    return classifier_step(model.apply, optimizer), (params, state, x, y), (0, 1)
 
 
 def _cnn_batchnorm_step():
@@ -121,6 +131,16 @@ def _attention():
     return (lambda params, x: model.apply({"params": params}, x)), (params, x), ()
 
 
+def _with_positions(model, ids: np.ndarray, mask: np.ndarray):
+    """A decoder's forward pass taking token ids, mask and positions (GPT-2, Llama)."""
+    positions = np.broadcast_to(np.arange(ids.shape[1], dtype=np.int32), ids.shape).copy()
+
+    def forward(params, ids, mask, positions):
+        return model.module.apply({"params": params}, ids, mask, positions, deterministic=True)[0]
+
+    return forward, (model.params, ids, mask, positions), ()
+
+
 def _transformers(name: str):
     import transformers as tf
 
@@ -130,13 +150,7 @@ def _transformers(name: str):
     small = {"hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4}
     if name == "gpt2":
         config = tf.GPT2Config(n_embd=256, n_layer=2, n_head=4, vocab_size=1000)
-        model = tf.FlaxGPT2Model(config, seed=0)
-        positions = np.broadcast_to(np.arange(64, dtype=np.int32), ids.shape).copy()
-
-        def gpt2(p, i, m, positions):
-            return model.module.apply({"params": p}, i, m, positions, deterministic=True)[0]
-
-        return gpt2, (model.params, ids, mask, positions), ()
+        return _with_positions(tf.FlaxGPT2Model(config, seed=0), ids, mask)
     if name == "bert":
         config = tf.BertConfig(intermediate_size=1024, vocab_size=1000, **small)
         model = tf.FlaxBertModel(config, seed=0)
@@ -149,13 +163,7 @@ def _transformers(name: str):
         config = tf.LlamaConfig(
             intermediate_size=512, vocab_size=1000, num_key_value_heads=2, **small
         )
-        model = tf.FlaxLlamaModel(config, seed=0)
-        positions = np.broadcast_to(np.arange(64, dtype=np.int32), ids.shape).copy()
-
-        def llama(p, i, m, positions):
-            return model.module.apply({"params": p}, i, m, positions, deterministic=True)[0]
-
-        return llama, (model.params, ids, mask, positions), ()
+        return _with_positions(tf.FlaxLlamaModel(config, seed=0), ids, mask)
     if name == "vit":
         config = tf.ViTConfig(intermediate_size=512, image_size=64, patch_size=8, **small)
         model = tf.FlaxViTModel(config, seed=0)
@@ -249,6 +257,34 @@ searches in float32 end a few iterations apart (accy, its reference and JAX each
 7e-4 of the exact minimiser)."""
 
 
+def iree_transient_bytes(text: str) -> int | None:
+    """IREE's transient memory for `text` (`llvm-cpu` for this host: the
+    `transient-memory-size` of `--iree-scheduling-dump-statistics-format=json`), or None
+    without IREE or where it does not compile."""
+    import json
+    import tempfile
+
+    try:
+        from iree import compiler
+    except ImportError:
+        return None
+    with tempfile.TemporaryDirectory() as directory:
+        stats = f"{directory}/statistics.json"
+        flags = [
+            "--iree-llvmcpu-target-cpu=host",
+            "--iree-scheduling-dump-statistics-format=json",
+            f"--iree-scheduling-dump-statistics-file={stats}",
+        ]
+        try:
+            compiler.compile_str(
+                text, target_backends=["llvm-cpu"], input_type="stablehlo", extra_args=flags
+            )
+            found = json.loads(Path(stats).read_text())
+        except (compiler.CompilerToolError, OSError, ValueError):
+            return None
+    return found["stream-aggregate"]["execution"]["transient-memory-size"]
+
+
 def measure(name: str, build) -> list[str]:
     """One row: temporaries, arena over its bound, agreement with JAX."""
     import jax
@@ -268,7 +304,8 @@ def measure(name: str, build) -> list[str]:
     try:
         executable = accy.compile(text)
     except accy.AccyError as error:
-        return [name, "-", str(xla_temp), "-", "-", "refused: " + error.diagnostic()[:80], "-"]
+        refused = "refused: " + error.diagnostic()[:80]
+        return [name, "-", str(xla_temp), "-", "-", "-", "-", refused, "-"]
     seconds = time.perf_counter() - start
     arena = executable.preparation.arena
     outputs = executable["main"](*[np.array(leaf, copy=True) for leaf in leaves])
@@ -279,11 +316,15 @@ def measure(name: str, build) -> list[str]:
     )
     ratio = arena.temporaries_size / xla_temp if xla_temp else math.inf
     bound = arena.size / arena.lower_bound if arena.lower_bound else 1.0
+    iree = iree_transient_bytes(text)
+    iree_ratio = "-" if not iree else f"{arena.temporaries_size / iree:.2f}"
     return [
         name,
         str(arena.temporaries_size),
         str(xla_temp),
+        "-" if iree is None else str(iree),
         f"{ratio:.2f}",
+        iree_ratio,
         f"{bound:.2f}",
         "correct" if right else "WRONG",
         f"{seconds:.1f}",
@@ -305,14 +346,27 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         rows.append(measure(name, table[name]))
         print("  ".join(rows[-1]), file=sys.stderr, flush=True)
-    header = ["program", "accy temp B", "xla temp B", "accy/xla", "arena/lb", "result", "compile s"]
+    header = [
+        "program",
+        "accy temp B",
+        "xla temp B",
+        "iree transient B",
+        "accy/xla",
+        "accy/iree",
+        "arena/lb",
+        "result",
+        "compile s",
+    ]
     print_table(header, rows, args.markdown)
-    kept = [float(r[3]) for r in rows if r[3] not in ("-", "inf")]
-    if kept:
-        print(
-            f"\ngeomean accy/xla {math.exp(sum(map(math.log, kept)) / len(kept)):.2f}; "
-            f"at or below XLA on {sum(k <= 1 for k in kept)} of {len(rows)}"
-        )
+    print()
+    for column, peer in ((4, "XLA"), (5, "IREE")):
+        kept = [float(r[column]) for r in rows if r[column] not in ("-", "inf")]
+        if kept:
+            mean = math.exp(sum(map(math.log, kept)) / len(kept))
+            below = sum(k <= 1 for k in kept)
+            print(
+                f"geomean accy/{peer.lower()} {mean:.2f}; at or below {peer} on {below} of {len(rows)}"
+            )
     return 0
 
 

@@ -31,6 +31,7 @@ import sys
 import time
 
 from gemm import interleaved_times
+from library_plans import classifier_step
 from models import iree_runner, xla_runner
 from timing import print_table
 
@@ -119,7 +120,7 @@ def flax_cnn_training_step(rng):
     """`(StableHLO text, arguments)` of one training step of flax's MNIST example CNN
     (two 3x3 convolutions of 32 and 64 features with average pooling, dense 256 and 10)
     on a batch of 128 28x28 images: `jax.value_and_grad` of the cross-entropy and an
-    `optax.adamw` update, returning the loss, the new parameters and optimizer state."""
+    `optax.adamw` update, returning the new parameters, optimizer state and the loss."""
     import flax.linen as nn
     import jax
     import jax.numpy as jnp
@@ -142,15 +143,7 @@ def flax_cnn_training_step(rng):
     optimizer = optax.adamw(1e-3)
     state = optimizer.init(params)
 
-    def step(params, state, images, labels):
-        def loss(params):
-            logits = model.apply({"params": params}, images)
-            return optax.softmax_cross_entropy_with_integer_labels(logits, labels).mean()
-
-        value, grads = jax.value_and_grad(loss)(params)
-        updates, state = optimizer.update(grads, state, params)
-        return value, optax.apply_updates(params, updates), state
-
+    step = classifier_step(model.apply, optimizer)
     args = (params, state, jnp.asarray(images), jnp.asarray(labels))
     text = jax.jit(step).lower(*args).as_text()
     return text, [np.asarray(a) for a in jax.tree_util.tree_leaves(args)]
