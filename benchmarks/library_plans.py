@@ -26,9 +26,9 @@ import math
 import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from models import iree_transient_bytes
 from timing import print_table
 
 
@@ -255,34 +255,6 @@ ATOL = {
 """Absolute tolerances other than 1e-5: an optimizer step's learning rate; BFGS's line
 searches in float32 end a few iterations apart (accy, its reference and JAX each within
 7e-4 of the exact minimiser)."""
-
-
-def iree_transient_bytes(text: str) -> int | None:
-    """IREE's transient memory for `text` (`llvm-cpu` for this host: the
-    `transient-memory-size` of `--iree-scheduling-dump-statistics-format=json`), or None
-    without IREE or where it does not compile."""
-    import json
-    import tempfile
-
-    try:
-        from iree import compiler
-    except ImportError:
-        return None
-    with tempfile.TemporaryDirectory() as directory:
-        stats = f"{directory}/statistics.json"
-        flags = [
-            "--iree-llvmcpu-target-cpu=host",
-            "--iree-scheduling-dump-statistics-format=json",
-            f"--iree-scheduling-dump-statistics-file={stats}",
-        ]
-        try:
-            compiler.compile_str(
-                text, target_backends=["llvm-cpu"], input_type="stablehlo", extra_args=flags
-            )
-            found = json.loads(Path(stats).read_text())
-        except (compiler.CompilerToolError, OSError, ValueError):
-            return None
-    return found["stream-aggregate"]["execution"]["transient-memory-size"]
 
 
 def measure(name: str, build) -> list[str]:

@@ -15,7 +15,8 @@ the zoo) in each `--data` folder: by default the zoo (`benchmarks/zoo/data`, wri
   runs in a watchdog worker process, `benchmarks/watchdog.py`);
 - temporaries: accy's planned temporaries (`arena.temporaries_size`) against XLA's
   `temp_size_in_bytes` (XLA compiling the same text in this run when JAX is importable,
-  else the stored figure), and accy's arena over its lower bound;
+  else the stored figure) and IREE's transient memory (`iree_transient_bytes`, where IREE
+  is installed; `--no-iree` leaves it out), and accy's arena over its lower bound;
 - time: XLA's CPU time over accy's (above 1: accy faster), medians of `--repeat` calls,
   XLA running the very same StableHLO text compiled by jaxlib's CPU client on inputs put
   on its device first; without JAX, skipped. Geometric means close the table.
@@ -164,6 +165,33 @@ def _mismatch(got, want, rtol: float, atol: float) -> str | None:
     return f"{int(bad.sum())} of {bad.size} elements off; at {list(index)}: {a[index]!r} vs {e[index]!r}"
 
 
+def iree_transient_bytes(text: str) -> int | None:
+    """IREE's transient memory for `text` (`llvm-cpu` for this host: the
+    `transient-memory-size` of `--iree-scheduling-dump-statistics-format=json`), or None
+    without IREE or where it does not compile."""
+    import tempfile
+
+    try:
+        from iree import compiler
+    except ImportError:
+        return None
+    with tempfile.TemporaryDirectory() as directory:
+        stats = f"{directory}/statistics.json"
+        flags = [
+            "--iree-llvmcpu-target-cpu=host",
+            "--iree-scheduling-dump-statistics-format=json",
+            f"--iree-scheduling-dump-statistics-file={stats}",
+        ]
+        try:
+            compiler.compile_str(
+                text, target_backends=["llvm-cpu"], input_type="stablehlo", extra_args=flags
+            )
+            found = json.loads(Path(stats).read_text())
+        except (compiler.CompilerToolError, OSError, ValueError):
+            return None
+    return found["stream-aggregate"]["execution"]["transient-memory-size"]
+
+
 def run_model(model: Model, options: dict, report_stage) -> Outcome:
     """Import, compile, check and time one program (a worker's target)."""
     import traceback
@@ -206,6 +234,8 @@ def run_model(model: Model, options: dict, report_stage) -> Outcome:
     stage = "time"
     report_stage(stage)
     facts["accy_s"] = median_time(lambda: function(*inputs), options["repeat"])
+    if options.get("iree", True):
+        facts["iree_temp"] = iree_transient_bytes(text)
     xla = xla_runner(text, inputs)
     if xla is not None:
         call, results, temp = xla
@@ -235,16 +265,23 @@ def ratio(value: float | None) -> str:
     return "inf" if value == math.inf else f"{value:.2f}"
 
 
+def _over(ours: int | None, theirs: int | None) -> float | None:
+    """`ours / theirs` of two byte counts (inf over 0; None when either is unknown or both
+    are 0)."""
+    if ours is None or theirs is None or not (ours or theirs):
+        return None
+    return math.inf if theirs == 0 else ours / theirs
+
+
 def table(outcomes: list[Outcome], markdown: bool) -> str:
-    header = ["program", "result", "accy temp B", "xla temp B", "accy/xla", "arena/lb",
-              "accy ms", "xla ms", "xla/accy"]  # fmt: skip
-    rows, temps, arenas, times = [], [], [], []
+    header = ["program", "result", "accy temp B", "xla temp B", "accy/xla", "iree temp B",
+              "accy/iree", "arena/lb", "accy ms", "xla ms", "xla/accy"]  # fmt: skip
+    rows, temps, iree_temps, arenas, times = [], [], [], [], []
     for o in outcomes:
         f = o.facts
-        ours, theirs = f.get("accy_temp"), f.get("xla_temp")
-        temp = None
-        if ours is not None and theirs is not None and (ours or theirs):
-            temp = math.inf if theirs == 0 else ours / theirs
+        ours, theirs, iree = f.get("accy_temp"), f.get("xla_temp"), f.get("iree_temp")
+        temp, iree_temp = _over(ours, theirs), _over(ours, iree)
+        iree_temps.append(iree_temp)
         speed = f["xla_s"] / f["accy_s"] if "xla_s" in f and "accy_s" in f else None
         temps.append(temp)
         times.append(speed)
@@ -257,6 +294,8 @@ def table(outcomes: list[Outcome], markdown: bool) -> str:
                 "-" if ours is None else str(ours),
                 "-" if theirs is None else str(theirs),
                 ratio(temp),
+                "-" if iree is None else str(iree),
+                ratio(iree_temp),
                 f"{f['arena_ratio']:.3f}" if "arena_ratio" in f else "-",
                 f"{f['accy_s'] * 1e3:.3f}" if "accy_s" in f else "-",
                 f"{f['xla_s'] * 1e3:.3f}" if "xla_s" in f else "-",
@@ -274,8 +313,9 @@ def table(outcomes: list[Outcome], markdown: bool) -> str:
     lines.append("")
     lines.append(f"{correct} of {len(outcomes)} programs correct")
     lines.append(
-        f"geometric means: accy/xla temporaries {ratio(geomean(temps))}, arena/lower bound "
-        f"{ratio(geomean(arenas))}, xla/accy time {ratio(geomean(times))} (> 1: accy faster)"
+        f"geometric means: accy/xla temporaries {ratio(geomean(temps))}, accy/iree "
+        f"{ratio(geomean(iree_temps))}, arena/lower bound {ratio(geomean(arenas))}, xla/accy "
+        f"time {ratio(geomean(times))} (> 1: accy faster)"
     )
     if not any(t is not None for t in times):
         lines.append("XLA time: skipped (jax is not importable); XLA temp sizes from .xla.json")
@@ -299,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="accy's CPU threads")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (1 for timing)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per program")
+    parser.add_argument("--no-iree", action="store_true", help="leave IREE's column out")
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args(argv)
     models = []
@@ -316,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         "models:run_model",
         jobs=args.jobs,
         timeout=args.timeout,
-        options={"threads": args.threads, "repeat": args.repeat},
+        options={"threads": args.threads, "repeat": args.repeat, "iree": not args.no_iree},
     )
     print(table(outcomes, args.markdown))
     return 0
