@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,7 +94,7 @@ class Jitted:
         positions = {position for position, _ in static}
         dynamic = [a for i, a in enumerate(args) if i not in positions]
         leaves, tree = jax.tree_util.tree_flatten((dynamic, kwargs))
-        arrays = [_array(leaf) for leaf in leaves]
+        arrays = [np.asarray(leaf) for leaf in leaves]  # (a JAX array copied to the host)
         key = (tree, tuple((a.shape, a.dtype) for a in arrays), tuple(static))
         program = self.compiled.get(key)
         if program is None:
@@ -122,16 +123,11 @@ class Jitted:
         return _Program(executable, dtypes, lowered.out_tree)
 
 
+@dataclass(frozen=True)
 class _Program:
     """One compiled signature: the executable, the dtype each argument leaf is given as
     (JAX's: a Python float is f32), the results' pytree."""
 
-    def __init__(self, executable: Any, dtypes: list[np.dtype], out_tree: Any):
-        self.executable = executable
-        self.dtypes = dtypes
-        self.out_tree = out_tree
-
-
-def _array(leaf: Any) -> np.ndarray:
-    """A pytree leaf as a numpy array (a JAX array copied to the host)."""
-    return np.asarray(leaf)
+    executable: Any
+    dtypes: list[np.dtype]
+    out_tree: Any
