@@ -20,6 +20,8 @@ What is recognised beyond one-to-one op conversions:
   identity (0, -inf/INT_MIN, +inf/INT_MAX, 1) disappears; any other init is combined with
   the reduced value afterwards (so the result is exactly StableHLO's).
 - `stablehlo.select` with a scalar predicate broadcasts the predicate.
+- A `stablehlo.pad` that pads nothing, and a `stablehlo.slice` of the whole operand with
+  unit strides (as JAX's gradients of pooling write them), are their operand: no copy.
 - `stablehlo.while` as `lax.fori_loop` emits it: a counter (i32 or i64 scalar) that
   starts at a constant, a `cond` that is `compare LT, counter, N` with N a constant (or a
   loop-invariant carried constant), and a body that yields `counter + 1`. It becomes
@@ -989,6 +991,10 @@ def _concatenate(imp, op, operands, bb, env):
 
 def _slice(imp, op, operands, bb, env):
     a = op.attributes
+    shape = op.operands[0].type.shape
+    whole = tuple(a["limit_indices"]) == shape and not any(a["start_indices"])
+    if whole and all(stride == 1 for stride in a["strides"]):  # the operand itself
+        return [operands[0]]
     return [bb.slice(operands[0], a["start_indices"], a["limit_indices"], a["strides"])]
 
 
@@ -998,6 +1004,9 @@ def _reverse(imp, op, operands, bb, env):
 
 def _pad(imp, op, operands, bb, env):
     a = op.attributes
+    paddings = (a["edge_padding_low"], a["edge_padding_high"], a["interior_padding"])
+    if not any(any(p) for p in paddings):  # pads nothing: the operand itself
+        return [operands[0]]
     return [
         bb.pad(
             operands[0],

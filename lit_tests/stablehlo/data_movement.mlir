@@ -87,3 +87,16 @@ func.func @segment_sum(%arg0: tensor<5x2xf32>, %arg1: tensor<5x1xi32>) -> tensor
   }) : (tensor<3x2xf32>, tensor<5x1xi32>, tensor<5x2xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// A pad that pads nothing and a slice of everything are their operand (JAX's gradient of
+// max pooling writes both around its select_and_scatter): no copy is planned.
+// CHECK-LABEL: func.func @identities(%arg0: tensor<4x6xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT:    %0 = accy.exponential %arg0 : tensor<4x6xf32>
+// CHECK-NEXT:    func.return %0 : tensor<4x6xf32>
+func.func @identities(%x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %x, %z, low = [0, 0], high = [0, 0], interior = [0, 0] : (tensor<4x6xf32>, tensor<f32>) -> tensor<4x6xf32>
+  %e = stablehlo.exponential %p : tensor<4x6xf32>
+  %s = stablehlo.slice %e [0:4, 0:6] : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %s : tensor<4x6xf32>
+}
