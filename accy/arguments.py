@@ -15,17 +15,7 @@ from typing import Any
 import numpy as np
 
 from accy.diagnostics import AccyInputError
-
-ELEMENT_NAMES = {
-    "float64": "f64",
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "bool": "i1",
-    **{f"int{n}": f"i{n}" for n in (8, 16, 32, 64)},
-    **{f"uint{n}": f"ui{n}" for n in (8, 16, 32, 64)},
-}
-"""accy's element type (`accy.dtypes`) held by each numpy dtype, by numpy's name."""
+from accy.runtime.loader import dtype_of
 
 
 @dataclass(frozen=True)
@@ -37,27 +27,13 @@ class TensorSpec:
     name_hint: str | None = None
     """The parameter's SSA name in the source (`%x`), for messages."""
 
-    def __str__(self) -> str:
-        """As MLIR writes the tensor type: `tensor<?x4xf32>`."""
-        dims = "".join(("?" if d is None else str(d)) + "x" for d in self.shape)
-        return f"tensor<{dims}{ELEMENT_NAMES[self.dtype.name]}>"
-
     def to_json(self) -> list[Any]:
         return [self.dtype.name, list(self.shape), self.name_hint]
 
     @staticmethod
     def from_json(data: list[Any]) -> TensorSpec:
         name, shape, hint = data
-        return TensorSpec(numpy_dtype_named(name), tuple(shape), hint)
-
-
-def numpy_dtype_named(name: str) -> np.dtype:
-    """numpy's dtype called `name` (`"float32"`; `"bfloat16"` imports ml_dtypes)."""
-    if name == "bfloat16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(name)
+        return TensorSpec(dtype_of(name), tuple(shape), hint)
 
 
 def shape_text(shape: Sequence[int | None]) -> str:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from accy.diagnostics import AccyError, looks_like_path
 from accy.targets import DEFAULT_TARGET, check_target_options, target_named
+from accy.targets.executable import planned_input
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -66,14 +67,12 @@ def compile(
     options = {k: v for k, v in (("threads", threads), ("chip", chip)) if v is not None}
     check_target_options(chosen, options)
     with collections_deferred():
-        return _compile(module_or_text, chosen, target, threads, options, plan_options)
+        return _compile(module_or_text, chosen, options, plan_options)
 
 
 def _compile(
     module_or_text: ModuleOp | str | Path,
     chosen: Target,
-    target: str,
-    threads: int | None,
     options: dict[str, Any],
     plan_options: dict[str, Any],
 ):
@@ -82,12 +81,15 @@ def _compile(
     text_key = None
     if (text := _source_text(module_or_text)) is not None:
         source = {"file": str(module_or_text) if text[1] else None, "plan": plan_options}
-        found, text_key = chosen.load_cached(
-            text[0], source, threads, lambda: _front(module_or_text, target, plan_options, True)
-        )
+
+        def front() -> tuple:
+            module, preparation = _front(module_or_text, chosen.name, plan_options)
+            return module, preparation, planned_input(module, preparation, chosen.name)
+
+        found, text_key = chosen.load_cached(text[0], source, options.get("threads"), front)
         if found is not None:
             return found
-    module, preparation = _front(module_or_text, target, plan_options)
+    module, preparation = _front(module_or_text, chosen.name, plan_options)
     if text_key is not None:
         options["text_key"] = text_key
     return chosen.implementation().build(module, preparation, **options)
@@ -135,16 +137,12 @@ def _source_text(module_or_text: object) -> tuple[bytes, bool] | None:
     return None
 
 
-def _front(
-    module_or_text: object, target: str, plan_options: dict[str, Any], planned: bool = False
-) -> tuple:
+def _front(module_or_text: object, target: str, plan_options: dict[str, Any]) -> tuple:
     """`(module, preparation)`: the program read (`accy.stablehlo.read_program`) and planned
-    for `target` (preparation None for a module already planned); with `planned`, the
-    planned form too."""
+    for `target` (preparation None for a module already planned)."""
     from accy.passes.planned_form import is_planned
     from accy.preparation import prepare
     from accy.stablehlo import read_program
-    from accy.targets.executable import planned_input
 
     module = read_program(module_or_text, "accy.compile")
     implementation = target_named(target).implementation()
@@ -158,6 +156,4 @@ def _front(
         preparation = None
     else:
         preparation = prepare(module, target=target, **implementation.plan_defaults(plan_options))
-    if not planned:
-        return module, preparation
-    return module, preparation, planned_input(module, preparation, target)
+    return module, preparation

@@ -1119,13 +1119,8 @@ def _state_value(imp, op, bb, words: list[SSAValue]) -> SSAValue:
         return joined if t.element == "ui64" else bb.bitcast_convert(joined, "i64")
     w = random_bits.Words(bb, len(words))
     low, high = w.halves(joined)
-    pairs = bb.concatenate(
-        [
-            bb.reshape(v, imp.tensor_type(op, UpstreamType("", "ui32", (len(words), 1))))
-            for v in (low, high)
-        ],
-        1,
-    )
+    column = _tensor_type("ui32", (len(words), 1))
+    pairs = bb.concatenate([bb.reshape(v, column) for v in (low, high)], 1)  # low first
     flat = bb.reshape(pairs, _tensor_type("ui32", (2 * len(words),)))
     return flat if t.element == "ui32" else bb.bitcast_convert(flat, "i32")
 

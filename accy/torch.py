@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from accy.arguments import numpy_dtype_named
 from accy.diagnostics import AccyError, wrong_type
+from accy.runtime.loader import dtype_of
 
 try:
     import torch
@@ -129,9 +129,7 @@ def _tensor(value: Any) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         return value
     if isinstance(value, np.ndarray):
-        if value.dtype.name == "bfloat16":
-            return torch.from_numpy(value.view(np.int16)).view(torch.bfloat16)
-        return torch.from_numpy(value)
+        return _from_array(value)
     raise wrong_type("a compiled module", "an input", "a torch.Tensor or numpy array", value)
 
 
@@ -139,7 +137,7 @@ def _array(tensor: torch.Tensor) -> np.ndarray:
     """A tensor's values as a numpy array (a view of a contiguous CPU tensor)."""
     tensor = tensor.detach().cpu().contiguous()
     if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().view(numpy_dtype_named("bfloat16"))
+        return tensor.view(torch.int16).numpy().view(dtype_of("bfloat16"))
     return tensor.numpy()
 
 

@@ -36,20 +36,9 @@ def erase_dead_code(module: ModuleOp) -> int:
     return erased
 
 
-def program_position(op: Operation) -> tuple[int, ...]:
-    """The op's path of indices from the module (program order, nesting included)."""
-    path: list[int] = []
-    current: Operation | None = op
-    while current is not None and current.parent is not None:
-        path.append(current.parent.get_operation_index(current))
-        parent = current.parent_op()
-        current = None if parent is None or parent.parent is None else parent
-    return tuple(reversed(path))
-
-
 def program_positions(root: Operation) -> dict[Operation, tuple[int, ...]]:
-    """The ops nested in `root` by their path of indices from it, in one walk: the order of
-    `program_position` (which walks each block to find an index: use this for many ops)."""
+    """The ops nested in `root` by their path of indices from it (each op's index in its
+    block, outermost first): program order, nesting included, in one walk."""
     positions: dict[Operation, tuple[int, ...]] = {}
 
     def visit(op: Operation, prefix: tuple[int, ...]) -> None:

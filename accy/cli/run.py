@@ -145,11 +145,14 @@ def random_inputs(parameters, rows: int) -> list[np.ndarray]:
     in [-8, 8), random booleans; a `?` dim takes `rows`. Seeded: the same on every run.
     Refused with `AccyError` before anything is allocated when they would not fit in
     memory."""
+    from accy.builder import tensor_type
+
     shapes = [tuple(rows if d is None else d for d in t.shape) for t in parameters]
     dtypes = [t.dtype for t in parameters]
     sizes = [math.prod(shape) * dtype.itemsize for shape, dtype in zip(shapes, dtypes)]
     for index, (t, size) in enumerate(zip(parameters, sizes)):
-        check_allocation(f"--random-inputs: argument #{index} ({t}, {rows} rows)", size)
+        declared = tensor_type(t.dtype, t.shape)
+        check_allocation(f"--random-inputs: argument #{index} ({declared}, {rows} rows)", size)
     # numpy draws each array in 64-bit values first, then converts it.
     drawn = max((8 * math.prod(shape) for shape in shapes), default=0)
     check_allocation(f"--random-inputs: the {len(sizes)} arguments", sum(sizes) + drawn)

@@ -482,6 +482,27 @@ func.func @attention_values(%w: tensor<1x4x64x64xf32>, %v: tensor<1x64x4x32xf32>
         ("dot.tiled", "transpose"),
     ),
     Program(
+        "random_bits",
+        """
+func.func @random_bits() -> (tensor<2xui64>, tensor<2x3xui32>, tensor<2xui64>, tensor<5xui64>) {
+  %t = stablehlo.constant dense<[17179869185, 4294967296]> : tensor<2xui64>
+  %p = stablehlo.constant dense<[17179869185, 18446744073709551614]> : tensor<2xui64>
+  %ts, %tb = stablehlo.rng_bit_generator %t, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<2x3xui32>)
+  %ps, %pb = stablehlo.rng_bit_generator %p, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<5xui64>)
+  return %ts, %tb, %ps, %pb : tensor<2xui64>, tensor<2x3xui32>, tensor<2xui64>, tensor<5xui64>
+}
+""",
+        (),
+        lambda: _xla_random_bits(
+            "three_fry_uint32_2x3_state",
+            "three_fry_uint32_2x3_bits",
+            "philox_uint64_5_state",
+            "philox_uint64_5_bits",
+        ),
+        ("elementwise", "stablehlo"),
+        tolerance=0.0,
+    ),
+    Program(
         "max_pool",
         """
 func.func @max_pool(%x: tensor<8x64x64x16xf32>) -> tensor<8x32x32x16xf32> {
@@ -547,6 +568,14 @@ func.func @while_halve(%x: tensor<4096xf32>) -> (tensor<4096xf32>, tensor<i32>) 
         ("iterate", "data-dependent while"),
     ),
 ]
+
+
+def _xla_random_bits(*keys: str) -> tuple[np.ndarray, ...]:
+    """What XLA's CPU backend returned for `jax.lax.rng_bit_generator` with the states of
+    `random_bits` (tests/data/random, tests/stablehlo/test_random.py)."""
+    path = Path(__file__).resolve().parents[2] / "tests" / "data" / "random"
+    with np.load(path / "xla_rng_bit_generator.npz") as archive:
+        return tuple(archive[key] for key in keys)
 
 
 def _halve_until(x, tol):
