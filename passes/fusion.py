@@ -30,8 +30,8 @@ an elementwise kernel) and the product loads it.
 A `dot_general` or a convolution joins its consumers' group as its *epilogue* (bias, scale,
 batch norm, activation, residual add computed on each element as the product is stored)
 when its consumer ops all belong to one group and every op of that group from them on is
-elementwise on the product's shape, the root's result of the product's type
-(`epilogue_root`); the group is then a `dot` or `convolution` work item whose root is the
+elementwise on the product's shape (`epilogue_root`); the root's element type may differ
+(a mixed-precision layer's bias, activation and convert to bf16 store the narrow value); the group is then a `dot` or `convolution` work item whose root is the
 epilogue's last op (`contraction_of` finds the product among its members).
 
 Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
@@ -148,8 +148,6 @@ def epilogue_root(
         if not isinstance(user, EPILOGUE_OPS) or user.results[0].type.get_shape() != shape:
             return None
         if user is root:
-            if user.results[0].type != op.results[0].type:
-                return None
             continue
         pending.extend(u.operation for u in user.results[0].uses if u.operation not in dead)
     return root

@@ -160,7 +160,7 @@ func.func @mixed_precision(%x: tensor<4x8xbf16>, %w: tensor<8x4xbf16>, %v: tenso
 }
 
 // A dot_general joins its consumers' group as its epilogue when that group is elementwise
-// on its shape from there on and ends in its type (bias, activation, residual: GELU's
+// on its shape from there on (bias, activation, residual: GELU's
 // five uses of the product are one group); a group computes one product, so of two
 // products summed the later joins and the earlier is stored; a product also returned,
 // or read by a reduce, is stored.
@@ -193,4 +193,25 @@ func.func @epilogues(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf3
   %r = accy.dot_general %s, %v, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x16xf32>, tensor<16x16xf32>) -> tensor<4x16xf32>
   %n = accy.negate %r : tensor<4x16xf32>
   func.return %n, %r : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// An epilogue may end in a convert to another type: a mixed-precision layer's bias, ReLU
+// and bf16 rounding are one kernel, which stores the bf16 value; the f32 product never gets
+// a buffer (the zoo's mixed_precision_matmul: 16384 B of temporaries -> 0).
+// CHECK-LABEL: func.func @narrowing_epilogue(
+// CHECK-NEXT:    %y = accy.dot_general %x, %w
+// CHECK-SAME:      {accy.fusion = "group [[N:[0-9]+]] elided"}
+// CHECK-NEXT:    %bb = accy.broadcast_in_dim %b, dims = [1] {accy.fusion = "group [[N]] elided"}
+// CHECK-NEXT:    %z = accy.add %y, %bb {accy.fusion = "group [[N]] elided"}
+// CHECK-NEXT:    %zero = accy.constant
+// CHECK-NEXT:    %a = accy.maximum %z, %zero {accy.fusion = "group [[N]] elided"}
+// CHECK-NEXT:    %o = accy.convert %a {accy.fusion = "group [[N]] root"}
+func.func @narrowing_epilogue(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xbf16> {
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<16xf32>) -> tensor<4x16xf32>
+  %z = accy.add %y, %bb : tensor<4x16xf32>
+  %zero = accy.constant dense<0.0> : tensor<4x16xf32>
+  %a = accy.maximum %z, %zero : tensor<4x16xf32>
+  %o = accy.convert %a : (tensor<4x16xf32>) -> tensor<4x16xbf16>
+  func.return %o : tensor<4x16xbf16>
 }

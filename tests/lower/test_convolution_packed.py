@@ -128,3 +128,36 @@ def test_nchw_convolutions_run_on_the_tiles(t):
     want = run(module, "nchw", *args)[0].astype(np.float32)
     tolerance = 1e-5 if t == "f32" else 2**-7
     np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("layout", ["HWIO", "OIHW"])
+def test_a_convolution_epilogue_may_end_in_a_narrowing_convert(layout, tmp_path):
+    # ReLU then bf16: one kernel stores the bf16 value; the f32 result is never stored.
+    text = (
+        conv(layout, 5, 16)
+        .replace(
+            "func.return %r : tensor<2x7x7x16xf32>",
+            "%n = accy.convert %r : (tensor<2x7x7x16xf32>) -> tensor<2x7x7x16xbf16>\n"
+            "  func.return %n : tensor<2x7x7x16xbf16>",
+        )
+        .replace("-> tensor<2x7x7x16xf32> {", "-> tensor<2x7x7x16xbf16> {")
+    )
+    module = accy.parse(text)
+    prepared = accy.prepare(module, target="cpu")
+    assert [i.root.name for i in prepared.schedule.work_items] == ["accy.convert"]
+    assert prepared.arena.functions["conv"].offsets == {}
+    exe = accy.compile(module)
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-1, 1, (2, 7, 7, 5)).astype(np.float32)
+    w = rng.uniform(-1, 1, exe.conv.params[1].shape).astype(np.float32)
+    got, want = exe(x, w)[0], run(module, "conv", x, w)[0]
+    assert got.dtype == ml_dtypes.bfloat16
+    np.testing.assert_allclose(
+        got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2
+    )
+    from accy.runtime.plan_check import plan_problems, ptxas_problems, run_with_fake_driver
+
+    directory = accy.export(module, tmp_path / "conv", target="cuda")
+    assert not ptxas_problems(directory)
+    result = run_with_fake_driver(directory, [np.ones_like(x), np.ones_like(w)], function="conv")
+    assert not plan_problems(directory, "conv", result)

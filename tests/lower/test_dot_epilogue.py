@@ -1,7 +1,7 @@
 """A `dot_general` computes its epilogue: the elementwise ops after it on its shape (bias,
-scale, activation, residual add) join its work item when they end in its type, on the CPU
-(register tiles of both forms, bf16 pairs, scalar loops) and in the CUDA export (values:
-on a GPU). The output may take, in place, the buffer of an input the epilogue reads
+scale, activation, residual add, a final convert to a narrower type) join its work item, on
+the CPU (register tiles of both forms, bf16 pairs, packed panels, scalar loops) and in the
+CUDA export (values: on a GPU). The output may take, in place, the buffer of an input the epilogue reads
 pointwise (a residual that dies there)."""
 
 from __future__ import annotations
@@ -105,13 +105,57 @@ def test_the_output_takes_the_residual_in_place(threads):
     np.testing.assert_allclose(got, run(module, "block", x, w1, w2)[0], rtol=1e-5, atol=1e-5)
 
 
+NARROWING = """func.func @dense(%x: tensor<{m}x{k}x{t}>, %w: tensor<{wshape}x{t}>, %b: tensor<{n}x{t}>) -> tensor<{m}x{n}x{o}> {{
+  %y = accy.dot_general %x, %w, batching_dims = [] x [], contracting_dims = [1] x [{wk}] : (tensor<{m}x{k}x{t}>, tensor<{wshape}x{t}>) -> tensor<{m}x{n}x{t}>
+  %bb = accy.broadcast_in_dim %b, dims = [1] : (tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %z = accy.add %y, %bb : tensor<{m}x{n}x{t}>
+  %zero = accy.constant dense<0.0> : tensor<{m}x{n}x{t}>
+  %a = accy.maximum %z, %zero : tensor<{m}x{n}x{t}>
+  %o = accy.convert %a : (tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{o}>
+  func.return %o : tensor<{m}x{n}x{o}>
+}}"""
+"""A mixed-precision dense layer: the product in `t`, its bias and ReLU, stored as `o`."""
+
+
+def narrowing(m, k, n, t, o, transposed=False) -> str:
+    wshape = f"{n}x{k}" if transposed else f"{k}x{n}"
+    return NARROWING.format(m=m, k=k, n=n, t=t, o=o, wshape=wshape, wk=1 if transposed else 0)
+
+
+@pytest.mark.parametrize(
+    "m, k, n, t, o, transposed",
+    [
+        (16, 24, 64, "f32", "bf16", False),  # columns form
+        (8, 33, 100, "f32", "f16", False),  # columns form, a masked vector
+        (12, 40, 10, "f32", "bf16", True),  # rows form
+        (11, 40, 96, "bf16", "f32", False),  # bf16 pairs, widened as stored
+        (24, 320, 1000, "f32", "bf16", False),  # packed panels
+        (5, 7, 9, "f64", "f32", False),  # scalar loops
+    ],
+)
+def test_an_epilogue_that_ends_in_a_convert_stores_the_converted_value(m, k, n, t, o, transposed):
+    # The product's own result is never stored: the arena holds no buffer (the packed
+    # product's panels, a workspace, are its only bytes).
+    module = accy.parse(narrowing(m, k, n, t, o, transposed))
+    prepared = accy.prepare(module, target="cpu")
+    (item,) = prepared.schedule.work_items
+    assert (item.kind.value, item.root.name) == ("dot", "accy.convert")
+    assert prepared.arena.functions["dense"].offsets == {}
+    x, w, b, _ = arrays(m, k, n, t, transposed)
+    got = accy.compile(module, target="cpu")(x, w, b)[0]
+    want = run(module, "dense", x, w, b)[0]
+    assert got.dtype == want.dtype
+    tolerance = 1e-5 if o in ("f32", "f64") and t != "bf16" else 2e-2
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance
+    )
+
+
 @pytest.mark.parametrize(
     "tail",
     [
         # the product is also returned: it is stored, and the add is a kernel of its own
         "%s = accy.add %y, %r : tensor<8x16xf32>\n  func.return %s, %y : tensor<8x16xf32>, tensor<8x16xf32>",
-        # the chain ends in another type
-        "%s = accy.convert %y : (tensor<8x16xf32>) -> tensor<8x16xbf16>\n  func.return %s : tensor<8x16xbf16>",
         # a reduction is not elementwise
         "%s = accy.reduce add %y, dims = [1] : (tensor<8x16xf32>) -> tensor<8xf32>\n  func.return %s : tensor<8xf32>",
     ],
@@ -161,3 +205,15 @@ def test_the_cuda_export_computes_the_epilogue_as_it_stores(k, tmp_path):
     assert not plan_problems(directory, "dense", result)
     launches = [c for c in result["calls"] if c.startswith("launch")]
     assert len(launches) == (1 if k == 64 else 2)  # the product and its epilogue, no more
+
+
+@pytest.mark.parametrize("k", [64, 5000])  # dot.tiled; dot.splitk (k > 4096)
+def test_the_cuda_export_stores_an_epilogue_that_ends_in_a_convert(k, tmp_path):
+    module = accy.parse(narrowing(16, k, 48, "f32", "bf16"))
+    directory = accy.export(module, tmp_path / "dense", target="cuda")
+    assert not ptxas_problems(directory)
+    args = [np.ones(a.shape, np.float32) for a in arrays(16, k, 48, "f32")[:3]]
+    result = run_with_fake_driver(directory, args, function="dense")
+    assert not plan_problems(directory, "dense", result)
+    launches = [c for c in result["calls"] if c.startswith("launch")]
+    assert len(launches) == (1 if k == 64 else 2)

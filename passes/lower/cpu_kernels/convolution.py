@@ -4,8 +4,8 @@ first: `convolution.packed`), else one window loop per element.
 
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
-not the convolution, its result (of the convolution's type) then takes the epilogue's
-value through the fused members. Tiles need all dims static and a multiple of
+not the convolution, the root's result (of its own type: a convert may end the epilogue)
+takes the epilogue's value through the fused members. Tiles need all dims static and a multiple of
 `VECTOR_WIDTH` output features in each feature or batch group (a tile's features lie in
 one group), or one feature per batch group read lane-wise (`dot_layout.lanewise_input`: a
 depthwise convolution's weight gradient; `dot_layout.convolution_tile_read`); where the
@@ -35,7 +35,7 @@ from accy.passes.lower.indexing import (
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import emit, extend, narrow
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref, scf, vector
+from xdsl.dialects import arith, llvm, memref, scf, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
@@ -101,8 +101,8 @@ def convolution_tiles(
     row reads padding or a dilation hole), broadcast, for rows x vectors FMAs (lane-wise:
     one input vector per row and vector, each lane its feature's batch entry); stored once
     at the end, into the kernel's result. With an epilogue (the kernel's root is not the
-    convolution) a loop over each row's features then replaces each element with the
-    epilogue's value at it (the result has the convolution's type)."""
+    convolution) the sums are staged on the stack and a loop over each row's features
+    stores each element's epilogue value (of the root's type)."""
     out_shape, rhs_shape = shape_of(root.result), shape_of(root.rhs)
     rank = len(out_shape)
     lb, lf = root.window_list("lhs_dims")[:2]
@@ -233,6 +233,27 @@ def convolution_tiles(
             fb.insert(scf.YieldOp(*updated))
             wb.insert(scf.YieldOp(*features_loop.results))
             sums = list(loops[0].results)
+        if kernel.root is not root:
+            # An epilogue: the sums, rounded to the convolution's type, staged in a stack
+            # buffer released after the tile, then each element's epilogue value stored
+            # (the root may have another type: a convert ends the epilogue).
+            saved = emit(tile, llvm.StackSaveOp())
+            width = vectors * lanes
+            stage = emit(tile, memref.AllocaOp.get(result_element, 64, [rows, width]))
+            staged = VectorType(result_element, [lanes])
+            for r in range(rows):
+                for v in range(vectors):
+                    value = narrow(tile, sums[r * vectors + v], staged)
+                    tile.insert(vector.StoreOp(value, stage, [ctx.index(r), ctx.index(v * lanes)]))
+            group = ctx.group(kernel)
+            for r, row in enumerate(row_at):
+                epilogue, (j,) = ctx.stepped_loop_nest(tile, [ctx.index(width)], [1])
+                at = list(row)
+                at[of] = emit(epilogue, arith.AddiOp(row[of], j))
+                known = {root.result: emit(epilogue, memref.LoadOp.get(stage, [ctx.index(r), j]))}
+                ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
+            tile.insert(llvm.StackRestoreOp(saved))
+            return
         for r, row in enumerate(row_at):
             for v in range(vectors):
                 at = list(row)
@@ -249,15 +270,6 @@ def convolution_tiles(
                     place[of] = emit(tile, arith.AddiOp(at[of], ctx.index(lane)))
                     stored = narrow(tile, element, result_element)
                     tile.insert(memref.StoreOp.get(stored, target, place))
-        if kernel.root is root:
-            return
-        group = ctx.group(kernel)
-        for row in row_at:
-            epilogue, (j,) = ctx.stepped_loop_nest(tile, [ctx.index(vectors * lanes)], [1])
-            at = list(row)
-            at[of] = emit(epilogue, arith.AddiOp(row[of], j))
-            known = {root.result: ctx.load(epilogue, result, at)}
-            ctx.store(epilogue, group.evaluate(epilogue, result, at, known), target, at)
 
     if size <= CONV_TILE_ROWS or size % CONV_TILE_ROWS == 0:
         part(0, size, power_of_two_block(size, CONV_TILE_ROWS))
