@@ -7,7 +7,8 @@ their liveness intervals. Constants planned in device_constant are laid out one 
 another in the module's constant arena (they are all live all the time).
 
 In-place reuse: an elementwise, scatter or dot work item's output (a dot's with an epilogue
-that reads the input) takes the buffer of an input
+that reads the input; on the CPU, not one that accumulates in its output:
+`dot_layout.accumulates_in_output`) takes the buffer of an input
 of the same byte size (so the same element width) that dies at that work item, when every
 member on the way from that input to the output is pointwise (element i reads only
 element i: no broadcast, slice or concatenate on that path; a broadcast bias elsewhere in
@@ -63,6 +64,7 @@ from accy.passes.analysis import (
 from accy.passes.arena import BufferInterval, align_up, check_placement, pack
 from accy.passes.arena.pack import max_work
 from accy.passes.buffers import BUFFERS, BufferPlan, BufferSlot
+from accy.passes.dot_layout import accumulates_in_output
 from accy.passes.fusion import POINTWISE
 from accy.passes.liveness import LIVENESS, LiveInterval, Liveness
 from accy.passes.memory import MEMORY, MemorySpace, MemorySpacePlan
@@ -228,6 +230,7 @@ def _in_place_pairs(
     buffers: BufferPlan,
     liveness: Liveness,
     sizes: dict[int, int],
+    host: bool,
 ) -> dict[int, int]:
     """Output slot → input slot whose buffer it takes over (see the module docstring)."""
     reuses: dict[int, int] = {}
@@ -235,6 +238,13 @@ def _in_place_pairs(
     for item in schedule.work_items:
         if item.kind not in IN_PLACE_KINDS:
             continue
+        product = item.contraction
+        if (
+            host
+            and isinstance(product, ops.DotGeneralOp)
+            and accumulates_in_output(product, item.root)
+        ):
+            continue  # its output is zeroed before the epilogue reads an input
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:
             continue
@@ -319,8 +329,8 @@ def plan_arena(
             functions[slot.function_name].separate.append(slot.id)
         else:
             sizes[slot.id] = size
-    reuses = _in_place_pairs(schedule, buffers, liveness, sizes)
     host = not options.planned_for.device_memory  # the caller's arrays are not the arena's
+    reuses = _in_place_pairs(schedule, buffers, liveness, sizes, host)
     if host:  # reuse of temporaries only, by a temporary or a result of the same type
         reuses = {
             out: source

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
-from accy.passes.element_types import compute_type, is_float, shape_of
+from accy.passes.element_types import compute_type, is_float, is_low_precision, shape_of
 from xdsl.dialects.builtin import DYNAMIC_INDEX, BFloat16Type, Float32Type, IntegerType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 DimPair = tuple[Sequence[int], Sequence[int]]
 
@@ -150,6 +150,22 @@ def dot_tiling(root: ops.DotGeneralOp, transposed_panels: bool = False) -> DotTi
 
 CONV_VECTOR_WIDTH = 8
 """f32 lanes of the CPU's convolution register tiles (`vector<8xf32>`: one AVX register)."""
+
+
+def accumulates_in_output(product: ops.DotGeneralOp, root: Operation) -> bool:
+    """Whether the CPU computes `product`, whose kernel's root is `root` (the product, or
+    its epilogue's last op), by accumulating into the kernel's output and then replacing
+    each element by its epilogue's value (`accy.passes.lower.cpu_kernels.dot`): a product
+    without register tiles (`dot_tiling`) of f32, f64 or integers, whose epilogue, if any,
+    ends in its type. Such an output is zeroed before the epilogue reads its inputs, so
+    it never takes an input's buffer in place (`accy.passes.arena_plan`)."""
+    result_type = product.result.type
+    element = result_type.get_element_type()  # type: ignore[attr-defined]
+    return (
+        dot_tiling(product) is None
+        and not is_low_precision(element)
+        and root.results[0].type == result_type
+    )
 
 
 def convolution_tile_read(root: ops.ConvolutionOp) -> str | None:

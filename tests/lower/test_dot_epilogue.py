@@ -217,3 +217,51 @@ def test_the_cuda_export_stores_an_epilogue_that_ends_in_a_convert(k, tmp_path):
     assert not plan_problems(directory, "dense", result)
     launches = [c for c in result["calls"] if c.startswith("launch")]
     assert len(launches) == (1 if k == 64 else 2)
+
+
+UNTILED = """func.func @project(%a: tensor<2x4x16x8xf32>, %w: tensor<4x8x32xf32>, %b: tensor<32xf32>, %x: tensor<2x32x16xf32>) -> tensor<2x16x32x{o}> {{
+  %t = accy.transpose %x, dims = [0, 2, 1] : (tensor<2x32x16xf32>) -> tensor<2x16x32xf32>
+  %y = accy.dot_general %a, %w, batching_dims = [] x [], contracting_dims = [1, 3] x [0, 1] : (tensor<2x4x16x8xf32>, tensor<4x8x32xf32>) -> tensor<2x16x32xf32>
+  %bb = accy.broadcast_in_dim %b, dims = [2] : (tensor<32xf32>) -> tensor<2x16x32xf32>
+  %z = accy.add %y, %bb : tensor<2x16x32xf32>
+  %s = accy.add %z, %t : tensor<2x16x32xf32>
+  {tail}
+}}"""
+"""Attention's output projection as JAX writes it after its transpose is folded: two
+contracting dims, so no register tiles; a bias and a residual (a temporary that dies
+there) after it."""
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("o", ["f32", "bf16"])
+def test_a_product_without_tiles_accumulates_in_its_output_then_runs_its_epilogue(o, threads):
+    # In f32 the product accumulates into the output, vectorized along it, and the
+    # epilogue replaces each element after: the output is zeroed first, so it does not
+    # take the residual's buffer. Ending in bf16, each element is summed on its own and
+    # stored as its epilogue's value, so the output may not share the residual's either
+    # (the types differ) and the plan is the same.
+    tail = (
+        "func.return %s : tensor<2x16x32xf32>"
+        if o == "f32"
+        else "%n = accy.convert %s : (tensor<2x16x32xf32>) -> tensor<2x16x32xbf16>\n"
+        "  func.return %n : tensor<2x16x32xbf16>"
+    )
+    module = accy.parse(UNTILED.format(o=o, tail=tail))
+    prepared = accy.prepare(module, target="cpu")
+    assert [(i.kind.value, i.root.name) for i in prepared.schedule.work_items] == [
+        ("transpose", "accy.transpose"),
+        ("dot", "accy.add" if o == "f32" else "accy.convert"),
+    ]
+    arena = prepared.arena.functions["project"]
+    assert (arena.in_outputs, arena.reuses) == ({}, {})
+    assert prepared.arena.temporaries_size == 2 * 16 * 32 * 4  # the residual, on its own
+    a = RNG.uniform(-1, 1, (2, 4, 16, 8)).astype(np.float32)
+    w = RNG.uniform(-1, 1, (4, 8, 32)).astype(np.float32)
+    b = RNG.uniform(-1, 1, 32).astype(np.float32)
+    x = RNG.uniform(-1, 1, (2, 32, 16)).astype(np.float32)
+    got = accy.compile(module, target="cpu", threads=threads)(a, w, b, x)[0]
+    want = run(module, "project", a, w, b, x)[0]
+    tolerance = 1e-5 if o == "f32" else 2e-2
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance
+    )

@@ -2,12 +2,15 @@
 epilogue (`DotLoops`).
 
 Invariants: register tiles where `cpu_dot.dot_tiling` finds one (`emit_dot_tiles`); else
-a product without an epilogue of f32, f64 or integers zeroes the output, then
-accumulates into it in loops batch, i, k, j (j, contiguous, innermost; the last i and k
-dims blocked by up to `DOT_ROWS` and `DOT_DEPTH`), and any other (f16/bf16, or with an
-epilogue) accumulates each output element over k in its compute type and stores it once,
-rounded, or its epilogue's value (read before the element is written, so the output may
-take an epilogue input's buffer). The batch and lhs-free dims run in parallel.
+a product of f32, f64 or integers whose epilogue, if any, ends in its type
+(`dot_layout.accumulates_in_output`) zeroes the output, then accumulates into it in loops
+batch, i, k, j (j, contiguous, innermost; the last i and k dims blocked by up to
+`DOT_ROWS` and `DOT_DEPTH`) and replaces each element by its epilogue's value (the arena
+plan gives such an output no input's buffer); any other (f16/bf16, or an epilogue that
+ends in another type) accumulates each output element over k in its compute type and
+stores it once, rounded, or its epilogue's value (read before the element is written, so
+the output may take an epilogue input's buffer). The batch and lhs-free dims run in
+parallel.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from accy.dialects import accy as ops
-from accy.passes.element_types import compute_type, is_low_precision, shape_of
+from accy.passes.dot_layout import accumulates_in_output
+from accy.passes.element_types import compute_type, shape_of
 from accy.passes.fusion import dot_operand_source
 from accy.passes.lower.cpu_dot import emit_dot_tiles
 from accy.passes.lower.cpu_kernels.context import (
@@ -88,7 +92,7 @@ def dot_loops(ctx: KernelContext, b: Builder, item: WorkItem) -> None:
     if emit_dot_tiles(ctx, b, item, root):
         return
 
-    if is_low_precision(result_element) or item.root is not root:
+    if not accumulates_in_output(root, item.root):
         # batch, i, j, then k carrying the accumulator (f32 for f16/bf16), rounded
         # once and stored (or its epilogue's value: the output is written only after
         # the epilogue read its inputs there, so it may take one's buffer in place).
