@@ -190,12 +190,14 @@ def workspaces_report(module: ModuleOp, manager: AnalysisManager) -> str:
 
 
 TEMPORARIES = (
-    "buffers neither parameters, results nor constants, nor reused in place by a result; "
-    "workspaces included"
+    "buffers neither parameters, results nor constants, nor reused in place by a result, "
+    "nor held in a result's out-parameter before it is written; workspaces included"
 )
 """What the arena report's temporaries count: `FunctionArena.temporaries_size`, XLA's
 `temp_size_in_bytes`. A temporary whose buffer a result takes over in place is that
-result's buffer, so a program whose large temporary is reused so counts only the rest."""
+result's buffer, and one that dies before a result is written may lie in that result's
+out-parameter on the CPU (as XLA lets temporaries share an output's allocation), so
+neither counts."""
 
 
 def arena_report(module: ModuleOp, manager: AnalysisManager) -> str:

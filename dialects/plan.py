@@ -17,8 +17,9 @@ space is a `#accy.space<...>` attribute):
       accy.copy %s1 to %out : ...                     // device -> host
       func.return
 
-- `accy.arena`: one allocation per function, the size in its type; `accy.view`: a slot (or a
-  workspace) at a byte offset of it; `accy.alloc`: a buffer of its own (a dynamic slot, a
+- `accy.arena`: one allocation per function, the size in its type (on the CPU, also arenas
+  in out-parameters' bytes, scratch until their result is written); `accy.view`: a slot (or
+  a workspace) at a byte offset of one; `accy.alloc`: a buffer of its own (a dynamic slot, a
   staging buffer); `accy.global`: a constant's buffer with its data.
 - `accy.kernel`: one work item. Block argument `i` of its body is the tensor stored in
   `ins[i]`; the yielded value `j` is stored into `outs[j]`; `workspaces` are the byte buffers
@@ -130,17 +131,28 @@ def buffer_bytes(t: MemRefType, rows: int = 0) -> int:
 class ArenaOp(IRDLOperation):
     """`%a = accy.arena alignment 256 : memref<1024xi8, #accy.space<device_global>>`: a
     function's arena, allocated once; `alignment` is a power of two, and every view's
-    offset is a multiple of it."""
+    offset is a multiple of it.
+
+    `%a = accy.arena alignment 64 in %out : memref<4x128xf32, S> : memref<2048xi8, S>`: an
+    arena in the bytes of out-parameter `%out` (CPU), scratch for temporaries that die
+    before anything touches `%out` (`plan_verifier` checks it); as large as `%out` at most,
+    in its memory space."""
 
     name = "accy.arena"
 
     alignment = prop_def(IntegerAttr.constr(type=i64))
+    backing = opt_operand_def(MemRefType)
     buffer = result_def(MemRefType)
 
-    assembly_format = "`alignment` $alignment attr-dict `:` type($buffer)"
+    assembly_format = (
+        "`alignment` $alignment (`in` $backing^ `:` type($backing))? attr-dict `:` type($buffer)"
+    )
 
-    def __init__(self, size: int, alignment: int, space: MemorySpace):
+    def __init__(
+        self, size: int, alignment: int, space: MemorySpace, backing: SSAValue | None = None
+    ):
         super().__init__(
+            operands=[[] if backing is None else [backing]],
             result_types=[MemRefType(i8, [size], NoneAttr(), MemorySpaceAttr(space))],
             properties={"alignment": IntegerAttr(alignment, i64)},
         )
@@ -154,6 +166,22 @@ class ArenaOp(IRDLOperation):
             raise VerifyException(f"alignment {alignment} is not positive")
         if alignment & (alignment - 1):
             raise VerifyException(f"alignment {alignment} is not a power of two")
+        if self.backing is None:
+            return
+        backing = self.backing.type
+        assert isinstance(backing, MemRefType)
+        if any(d < 0 for d in backing.get_shape()):
+            raise VerifyException(f"an arena lies in a static out-parameter, not {backing}")
+        if space_of(backing) != space_of(t):
+            raise VerifyException(
+                f"an arena in {space_of(backing)} memory is in {space_of(backing)}, not "
+                f"{space_of(t)}"
+            )
+        if self.size > buffer_bytes(backing):
+            raise VerifyException(
+                f"an arena of {self.size} bytes does not fit in its out-parameter of "
+                f"{buffer_bytes(backing)} bytes"
+            )
 
     @property
     def size(self) -> int:

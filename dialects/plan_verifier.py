@@ -17,6 +17,8 @@ Lowering reads only the planned form, so a planned module written by hand is hel
   a copy (CPU), or on the device arena's copy of it (CUDA, a donated one included).
 - Every out-parameter has a writer: a kernel's outs or a copy's target. Otherwise the
   seed's `MissingOutputWriter` text, located at the function.
+- A view of an arena in an out-parameter's bytes (CPU scratch) is dead before the first
+  op that touches that out-parameter (a loop's ops count at its start).
 - No two buffers live at the same time overlap in address. Liveness is read from the IR:
   a buffer is live from the first to the last op of the function's body that touches it
   (a kernel or a copy, at its position in the body; anything inside an `accy.loop` or an
@@ -27,9 +29,9 @@ Lowering reads only the planned form, so a planned module written by hand is hel
 - Every read sees a written value: each kernel input, copy source and while-loop flag is a
   parameter, a constant (`accy.global`), or a buffer that an earlier kernel or copy wrote
   with no write between clobbering it. A write clobbers every other buffer that shares
-  bytes with it (views of one arena); a kernel reads its ins before it writes, so in-place
-  reuse reads the old buffer before the new one takes its bytes; workspaces are scratch,
-  whose writes clobber what they overlap and which hold nothing afterwards. In a loop a
+  bytes with it (views of one arena, and an out-parameter with the views of an arena in
+  it); a kernel reads its ins before it writes, so in-place reuse reads the old buffer
+  before the new one takes its bytes; workspaces are scratch, whose writes clobber what they overlap and which hold nothing afterwards. In a loop a
   value counts as written at the loop's start only if it is written before the loop and
   still at the end of the body (the previous iteration); after an `accy.loop` of at least
   one trip, what its body left; after an `accy.while_loop`, what its cond left.
@@ -298,6 +300,25 @@ def _check_overlaps(function: func.FuncOp) -> None:
                 last = max(inside) if inside else positions[loop]
                 live[value].start = min(live[value].start, positions[loop])
                 live[value].end = max(live[value].end, last)
+    first_touch: dict[SSAValue, tuple[int, Operation]] = {}
+    for op, position in positions.items():
+        if isinstance(op, (plan.KernelOp, plan.CopyOp)):
+            at = positions.get(loops[op], position) if op in loops else position
+            for value in op.operands:
+                if value not in first_touch or at < first_touch[value][0]:
+                    first_touch[value] = (at, op)
+    for value, entry in live.items():
+        backing = entry.view.arena.owner.backing  # type: ignore[attr-defined]
+        if backing is not None and backing in first_touch:
+            at, toucher = first_touch[backing]
+            if at <= entry.end:
+                raise AccyVerifyError(
+                    f"'accy.view' op {_name(value)} (live [{entry.start}, {entry.end}]) lies "
+                    f"in out-parameter {_name(backing)}, which {_describe(toucher)} touches "
+                    f"at {at}; an arena in an out-parameter holds buffers that die before "
+                    "anything touches it",
+                    entry.view.location,
+                )
     entries = sorted(live.items(), key=lambda kv: kv[1].start)
     for i, (a, la) in enumerate(entries):
         for b, lb in entries[i + 1 :]:
@@ -381,7 +402,10 @@ def _extent(value: SSAValue) -> tuple[SSAValue, int, int | None]:
         start = owner.offset.value.data
         t = value.type
         assert isinstance(t, MemRefType)
-        return owner.arena, start, start + plan.buffer_bytes(t, owner.rows)
+        arena = owner.arena.owner
+        assert isinstance(arena, plan.ArenaOp)
+        memory = owner.arena if arena.backing is None else arena.backing
+        return memory, start, start + plan.buffer_bytes(t, owner.rows)
     return value, 0, None
 
 
@@ -399,11 +423,12 @@ class _WrittenBuffers:
     def __init__(self, function: func.FuncOp):
         self.extents: dict[SSAValue, list[tuple[SSAValue, int, int | None]]] = {}
         """Each allocation (an arena, an alloc, ...) → the buffers in it, with their bytes."""
-        for op in function.body.walk():
-            for value in op.results:
-                if isinstance(value.type, MemRefType):
-                    root, start, end = _extent(value)
-                    self.extents.setdefault(root, []).append((value, start, end))
+        values = [*function.body.block.args]
+        values += [value for op in function.body.walk() for value in op.results]
+        for value in values:
+            if isinstance(value.type, MemRefType):
+                root, start, end = _extent(value)
+                self.extents.setdefault(root, []).append((value, start, end))
         self.sharers: dict[SSAValue, Written] = {}
         self.effects: dict[Block, _Effect] = {}
         self.clobbered: dict[SSAValue, tuple[Operation, SSAValue]] = {}

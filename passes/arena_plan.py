@@ -89,6 +89,19 @@ class WorkspaceBuffer:
 
 
 @dataclass
+class OutputArena:
+    """(CPU) Scratch in a result's out-parameter: temporaries that die before the first
+    work item that touches it (`first_touch`), at byte offsets of its `capacity` bytes;
+    `size` is the bytes they use."""
+
+    capacity: int
+    first_touch: int
+    size: int = 0
+    offsets: dict[int, int] = field(default_factory=dict)
+    """Slot id → byte offset in the out-parameter."""
+
+
+@dataclass
 class FunctionArena:
     """The device arena of one function."""
 
@@ -106,6 +119,9 @@ class FunctionArena:
     in_outputs: dict[int, int] = field(default_factory=dict)
     """(CPU) Temporary slot id → the result slot whose out-parameter holds it (the result
     takes its buffer over in place)."""
+    output_arenas: dict[int, OutputArena] = field(default_factory=dict)
+    """(CPU) Result slot id → the arena in its out-parameter (temporaries that die before
+    anything touches it)."""
     elsewhere: dict[int, str] = field(default_factory=dict)
     """(CPU) Slot id → where a slot outside the arena lives (`parameter`, `out-parameter`,
     `constant global`, `in the out-parameter of slot N`)."""
@@ -291,6 +307,73 @@ def _host_arena_slots(
     return kept
 
 
+def _output_hosts(
+    arena: FunctionArena,
+    owned: list[BufferSlot],
+    buffer_of: dict[int, int],
+    liveness: Liveness,
+    sizes: dict[int, int],
+) -> dict[int, OutputArena]:
+    """(CPU) The out-parameters that can hold scratch, by result slot: a static result a
+    work item of the function's body computes (not a parameter, a constant or a loop's
+    carried value), free until the first work item that writes it or a temporary it takes
+    over in place (`in_outputs`)."""
+    hosts: dict[int, OutputArena] = {}
+    for slot in owned:
+        if not slot.role.output or slot.role.input or slot.role.constant:
+            continue
+        if isinstance(slot.producer, ops.LOOP_OPS) or not slot.value.type.has_static_shape():  # type: ignore[attr-defined]
+            continue
+        touched = [liveness.intervals[slot.id].start]
+        touched += [
+            liveness.intervals[t].start for t, r in arena.in_outputs.items() if r == slot.id
+        ]
+        first = min(touched)
+        if first > 0 and buffer_of[slot.id] == slot.id:
+            hosts[slot.id] = OutputArena(sizes[slot.id], first)
+    return hosts
+
+
+def _place_in_outputs(
+    candidates: list[BufferInterval],
+    hosts: dict[int, OutputArena],
+    alignment: int,
+    meter: WorkMeter,
+) -> dict[int, int]:
+    """(CPU) Place temporaries in the out-parameters' arenas, largest first, each at the
+    lowest aligned offset of the smallest host it fits in beside the temporaries placed
+    there that are live with it; buffer id → its host's result slot, for those placed."""
+    placed: dict[int, list[BufferInterval]] = {result: [] for result in hosts}
+    chosen: dict[int, int] = {}
+    by_size = sorted(hosts.items(), key=lambda kv: (kv[1].capacity, kv[0]))
+    for buffer in sorted(candidates, key=lambda b: (-b.size, b.start, b.id)):
+        for result, host in by_size:
+            meter.visit()
+            if buffer.end >= host.first_touch or buffer.size > host.capacity:
+                continue
+            live = sorted(
+                (
+                    other
+                    for other in placed[result]
+                    if other.start <= buffer.end and buffer.start <= other.end
+                ),
+                key=lambda other: host.offsets[other.id],
+            )
+            offset = 0
+            for other in live:
+                if offset + buffer.size <= host.offsets[other.id]:
+                    break
+                offset = max(offset, align_up(host.offsets[other.id] + other.size, alignment))
+            if offset + buffer.size > host.capacity:
+                continue
+            host.offsets[buffer.id] = offset
+            host.size = max(host.size, offset + buffer.size)
+            placed[result].append(buffer)
+            chosen[buffer.id] = result
+            break
+    return chosen
+
+
 def _workspace_interval(
     term: WorkspaceTerm, nodes: list[int], liveness: Liveness, schedule: SchedulePlan
 ) -> LiveInterval:
@@ -344,8 +427,11 @@ def plan_arena(
         buffer_of = {s.id: reuses.get(s.id, s.id) for s in owned}
         while any(buffer_of[b] != b for b in buffer_of.values()):  # chains of reuse
             buffer_of = {s: buffer_of[b] for s, b in buffer_of.items()}
+        hosts: dict[int, OutputArena] = {}
         if host:
+            everything = owned
             owned = _host_arena_slots(arena, owned, buffer_of)
+            hosts = _output_hosts(arena, everything, buffer_of, liveness, sizes)
             buffer_of = {s.id: buffer_of[s.id] for s in owned}
         spans: dict[int, LiveInterval] = {}
         for slot in owned:
@@ -354,7 +440,19 @@ def plan_arena(
             old = spans.get(root, span)
             spans[root] = LiveInterval(min(old.start, span.start), max(old.end, span.end))
         problem = [BufferInterval(b, i.start, i.end, sizes[b]) for b, i in spans.items()]
-        not_temporary = {buffer_of[s.id] for s in owned if not s.is_temporary}
+        static = {buffer_of[s.id] for s in owned if s.value.type.has_static_shape()}  # type: ignore[attr-defined]
+        moved = _place_in_outputs([p for p in problem if p.id in static], hosts, alignment, meter)
+        problem = [p for p in problem if p.id not in moved]
+        arena.output_arenas = {r: h for r, h in hosts.items() if h.offsets}
+        for result, output in arena.output_arenas.items():
+            for slot, root in buffer_of.items():
+                if root in output.offsets:
+                    output.offsets[slot] = output.offsets[root]
+                    arena.elsewhere[slot] = (
+                        f"in the out-parameter of slot {result} at byte {output.offsets[root]}"
+                    )
+        buffer_of = {s: b for s, b in buffer_of.items() if b not in moved}
+        not_temporary = {buffer_of[s.id] for s in owned if not s.is_temporary and s.id in buffer_of}
         temporaries = [p for p in problem if p.id not in not_temporary]
         workspace_ids: list[tuple[WorkspaceTerm, int, LiveInterval]] = []
         for term in workspaces.terms:

@@ -345,7 +345,8 @@ class FunctionPlanner(ABC):
 class HostFunctionPlanner(FunctionPlanner):
     """Buffers in host memory: parameters are the caller's arrays, a kernel-written result
     (or a temporary it takes over in place) its out-parameter, constants host globals, the
-    other temporaries views of the arena; a parameter or constant a kernel writes is first
+    other temporaries views of the arena or of an arena in a result's out-parameter (those
+    that die before anything touches it); a parameter or constant a kernel writes is first
     copied into an allocation of its own."""
 
     buffer_space = MemorySpace.HOST
@@ -360,6 +361,7 @@ class HostFunctionPlanner(FunctionPlanner):
         )
 
     def _place(self, b: Builder, slots: list[BufferSlot], returned: list[SSAValue]) -> None:
+        self.output_arenas: dict[int, SSAValue] = {}
         written = {s for item in self.items for s in written_slots(item, self.buffers)}
         out_param: dict[int, SSAValue] = {}
         for index, value in enumerate(returned):
@@ -392,7 +394,23 @@ class HostFunctionPlanner(FunctionPlanner):
             return out_param[slot.id]
         if slot.id in self.arena_plan.in_outputs:  # a result takes it over in place
             return out_param[self.arena_plan.in_outputs[slot.id]]
+        for result, output in self.arena_plan.output_arenas.items():
+            if slot.id in output.offsets:  # scratch in a result's out-parameter
+                arena = self._output_arena(b, result, out_param[result])
+                t = buffer_type(slot.value.type, MemorySpace.HOST)  # type: ignore[arg-type]
+                view = b.insert(plan.ViewOp(arena, output.offsets[slot.id], t)).buffer
+                view.name_hint = f"slot{slot.id}"
+                return view
         return self._view_or_alloc(b, slot)
+
+    def _output_arena(self, b: Builder, result: int, out_param: SSAValue) -> SSAValue:
+        """The arena in the out-parameter of result slot `result` (made once)."""
+        if result not in self.output_arenas:
+            size = self.arena_plan.output_arenas[result].size
+            arena = plan.ArenaOp(size, self.alignment, MemorySpace.HOST, backing=out_param)
+            self.output_arenas[result] = b.insert(arena).buffer
+            self.output_arenas[result].name_hint = f"scratch{result}"
+        return self.output_arenas[result]
 
 
 class DeviceFunctionPlanner(FunctionPlanner):

@@ -412,7 +412,9 @@ def _run(args: argparse.Namespace) -> None:
         text = np.array2string(result, threshold=threshold, edgeitems=3, precision=6)
         print("  " + text.replace("\n", "\n  "))
     planned = next(f for f in planned_functions(exe.planned) if f.sym_name.data == name)
-    arena = sum(op.size for op in planned.walk() if isinstance(op, plan.ArenaOp))
+    arena = sum(
+        op.size for op in planned.walk() if isinstance(op, plan.ArenaOp) and op.backing is None
+    )
     items = sum(1 for op in planned.walk() if isinstance(op, (plan.KernelOp, plan.LoopOp)))
     count = getattr(exe, "threads", None)  # a target whose loops run on threads
     threads = f", {count} thread{'' if count == 1 else 's'}" if count is not None else ""

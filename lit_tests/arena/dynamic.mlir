@@ -33,7 +33,7 @@
 // ONE-SAME:      attributes {accy.arena_size = 1024 : i64}
 // ONE-NOT:       separate
 
-// REPORT:      arena of @dynamic: 3072 bytes; lower bound 3072 bytes (most bytes live at one work item); sum of aligned sizes 3072 bytes; size / lower bound 1.000; temporaries alone would pack into 0 bytes (buffers neither parameters, results nor constants, nor reused in place by a result; workspaces included); dynamic slots planned at rows=100
+// REPORT:      arena of @dynamic: 3072 bytes; lower bound 3072 bytes (most bytes live at one work item); sum of aligned sizes 3072 bytes; size / lower bound 1.000; temporaries alone would pack into 0 bytes (buffers neither parameters, results nor constants, nor reused in place by a result, nor held in a result's out-parameter before it is written; workspaces included); dynamic slots planned at rows=100
 // REPORT-NEXT: buffer  role       placement                  bytes  live
 // REPORT-NEXT: 0       input      offset 0                   1200   [0, 1]
 // REPORT-NEXT: 1       input      offset 2560                12     [0, 2]

@@ -15,7 +15,7 @@
 //   sum of sizes = 1792 + 512 + 3 * 256 = 3072
 //   lower bound  = at items 0 and 1: %a + %0 + %1 = 1792 + 512 + 256 = 2560 = size
 //   temporaries  = %0 / %2 share [1792, 2304), %1 above: 512 + 256 = 768
-// CHECK:      arena of @report: 2560 bytes; lower bound 2560 bytes (most bytes live at one work item); sum of aligned sizes 3072 bytes; size / lower bound 1.000; temporaries alone would pack into 768 bytes (buffers neither parameters, results nor constants, nor reused in place by a result; workspaces included); 0 dynamic slot(s) allocated separately
+// CHECK:      arena of @report: 2560 bytes; lower bound 2560 bytes (most bytes live at one work item); sum of aligned sizes 3072 bytes; size / lower bound 1.000; temporaries alone would pack into 768 bytes (buffers neither parameters, results nor constants, nor reused in place by a result, nor held in a result's out-parameter before it is written; workspaces included); 0 dynamic slot(s) allocated separately
 // CHECK-NEXT: buffer  role       placement    bytes  live
 // CHECK-NEXT: 0       input      offset 0     1600   [0, 2]
 // CHECK-NEXT: 1       temporary  offset 1792  400    [0, 1]
@@ -23,7 +23,7 @@
 // CHECK-NEXT: 3       temporary  offset 1792  16     [2, 3]
 // CHECK-NEXT: 4       output     offset 2048  4      [3, 3]
 
-// ALIGN64:      arena of @report: 2112 bytes; lower bound 2112 bytes (most bytes live at one work item); sum of aligned sizes 2240 bytes; size / lower bound 1.000; temporaries alone would pack into 512 bytes (buffers neither parameters, results nor constants, nor reused in place by a result; workspaces included); 0 dynamic slot(s) allocated separately
+// ALIGN64:      arena of @report: 2112 bytes; lower bound 2112 bytes (most bytes live at one work item); sum of aligned sizes 2240 bytes; size / lower bound 1.000; temporaries alone would pack into 512 bytes (buffers neither parameters, results nor constants, nor reused in place by a result, nor held in a result's out-parameter before it is written; workspaces included); 0 dynamic slot(s) allocated separately
 // ALIGN64-NEXT: buffer  role       placement    bytes  live
 // ALIGN64-NEXT: 0       input      offset 0     1600   [0, 2]
 // ALIGN64-NEXT: 1       temporary  offset 1600  400    [0, 1]

@@ -249,3 +249,32 @@ func.func @yields_input(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf3
   }
   func.return
 }
+
+// -----
+
+// Scratch in an out-parameter still live when a kernel writes that out-parameter.
+func.func @scratch_live(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4x4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
+  %scratch = accy.arena alignment 16 in %out0 : memref<4x4xf32, #accy.space<host>> : memref<64xi8, #accy.space<host>>
+  // expected-error @+1 {{'accy.view' op %e (live [2, 3]) lies in out-parameter %out0, which 'accy.kernel' op 1 touches at 3; an arena in an out-parameter holds buffers that die before anything touches it}}
+  %e = accy.view %scratch[16] : memref<64xi8, #accy.space<host>> to memref<4xf32, #accy.space<host>>
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%e : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %y = accy.exponential %t : tensor<4xf32>
+    accy.yield %y : tensor<4xf32>
+  }
+  accy.kernel 1 "broadcast" ins(%e : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4x4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %y = accy.broadcast_in_dim %t, dims = [1] : (tensor<4xf32>) -> tensor<4x4xf32>
+    accy.yield %y : tensor<4x4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// An arena larger than the out-parameter it lies in.
+func.func @scratch_too_large(%out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
+  // expected-error @+1 {{'accy.arena' op an arena of 64 bytes does not fit in its out-parameter of 16 bytes}}
+  %scratch = accy.arena alignment 16 in %out0 : memref<4xf32, #accy.space<host>> : memref<64xi8, #accy.space<host>>
+  func.return
+}

@@ -4,8 +4,9 @@
 
 - the row count (`arith.constant`, `memref.dim`) is cloned at the function's start;
 - `accy.arena` and `accy.alloc` become the target's allocations (`allocate`), all made at
-  the function's start, before anything runs; `accy.view` is a `memref.view` of the arena
-  at its planned offset;
+  the function's start, before anything runs; an arena in an out-parameter is that
+  out-parameter's bytes (`bytes_of`); `accy.view` is a `memref.view` of the arena at its
+  planned offset;
 - an `accy.global` in host memory is a private constant `memref.global` of the module
   (`accy_constant_N`, 64-byte aligned) read with `memref.get_global`; one in device constant
   memory stays for the kernel patterns (which put its data into their module) and then goes;
@@ -46,17 +47,21 @@ from accy.passes.element_types import signless
 from accy.passes.lower.planned_kernel import PlannedKernel
 from accy.passes.lower.scalar import constant, emit, signless_dense
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FunctionType,
     IndexType,
+    IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
     StringAttr,
     UnitAttr,
+    UnrealizedConversionCastOp,
     i8,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -324,6 +329,8 @@ class HostLowering(FunctionConstants, ABC):
             clone.results[0].name_hint = op.results[0].name_hint
             if isinstance(clone, memref.DimOp):
                 self._rows = clone.result
+        elif isinstance(op, plan.ArenaOp) and op.backing is not None:
+            self._bind(op.buffer, bytes_of(b, self.buffer(op.backing), op.size))
         elif isinstance(op, plan.ArenaOp):
             t = MemRefType(i8, list(op.buffer.type.get_shape()))  # type: ignore[attr-defined]
             self._bind(op.buffer, self.add_allocation(t, (), op.alignment.value.data))
@@ -379,6 +386,43 @@ class HostLowering(FunctionConstants, ABC):
     def _bind(self, planned: SSAValue, lowered: SSAValue) -> None:
         self.lowered[planned] = lowered
         lowered.name_hint = planned.name_hint
+
+
+def bytes_of(b: Builder, buffer: SSAValue, size: int) -> SSAValue:
+    """The first `size` bytes of `buffer` as a `memref<size x i8>` (an arena in an
+    out-parameter): the same memory, through its LLVM descriptor (the allocated pointer,
+    the aligned one moved by the offset), cast back and forth with
+    `builtin.unrealized_conversion_cast`, which `reconcile-unrealized-casts` removes."""
+    t = buffer.type
+    assert isinstance(t, MemRefType)
+    rank = len(t.get_shape())
+    pointer, i64 = llvm.LLVMPointerType(), IntegerType(64)
+
+    def descriptor(rank: int) -> llvm.LLVMStructType:
+        sizes = [llvm.LLVMArrayType(IntAttr(rank), i64)] * 2 if rank else []
+        return llvm.LLVMStructType.from_type_list([pointer, pointer, i64, *sizes])
+
+    def at(*position: int) -> DenseArrayBase:
+        return DenseArrayBase.from_list(i64, position)
+
+    source = emit(b, UnrealizedConversionCastOp.get([buffer], [descriptor(rank)]))
+    allocated = emit(b, llvm.ExtractValueOp(at(0), source, pointer))
+    aligned = emit(b, llvm.ExtractValueOp(at(1), source, pointer))
+    offset = emit(b, llvm.ExtractValueOp(at(2), source, i64))
+    width = (t.get_element_type().bitwidth + 7) // 8  # type: ignore[attr-defined]
+    skipped = emit(b, arith.MuliOp(offset, constant(b, width, i64)))
+    first = emit(b, llvm.GEPOp(aligned, [llvm.GEP_USE_SSA_VAL], i8, [skipped]))
+    view = emit(b, llvm.UndefOp(descriptor(1)))
+    fields = [
+        (at(0), allocated),
+        (at(1), first),
+        (at(2), constant(b, 0, i64)),
+        (at(3, 0), constant(b, size, i64)),
+        (at(4, 0), constant(b, 1, i64)),
+    ]
+    for position, value in fields:
+        view = emit(b, llvm.InsertValueOp(position, view, value))
+    return emit(b, UnrealizedConversionCastOp.get([view], [MemRefType(i8, [size])]))
 
 
 def drop_unread_globals(module: ModuleOp) -> None:
