@@ -11,8 +11,10 @@ transformers 4.57 Flax models at small configs, and a `jax.scipy.optimize.minimi
 a data-dependent `while_loop`). Per program: accy's planned temporaries
 (`arena.temporaries_size` of `accy.prepare`) against XLA's `temp_size_in_bytes` for the
 same StableHLO text compiled for the CPU and IREE's transient memory (`llvm-cpu`, where
-IREE is installed; `iree_transient_bytes`), accy's arena over its lower bound, and whether
-accy's outputs equal JAX's (rtol 1e-4, atol 1e-5; for optimizer steps atol is the
+IREE is installed; `iree_transient_bytes`), accy's arena over its lower bound, both footprints (arguments + outputs not aliased to
+an argument + temporaries: XLA reuses donated arguments' buffers for outputs, accy's CPU
+target writes fresh out-parameters), the fastest of `--repeat` calls of each (XLA's with
+fresh copies of donated arguments, timed with it), and whether accy's outputs equal JAX's (rtol 1e-4, atol 1e-5; for optimizer steps atol is the
 learning rate: adaptive optimizers normalise each gradient, so an element whose gradient
 is at rounding level steps by up to the learning rate either way in any implementation;
 see `ATOL`).
@@ -257,8 +259,19 @@ searches in float32 end a few iterations apart (accy, its reference and JAX each
 7e-4 of the exact minimiser)."""
 
 
-def measure(name: str, build) -> list[str]:
-    """One row: temporaries, arena over its bound, agreement with JAX."""
+def _best_ms(call, repeat: int) -> float:
+    """The fastest of `repeat` calls, in milliseconds (after one warm-up call)."""
+    call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1e3
+
+
+def measure(name: str, build, repeat: int) -> list[str]:
+    """One row: temporaries, footprints, arena over its bound, agreement with JAX, times."""
     import jax
     from jax.extend.backend import get_backend
 
@@ -269,15 +282,23 @@ def measure(name: str, build) -> list[str]:
     lowered = jax.jit(function, donate_argnums=donate, keep_unused=True).lower(*args)
     text = lowered.as_text()
     backend = get_backend("cpu")
+    device = backend.devices()[0]
     xla = backend.compile_and_load(text, backend.devices()[:1])
-    xla_temp = xla.get_compiled_memory_stats().temp_size_in_bytes
+    stats = xla.get_compiled_memory_stats()
+    xla_temp = stats.temp_size_in_bytes
+    xla_total = (
+        stats.argument_size_in_bytes
+        + stats.output_size_in_bytes
+        - stats.alias_size_in_bytes
+        + stats.temp_size_in_bytes
+    )
     want = [np.asarray(o) for o in jax.tree_util.tree_leaves(jax.jit(function)(*args))]
     start = time.perf_counter()
     try:
         executable = accy.compile(text)
     except accy.AccyError as error:
         refused = "refused: " + error.diagnostic()[:80]
-        return [name, "-", str(xla_temp), "-", "-", "-", "-", refused, "-"]
+        return [name, "-", str(xla_temp), "-", "-", "-", "-", "-", "-", refused, "-", "-", "-"]
     seconds = time.perf_counter() - start
     arena = executable.preparation.arena
     outputs = executable["main"](*[np.array(leaf, copy=True) for leaf in leaves])
@@ -286,20 +307,37 @@ def measure(name: str, build) -> list[str]:
         np.allclose(g, w, rtol=1e-4, atol=atol, equal_nan=True)
         for g, w in zip(outputs, want, strict=True)
     )
-    ratio = arena.temporaries_size / xla_temp if xla_temp else math.inf
+    temporaries = arena.temporaries_size
+    # The CPU target reads parameters in place and writes fresh out-parameters (it reuses
+    # no donated buffer): its footprint is all three.
+    accy_total = sum(a.nbytes for a in leaves) + sum(o.nbytes for o in outputs) + temporaries
+    ratio = temporaries / xla_temp if xla_temp else math.inf
     bound = arena.size / arena.lower_bound if arena.lower_bound else 1.0
     iree = iree_transient_bytes(text)
-    iree_ratio = "-" if not iree else f"{arena.temporaries_size / iree:.2f}"
+    iree_ratio = "-" if not iree else f"{temporaries / iree:.2f}"
+    accy_ms = _best_ms(lambda: executable["main"](*leaves), repeat)
+    placed = [jax.device_put(a, device) for a in leaves]
+    fresh = bool(donate)  # XLA takes donated buffers: fresh copies each call, timed with it
+
+    def xla_call():
+        arguments = [jax.device_put(a, device) for a in leaves] if fresh else placed
+        for out in xla.execute(arguments):
+            out.block_until_ready()
+
+    xla_ms = _best_ms(xla_call, repeat)
     return [
         name,
-        str(arena.temporaries_size),
+        str(temporaries),
         str(xla_temp),
         "-" if iree is None else str(iree),
         f"{ratio:.2f}",
         iree_ratio,
+        f"{accy_total / xla_total:.2f}",
         f"{bound:.2f}",
         "correct" if right else "WRONG",
         f"{seconds:.1f}",
+        f"{accy_ms:.2f}",
+        f"{xla_ms:.2f}",
     ]
 
 
@@ -307,6 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--programs", help="comma-separated names (default: all)")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--repeat", type=int, default=10, help="timed calls per program")
     args = parser.parse_args(argv)
     os.environ["ACCY_CACHE"] = "0"
     import jax
@@ -316,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     names = args.programs.split(",") if args.programs else list(table)
     rows = []
     for name in names:
-        rows.append(measure(name, table[name]))
+        rows.append(measure(name, table[name], args.repeat))
         print("  ".join(rows[-1]), file=sys.stderr, flush=True)
     header = [
         "program",
@@ -325,20 +364,35 @@ def main(argv: list[str] | None = None) -> int:
         "iree transient B",
         "accy/xla",
         "accy/iree",
+        "footprint accy/xla",
         "arena/lb",
         "result",
         "compile s",
+        "accy ms",
+        "xla ms",
     ]
     print_table(header, rows, args.markdown)
     print()
     for column, peer in ((4, "XLA"), (5, "IREE")):
         kept = [float(r[column]) for r in rows if r[column] not in ("-", "inf")]
         if kept:
-            mean = math.exp(sum(map(math.log, kept)) / len(kept))
+            positive = [k for k in kept if k > 0]
+            mean = math.exp(sum(map(math.log, positive)) / len(positive)) if positive else 0.0
             below = sum(k <= 1 for k in kept)
             print(
-                f"geomean accy/{peer.lower()} {mean:.2f}; at or below {peer} on {below} of {len(rows)}"
+                f"accy/{peer.lower()}: at or below {peer} on {below} of {len(rows)}; geomean "
+                f"{mean:.2f} over the {len(positive)} where accy's is not 0"
             )
+    totals = [float(r[6]) for r in rows if r[6] != "-"]
+    if totals:
+        mean = math.exp(sum(map(math.log, totals)) / len(totals))
+        print(
+            f"footprint (arguments + outputs not aliased + temporaries) accy/xla: geomean {mean:.2f}"
+        )
+    times = [float(r[11]) / float(r[10]) for r in rows if r[10] != "-"]
+    if times:
+        mean = math.exp(sum(map(math.log, times)) / len(times))
+        print(f"time xla/accy: geomean {mean:.2f} (> 1: accy faster)")
     return 0
 
 

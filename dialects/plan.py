@@ -53,8 +53,9 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
+from xdsl.dialects.func import FuncOp
 from xdsl.dialects.utils import EnumAttribute
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -105,6 +106,24 @@ PLANNED = "accy.planned"
 
 OUTPUT = "accy.output"
 """The argument attribute of an out-parameter: the index of the result it receives."""
+
+DONOR = "accy.donor"
+"""(CPU) The argument attribute of an out-parameter that takes a donated parameter's buffer
+over: that parameter's index. The caller may pass that parameter's array as this
+out-parameter (it is read no more once the out-parameter is first written)."""
+
+
+def donor_of(value: SSAValue) -> SSAValue | None:
+    """The parameter an out-parameter takes over (`accy.donor`), or None."""
+    if not isinstance(value, BlockArgument):
+        return None
+    function = value.block.parent_op()
+    if not isinstance(function, FuncOp) or function.arg_attrs is None:
+        return None
+    entry = function.arg_attrs.data[value.index].data.get(DONOR)
+    if not isinstance(entry, IntegerAttr):
+        return None
+    return function.body.block.args[entry.value.data]
 
 
 def buffer_type(t: TensorType, space: MemorySpace) -> MemRefType:

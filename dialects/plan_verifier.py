@@ -17,8 +17,10 @@ Lowering reads only the planned form, so a planned module written by hand is hel
   a copy (CPU), or on the device arena's copy of it (CUDA, a donated one included).
 - Every out-parameter has a writer: a kernel's outs or a copy's target. Otherwise the
   seed's `MissingOutputWriter` text, located at the function.
+- An out-parameter's `accy.donor` (CPU) names a donated parameter of its type, each once:
+  the two may be one array, so writing the out-parameter clobbers the parameter (below).
 - A view of an arena in an out-parameter's bytes (CPU scratch) is dead before the first
-  op that touches that out-parameter (a loop's ops count at its start).
+  op that touches that out-parameter or its donor (a loop's ops count at its start).
 - No two buffers live at the same time overlap in address. Liveness is read from the IR:
   a buffer is live from the first to the last op of the function's body that touches it
   (a kernel or a copy, at its position in the body; anything inside an `accy.loop` or an
@@ -29,8 +31,8 @@ Lowering reads only the planned form, so a planned module written by hand is hel
 - Every read sees a written value: each kernel input, copy source and while-loop flag is a
   parameter, a constant (`accy.global`), or a buffer that an earlier kernel or copy wrote
   with no write between clobbering it. A write clobbers every other buffer that shares
-  bytes with it (views of one arena, and an out-parameter with the views of an arena in
-  it); a kernel reads its ins before it writes, so in-place reuse reads the old buffer
+  bytes with it (views of one arena, an out-parameter with the views of an arena in it
+  and with its donor); a kernel reads its ins before it writes, so in-place reuse reads the old buffer
   before the new one takes its bytes; workspaces are scratch, whose writes clobber what they overlap and which hold nothing afterwards. In a loop a
   value counts as written at the loop's start only if it is written before the loop and
   still at the end of the body (the previous iteration); after an `accy.loop` of at least
@@ -83,6 +85,7 @@ def verify_planned_function(function: func.FuncOp, target: str | None = None) ->
     _check_signature(function)
     _check_kernels(function)
     _check_parameters_unwritten(function)
+    _check_donors(function)
     _check_outputs(function)
     _check_overlaps(function)
     _check_reads(function)
@@ -235,6 +238,39 @@ def _check_parameters_unwritten(function: func.FuncOp) -> None:
                 )
 
 
+def _check_donors(function: func.FuncOp) -> None:
+    """An out-parameter's `accy.donor` names a donated parameter of its type, each
+    parameter once."""
+    parameters = _parameters(function)
+    attrs = function.arg_attrs.data if function.arg_attrs is not None else ()
+    taken: dict[int, SSAValue] = {}
+    for arg, _ in _out_parameters(function):
+        entry = attrs[arg.index].data.get(plan.DONOR)  # type: ignore[attr-defined]
+        if entry is None:
+            continue
+        index = entry.value.data if isinstance(entry, IntegerAttr) else -1
+        if not 0 <= index < len(parameters):
+            raise AccyVerifyError(
+                f"{plan.DONOR} of out-parameter {_name(arg)} is {entry}, not the index of a "
+                "parameter",
+                function.location,
+            )
+        donor = parameters[index]
+        if "accy.donated" not in attrs[index].data or donor.type != arg.type:
+            raise AccyVerifyError(
+                f"out-parameter {_name(arg)} takes over {_name(donor)} ({plan.DONOR}), which "
+                f"is not a donated parameter of its type {arg.type}",
+                function.location,
+            )
+        if index in taken:
+            raise AccyVerifyError(
+                f"out-parameters {_name(taken[index])} and {_name(arg)} both take over "
+                f"{_name(donor)} ({plan.DONOR}); a parameter's buffer goes to one result",
+                function.location,
+            )
+        taken[index] = arg
+
+
 def _check_outputs(function: func.FuncOp) -> None:
     written: set[SSAValue] = set()
     for op in function.body.walk():
@@ -309,8 +345,11 @@ def _check_overlaps(function: func.FuncOp) -> None:
                     first_touch[value] = (at, op)
     for value, entry in live.items():
         backing = entry.view.arena.owner.backing  # type: ignore[attr-defined]
-        if backing is not None and backing in first_touch:
-            at, toucher = first_touch[backing]
+        if backing is None:
+            continue
+        touches = [first_touch[v] for v in (backing, plan.donor_of(backing)) if v in first_touch]
+        if touches:
+            at, toucher = min(touches, key=lambda touch: touch[0])
             if at <= entry.end:
                 raise AccyVerifyError(
                     f"'accy.view' op {_name(value)} (live [{entry.start}, {entry.end}]) lies "
@@ -395,8 +434,12 @@ class _Effect:
 
 def _extent(value: SSAValue) -> tuple[SSAValue, int, int | None]:
     """The memory a buffer occupies: (the allocation it is part of, first byte, end byte
-    or None for all of it). Views share their arena's bytes; every other buffer (an
-    argument, an alloc, a global) is an allocation of its own."""
+    or None for all of it). Views share their arena's bytes, an out-parameter its donor's
+    (`accy.donor`); every other buffer (an argument, an alloc, a global) is an allocation
+    of its own."""
+    donor = plan.donor_of(value)
+    if donor is not None:
+        return donor, 0, None
     owner = value.owner
     if isinstance(owner, plan.ViewOp):
         start = owner.offset.value.data

@@ -20,17 +20,21 @@ body, the input is written in that body (a value from before the loop is read ag
 the next iteration) and not yielded (it is copied into a carried buffer after the body's
 last work item). The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
-arena's copy of it on a device target (the host's array is copied in and never written); a
-host target does not reuse parameters (see below). The caller's arrays are not written on
-either.
+arena's copy of it on a device target (the host's array is copied in and never written); on
+a host target only a result takes one over: the caller's array becomes that result
+(`donors`, see below). The caller's other arrays are not written on either.
 
 The plan is the target's (`Target.device_memory`): on a device target (CUDA) the arena
 holds every device_global slot; on a host target (the CPU), whose kernels read parameters
 from the caller's arrays, write results into the caller's out-parameters and read constants
 from globals, it holds the temporaries only and the target's workspaces. In-place reuse
-there is of temporaries only, by a
-temporary or by a result of the same type, which then holds the temporary in its
-out-parameter (`in_outputs`): the chain of buffers a result takes over is not in the arena.
+there is of a temporary, by a temporary or by a result of the same type, which then holds
+the temporary in its out-parameter (`in_outputs`): the chain of buffers a result takes over
+is not in the arena; and of a donated parameter by a result of its type (`donors`): the
+caller passes that parameter's array as the result's out-parameter where it can (a
+writeable, contiguous array of the type that no other argument shares), else a fresh one.
+Temporaries that die before anything touches a result's out-parameter lie in its bytes
+(`output_arenas`), as XLA lets temporaries share an output's allocation.
 
 Dynamic slots: with `rows` given they are planned at the largest row count (an upper
 bound); otherwise they stay out of the arena as separate allocations.
@@ -119,6 +123,9 @@ class FunctionArena:
     in_outputs: dict[int, int] = field(default_factory=dict)
     """(CPU) Temporary slot id → the result slot whose out-parameter holds it (the result
     takes its buffer over in place)."""
+    donors: dict[int, int] = field(default_factory=dict)
+    """(CPU) Result slot id → the donated parameter slot whose buffer it takes over in place:
+    the caller's array becomes the result (`accy.donor` on the out-parameter)."""
     output_arenas: dict[int, OutputArena] = field(default_factory=dict)
     """(CPU) Result slot id → the arena in its out-parameter (temporaries that die before
     anything touches it)."""
@@ -414,12 +421,15 @@ def plan_arena(
             sizes[slot.id] = size
     host = not options.planned_for.device_memory  # the caller's arrays are not the arena's
     reuses = _in_place_pairs(schedule, buffers, liveness, sizes, host)
-    if host:  # reuse of temporaries only, by a temporary or a result of the same type
+    if host:  # of a temporary by a temporary or a result, of a donated parameter by a result
         reuses = {
             out: source
             for out, source in reuses.items()
-            if buffers.slots[source].is_temporary
-            and buffers.slots[out].value.type == buffers.slots[source].value.type
+            if buffers.slots[out].value.type == buffers.slots[source].value.type
+            and (
+                buffers.slots[source].is_temporary
+                or (_donated_parameter(buffers.slots[source]) and buffers.slots[out].role.output)
+            )
         }
 
     for name, arena in functions.items():
@@ -429,6 +439,13 @@ def plan_arena(
             buffer_of = {s: buffer_of[b] for s, b in buffer_of.items()}
         hosts: dict[int, OutputArena] = {}
         if host:
+            arena.donors = {
+                s.id: buffer_of[s.id]
+                for s in owned
+                if s.role.output
+                and buffer_of[s.id] != s.id
+                and buffers.slots[buffer_of[s.id]].role.input
+            }
             everything = owned
             owned = _host_arena_slots(arena, owned, buffer_of)
             hosts = _output_hosts(arena, everything, buffer_of, liveness, sizes)

@@ -157,14 +157,32 @@ class FunctionPlanner(ABC):
                 k: v for k, v in entries.items() if k in KEPT_ARG_ATTRS or not k.startswith("accy.")
             }
             arg_attrs.append(DictionaryAttr(kept))  # the planning passes' annotations go
+        donors = self._donors(returned)
         for index in range(len(results)):
-            arg_attrs.append(DictionaryAttr({plan.OUTPUT: IntegerAttr(index, i64)}))
+            entries = {plan.OUTPUT: IntegerAttr(index, i64)}
+            if index in donors:
+                entries[plan.DONOR] = IntegerAttr(donors[index], i64)
+            arg_attrs.append(DictionaryAttr(entries))
         function.arg_attrs = ArrayAttr(arg_attrs)
         for arg, value in zip(self.inputs, self.source.body.block.args):
             arg.name_hint = value.name_hint
         for index, arg in enumerate(self.outputs):
             arg.name_hint = f"out{index}"
         return function
+
+    def _donors(self, returned: list[SSAValue]) -> dict[int, int]:
+        """Out-parameter index → the donated parameter (its index) whose buffer the result
+        takes over (`ArenaPlan`'s `donors`: the CPU's), each parameter once."""
+        donors: dict[int, int] = {}
+        seen: set[int] = set()  # a result returned twice: its first out-parameter
+        for index, value in enumerate(returned):
+            slot = self.slot(value).id
+            donor = self.arena_plan.donors.get(slot)
+            if donor is not None and slot not in seen:
+                parameter = self.buffers.slots[donor].value
+                donors[index] = self.source.body.block.args.index(parameter)  # type: ignore[arg-type]
+            seen.add(slot)
+        return donors
 
     def _returned(self) -> list[SSAValue]:
         terminator = self.source.body.block.last_op

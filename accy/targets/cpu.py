@@ -30,6 +30,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from accy import compile_cache, mlir_bridge
+from accy.dialects import plan
 from accy.dtypes import tensor_spec
 from accy.passes.dynamic_rows import row_binding
 from accy.passes.lower.host import planned_functions
@@ -69,6 +70,11 @@ def cpu_signature(planned: func.FuncOp) -> CpuSignature:
         tuple(tensor_spec(t) for t in function.function_type.outputs),
         row_binding(function),
         max_rows_of(planned),
+        tuple(
+            None if (donor := plan.donor_of(a)) is None else donor.index  # type: ignore[attr-defined]
+            for a in planned.body.block.args
+            if plan.OUTPUT in planned.arg_attrs.data[a.index].data  # type: ignore[union-attr]
+        ),
     )
 
 

@@ -105,6 +105,9 @@ class CpuSignature:
     """`(argument, dim)` whose size is the call's row count (None: no `?` dims)."""
     max_rows: int | None
     """The most rows a call may bind (None: any), from the plan's dynamic views."""
+    donors: tuple[int | None, ...] = ()
+    """Per result, the donated parameter whose array may become it (`accy.donor`), or
+    None; empty: none."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +116,7 @@ class CpuSignature:
             "results": [r.to_json() for r in self.results],
             "binding": None if self.binding is None else list(self.binding),
             "max_rows": self.max_rows,
+            "donors": list(self.donors),
         }
 
     @staticmethod
@@ -124,6 +128,7 @@ class CpuSignature:
             tuple(TensorSpec.from_json(r) for r in data["results"]),
             None if binding is None else (binding[0], binding[1]),
             data["max_rows"],
+            tuple(data.get("donors", ())),
         )
 
     @property
@@ -204,13 +209,48 @@ class CpuFunction:
             for r in self.signature.results
         ]
 
+    def _outputs(self, arrays: Sequence[np.ndarray], donate: bool) -> tuple[np.ndarray, ...]:
+        """The out-parameters of a call on `arrays` (checked to fit): fresh arrays, but
+        when the call `donate`s, a result that takes a donated parameter over
+        (`CpuSignature.donors`) is that argument's array where it is writeable and shares
+        no memory with another argument."""
+        outputs = []
+        for index, spec in enumerate(self.signature.results):
+            donor = self.signature.donors[index] if donate and self.signature.donors else None
+            array = None if donor is None else arrays[donor]
+            if (
+                array is not None
+                and array.flags.writeable
+                and not any(
+                    np.may_share_memory(array, other)
+                    for i, other in enumerate(arrays)
+                    if i != donor
+                )
+            ):
+                outputs.append(array)
+            else:
+                outputs.append(np.empty(spec.shape, spec.dtype))  # type: ignore[arg-type]
+        return tuple(outputs)
+
     def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
+        """The results of the function on `arrays`, which it does not write."""
         if keywords:
             raise positional_only(self.name, keywords)
+        return self._call(arrays, donate=False)
+
+    def donating(self, *arrays: Any) -> tuple[np.ndarray, ...]:
+        """The results of the function on `arrays`, giving up the arrays of the parameters
+        the program donates (`accy.donated`, JAX's `donate_argnums`): a result of a
+        donated parameter's type, planned to take its buffer over, is written into that
+        array (a C-contiguous, writeable numpy array of the parameter's dtype and shape
+        that no other argument shares) and returned; the array's old contents are gone."""
+        return self._call(arrays, donate=True)
+
+    def _call(self, arrays: Sequence[Any], donate: bool) -> tuple[np.ndarray, ...]:
         code = self.executable.jit
         if self._strides is not None and _fits(arrays, self.signature.params, self._strides):
             results = self.signature.results
-            outputs = tuple(np.empty(r.shape, r.dtype) for r in results)  # type: ignore[arg-type]
+            outputs = self._outputs(arrays, donate)
             if self._prepared is None:
                 shapes = [p.shape for p in (*self.signature.params, *results)]
                 self._prepared = code.prepared_call(self.name, shapes)  # type: ignore[arg-type]

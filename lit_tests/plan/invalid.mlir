@@ -278,3 +278,34 @@ func.func @scratch_too_large(%out0: memref<4xf32, #accy.space<host>> {accy.outpu
   %scratch = accy.arena alignment 16 in %out0 : memref<4xf32, #accy.space<host>> : memref<64xi8, #accy.space<host>>
   func.return
 }
+
+// -----
+
+// An out-parameter that takes over a parameter the caller does not donate.
+// expected-error @+1 {{out-parameter %out0 takes over %x (accy.donor), which is not a donated parameter of its type memref<4xf32, #accy.space<host>>}}
+func.func @not_donated(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64, accy.donor = 0 : i64}) attributes {accy.planned} {
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %y = accy.negate %t : tensor<4xf32>
+    accy.yield %y : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A donated parameter read after the out-parameter that takes it over is written.
+func.func @read_after_donor_written(%x: memref<4xf32, #accy.space<host>> {accy.donated}, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64, accy.donor = 0 : i64}, %out1: memref<4xf32, #accy.space<host>> {accy.output = 1 : i64}) attributes {accy.planned} {
+  accy.kernel 0 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %y = accy.negate %t : tensor<4xf32>
+    accy.yield %y : tensor<4xf32>
+  }
+  // expected-error @+1 {{'accy.kernel' op 1 reads %x (ins #0) after 'accy.kernel' op 0 wrote %out0 over its bytes (a write clobbers every buffer that shares its bytes)}}
+  accy.kernel 1 "elementwise" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out1 : memref<4xf32, #accy.space<host>>) {
+  ^bb0(%t: tensor<4xf32>):
+    %y = accy.exponential %t : tensor<4xf32>
+    accy.yield %y : tensor<4xf32>
+  }
+  func.return
+}

@@ -182,10 +182,19 @@ class FunctionLowering(HostLowering):
 
     def lower(self) -> func.FuncOp:
         function = super().lower()
-        # Parameters and results are distinct arrays (results are fresh; inputs are only
-        # read), so LLVM may vectorize the loops without runtime overlap checks.
+        # Parameters and results are distinct arrays (results are fresh or a donated
+        # parameter's, inputs are only read), so LLVM may vectorize the loops without
+        # runtime overlap checks; an out-parameter and its donor may be one array.
+        aliased: set[int] = set()
+        for arg in self.planned.body.block.args:
+            donor = plan.donor_of(arg)
+            if donor is not None:
+                aliased.update((arg.index, donor.index))  # type: ignore[attr-defined]
         function.arg_attrs = ArrayAttr(
-            [DictionaryAttr({NOALIAS: UnitAttr()}) for _ in function.function_type.inputs]
+            [
+                DictionaryAttr({} if index in aliased else {NOALIAS: UnitAttr()})
+                for index in range(len(function.function_type.inputs))
+            ]
         )
         return function
 
