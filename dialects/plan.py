@@ -113,6 +113,16 @@ over: that parameter's index. The caller may pass that parameter's array as this
 out-parameter (it is read no more once the out-parameter is first written)."""
 
 
+def is_output(value: SSAValue) -> bool:
+    """Whether `value` is an out-parameter of a planned function (`accy.output`)."""
+    if not isinstance(value, BlockArgument):
+        return False
+    function = value.block.parent_op()
+    if not isinstance(function, FuncOp) or function.arg_attrs is None:
+        return False
+    return OUTPUT in function.arg_attrs.data[value.index].data
+
+
 def donor_of(value: SSAValue) -> SSAValue | None:
     """The parameter an out-parameter takes over (`accy.donor`), or None."""
     if not isinstance(value, BlockArgument):

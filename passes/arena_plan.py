@@ -21,8 +21,8 @@ the next iteration) and not yielded (it is copied into a carried buffer after th
 last work item). The two slots
 then share one buffer whose interval covers both. A donated parameter's buffer is the
 arena's copy of it on a device target (the host's array is copied in and never written); on
-a host target only a result takes one over: the caller's array becomes that result
-(`donors`, see below). The caller's other arrays are not written on either.
+a host target planned with `donate` only a result takes one over: the caller's array
+becomes that result (`donors`, see below). The caller's other arrays are never written.
 
 The plan is the target's (`Target.device_memory`): on a device target (CUDA) the arena
 holds every device_global slot; on a host target (the CPU), whose kernels read parameters
@@ -30,9 +30,10 @@ from the caller's arrays, write results into the caller's out-parameters and rea
 from globals, it holds the temporaries only and the target's workspaces. In-place reuse
 there is of a temporary, by a temporary or by a result of the same type, which then holds
 the temporary in its out-parameter (`in_outputs`): the chain of buffers a result takes over
-is not in the arena; and of a donated parameter by a result of its type (`donors`): the
-caller passes that parameter's array as the result's out-parameter where it can (a
-writeable, contiguous array of the type that no other argument shares), else a fresh one.
+is not in the arena; and, planned with `donate`, of a donated parameter by a result of its
+type (`donors`, preferred to a temporary): a call passes that parameter's array as the
+result's out-parameter where it can (a writeable, contiguous array of the type that no
+other argument shares), else a fresh one.
 Temporaries that die before anything touches a result's out-parameter lie in its bytes
 (`output_arenas`), as XLA lets temporaries share an output's allocation.
 
@@ -254,6 +255,7 @@ def _in_place_pairs(
     liveness: Liveness,
     sizes: dict[int, int],
     host: bool,
+    donate: bool,
 ) -> dict[int, int]:
     """Output slot → input slot whose buffer it takes over (see the module docstring)."""
     reuses: dict[int, int] = {}
@@ -271,7 +273,10 @@ def _in_place_pairs(
         out = buffers.get_slot(item.outputs[0])
         if out is None or out.id not in sizes or out.role.input or out.role.constant:
             continue
-        for value in item.inputs:
+        inputs = list(item.inputs)
+        if donate and out.role.output:  # a donated array first: it becomes the result
+            inputs.sort(key=lambda v: not _donated_parameter(buffers.get_slot(v) or out))
+        for value in inputs:
             source = buffers.get_slot(value)
             if (
                 source is None
@@ -420,7 +425,8 @@ def plan_arena(
         else:
             sizes[slot.id] = size
     host = not options.planned_for.device_memory  # the caller's arrays are not the arena's
-    reuses = _in_place_pairs(schedule, buffers, liveness, sizes, host)
+    donate = host and options.donate
+    reuses = _in_place_pairs(schedule, buffers, liveness, sizes, host, donate)
     if host:  # of a temporary by a temporary or a result, of a donated parameter by a result
         reuses = {
             out: source
@@ -428,7 +434,11 @@ def plan_arena(
             if buffers.slots[out].value.type == buffers.slots[source].value.type
             and (
                 buffers.slots[source].is_temporary
-                or (_donated_parameter(buffers.slots[source]) and buffers.slots[out].role.output)
+                or (
+                    donate
+                    and _donated_parameter(buffers.slots[source])
+                    and buffers.slots[out].role.output
+                )
             )
         }
 

@@ -38,6 +38,7 @@ _KINDS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "pack_budget_ms": (Real, "a number"),
     "pack_workers": (Integral, "an integer"),
     "target": (str, "a target's name"),
+    "donate": (bool, "True or False"),
 }
 """The type of each option's value (of each element, for `rows` and `families`), and
 what an error says it expects."""
@@ -63,6 +64,11 @@ class PlanOptions:
     pack_budget_ms: float = DEFAULT_PACK_BUDGET_MS
     pack_workers: int = 1
     check_arena: bool = False
+    donate: bool = False
+    """(CPU) Results take donated parameters' buffers over (`accy.donor`): a call writes
+    them into the caller's donated arrays, which it gives up, as JAX's donation does;
+    otherwise the caller's arrays are never written, and results that are written last
+    hold temporaries in their out-parameters instead."""
     target: str = DEFAULT_TARGET
     """The name of the target planned for (`accy.targets.TARGETS`); planning reads its
     facts through `planned_for`."""

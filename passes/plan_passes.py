@@ -264,6 +264,9 @@ class PlanArenaPass(AnnotatingPass):
     - rows: plan dynamic slots at the largest of these row counts (an upper bound);
       without rows they are separate allocations.
     - check: validate the placement (no overlap, alignment, coverage).
+    - donate: (CPU) results take donated parameters' buffers over, so a call writes them
+      into the caller's donated arrays (default false: the caller's arrays are never
+      written).
     - target: the target planned for (default cpu, as everywhere): a device target's arena
       holds every device buffer, a host target's the temporaries.
     """
@@ -275,6 +278,7 @@ class PlanArenaPass(AnnotatingPass):
     pack_workers: int | None = None
     rows: tuple[int, ...] | None = None
     check: bool = False
+    donate: bool = False
     target: str | None = None
 
     def plan_options(self):
@@ -285,6 +289,7 @@ class PlanArenaPass(AnnotatingPass):
             "pack_workers": self.pack_workers,
             "rows": self.rows,
             "check_arena": self.check or None,
+            "donate": self.donate or None,
         }
 
     def annotations(self, manager, module):

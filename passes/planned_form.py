@@ -194,6 +194,7 @@ class PlanPass(ModulePass):
     pack_budget_ms: int | float | None = None  # the pipeline syntax reads `20` as an int
     pack_workers: int | None = None
     check: bool = False
+    donate: bool = False
 
     preserves_all_analyses: ClassVar[bool] = False
 
@@ -213,6 +214,7 @@ class PlanPass(ModulePass):
             pack_workers=self.pack_workers,
             rows=self.rows,
             check=self.check,
+            donate=self.donate,
             target=self.target,
         )
         manager = analysis_manager(ctx, op)

@@ -70,12 +70,16 @@ def cpu_signature(planned: func.FuncOp) -> CpuSignature:
         tuple(tensor_spec(t) for t in function.function_type.outputs),
         row_binding(function),
         max_rows_of(planned),
-        tuple(
-            None if (donor := plan.donor_of(a)) is None else donor.index  # type: ignore[attr-defined]
-            for a in planned.body.block.args
-            if plan.OUTPUT in planned.arg_attrs.data[a.index].data  # type: ignore[union-attr]
-        ),
+        _donors(planned),
     )
+
+
+def _donors(planned: func.FuncOp) -> tuple[int | None, ...]:
+    """Per result, the parameter whose array it takes over (`accy.donor`); empty where the
+    plan gives it none."""
+    outputs = [a for a in planned.body.block.args if plan.is_output(a)]
+    donors = tuple(getattr(plan.donor_of(a), "index", None) for a in outputs)
+    return donors if any(d is not None for d in donors) else ()
 
 
 def build(

@@ -106,8 +106,8 @@ class CpuSignature:
     max_rows: int | None
     """The most rows a call may bind (None: any), from the plan's dynamic views."""
     donors: tuple[int | None, ...] = ()
-    """Per result, the donated parameter whose array may become it (`accy.donor`), or
-    None; empty: none."""
+    """Per result, the donated parameter whose array may become it (`accy.donor`, planned
+    with `donate`), or None; empty: none."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -233,18 +233,14 @@ class CpuFunction:
         return tuple(outputs)
 
     def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
-        """The results of the function on `arrays`, which it does not write."""
+        """The results of the function on `arrays`. It writes none of them, but in a
+        program planned with `donate`: a result of a donated parameter's type, planned to
+        take its buffer over, is written into that parameter's array (a C-contiguous,
+        writeable numpy array of its dtype and shape that no other argument shares) and
+        returned, the array's old contents gone, as JAX's donation gives buffers up."""
         if keywords:
             raise positional_only(self.name, keywords)
-        return self._call(arrays, donate=False)
-
-    def donating(self, *arrays: Any) -> tuple[np.ndarray, ...]:
-        """The results of the function on `arrays`, giving up the arrays of the parameters
-        the program donates (`accy.donated`, JAX's `donate_argnums`): a result of a
-        donated parameter's type, planned to take its buffer over, is written into that
-        array (a C-contiguous, writeable numpy array of the parameter's dtype and shape
-        that no other argument shares) and returned; the array's old contents are gone."""
-        return self._call(arrays, donate=True)
+        return self._call(arrays, donate=bool(self.signature.donors))
 
     def _call(self, arrays: Sequence[Any], donate: bool) -> tuple[np.ndarray, ...]:
         code = self.executable.jit

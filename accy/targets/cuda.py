@@ -94,12 +94,6 @@ class CudaFunction:
         self.last_seconds: float | None = None
         """Wall time of the last call (copies in, kernels, copies out)."""
 
-    def donating(self, *arrays: Any) -> tuple[np.ndarray, ...]:
-        """As a call: the device arena holds its own copy of a donated parameter, which a
-        result takes over there, so no host array is written (the CPU's `donating` writes
-        results into the donated arrays)."""
-        return self(*arrays)
-
     def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
         if keywords:
             raise positional_only(self.name, keywords)

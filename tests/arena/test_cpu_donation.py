@@ -1,8 +1,8 @@
-"""Donated parameters on the CPU: a result that takes a donated parameter's buffer over in
-place (an optimizer's `p - lr * g`) is planned with `accy.donor` on its out-parameter; a
-call through `donating` writes it into the caller's array and returns that array, a plain
-call writes no argument, and an array that cannot be given up (read-only, or shared with
-another argument) gets a fresh result."""
+"""Donated parameters on the CPU, planned with `donate=True`: a result that takes a donated
+parameter's buffer over in place (an optimizer's `p - lr * g`) is planned with `accy.donor`
+on its out-parameter, and a call writes it into the caller's array and returns that array;
+an array that cannot be given up (read-only, or shared with another argument) gets a fresh
+result. Without `donate` no argument is ever written."""
 
 from __future__ import annotations
 
@@ -29,28 +29,30 @@ def _arrays() -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_the_update_is_planned_to_take_the_parameter_over():
-    executable = accy.compile(accy.parse(STEP), target="cpu")
+    executable = accy.compile(accy.parse(STEP), target="cpu", donate=True)
     assert "accy.output = 0 : i64, accy.donor = 0 : i64" in str(executable.planned)
     assert executable.step.signature.donors == (0, None)
     signature = executable.step.signature
     assert CpuSignature.from_json(signature.to_json()) == signature
 
 
-def test_a_donating_call_writes_the_result_into_the_donated_array():
+def test_a_call_writes_the_result_into_the_donated_array():
     module = accy.parse(STEP)
-    step = accy.compile(module, target="cpu").step
+    step = accy.compile(module, target="cpu", donate=True).step
     p, g = _arrays()
     want = run(module, "step", p.copy(), g.copy())
     given = p
-    q, n = step.donating(p, g)
+    q, n = step(p, g)
     assert q is given  # the caller's array, now holding the result
     np.testing.assert_allclose(q, want[0], rtol=1e-6)
     np.testing.assert_allclose(n, want[1], rtol=1e-5)
 
 
-def test_a_plain_call_writes_no_argument():
+def test_without_donate_no_argument_is_written():
     module = accy.parse(STEP)
-    step = accy.compile(module, target="cpu").step
+    executable = accy.compile(module, target="cpu")
+    assert "accy.donor" not in str(executable.planned)
+    step = executable.step
     p, g = _arrays()
     before = p.copy()
     q, _ = step(p, g)
@@ -62,7 +64,7 @@ def test_a_plain_call_writes_no_argument():
 @pytest.mark.parametrize("case", ["read-only", "shared", "passed twice"])
 def test_an_array_that_cannot_be_given_up_gets_a_fresh_result(case):
     module = accy.parse(STEP)
-    step = accy.compile(module, target="cpu").step
+    step = accy.compile(module, target="cpu", donate=True).step
     p, g = _arrays()
     if case == "read-only":
         p.setflags(write=False)
@@ -73,7 +75,7 @@ def test_an_array_that_cannot_be_given_up_gets_a_fresh_result(case):
         g = p
     before = p.copy()
     want = run(module, "step", before, g.copy() if g is not p else before)
-    q, n = step.donating(p, g)
+    q, n = step(p, g)
     assert q is not p
     np.testing.assert_array_equal(p, before)
     np.testing.assert_allclose(q, want[0], rtol=1e-6)
@@ -83,7 +85,5 @@ def test_an_array_that_cannot_be_given_up_gets_a_fresh_result(case):
 def test_the_cuda_target_takes_its_own_arena_copy_over():
     # The device arena holds a copy of the donated parameter: donating writes no host array.
     module = accy.parse(STEP)
-    planned = str(accy.compile(module, target="cpu").planned)
-    assert "accy.donor" in planned
-    prepared = accy.prepare(module, target="cuda")
+    prepared = accy.prepare(module, target="cuda", donate=True)
     assert prepared.arena.functions["step"].donors == {}
