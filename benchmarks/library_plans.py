@@ -14,7 +14,7 @@ same StableHLO text compiled for the CPU and IREE's transient memory (`llvm-cpu`
 IREE is installed; `iree_transient_bytes`), accy's arena over its lower bound, both footprints (arguments + outputs not aliased to
 an argument + temporaries: XLA reuses donated arguments' buffers for results; accy's CPU
 target does so where the program is compiled with `donate=True`, "donating", and else
-writes fresh results, which then hold temporaries), the fastest of `--repeat` calls of each (XLA's with
+writes fresh results, which then hold temporaries), the median of `--repeat` calls of each (XLA's with
 fresh copies of donated arguments, timed with it), and whether accy's outputs equal JAX's (rtol 1e-4, atol 1e-5; for optimizer steps atol is the
 learning rate: adaptive optimizers normalise each gradient, so an element whose gradient
 is at rounding level steps by up to the learning rate either way in any implementation;
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 from models import iree_transient_bytes
-from timing import print_table
+from timing import geomean, median_time, print_table
 
 
 def classifier_step(apply, optimizer):
@@ -260,17 +260,6 @@ searches in float32 end a few iterations apart (accy, its reference and JAX each
 7e-4 of the exact minimiser)."""
 
 
-def _best_ms(call, repeat: int) -> float:
-    """The fastest of `repeat` calls, in milliseconds (after one warm-up call)."""
-    call()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1e3
-
-
 def measure(name: str, build, repeat: int) -> list[str]:
     """One row: temporaries, footprints, arena over its bound, agreement with JAX, times."""
     import jax
@@ -328,7 +317,7 @@ def measure(name: str, build, repeat: int) -> list[str]:
     bound = arena.size / arena.lower_bound if arena.lower_bound else 1.0
     iree = iree_transient_bytes(text)
     iree_ratio = "-" if not iree else f"{temporaries / iree:.2f}"
-    accy_ms = _best_ms(lambda: executable["main"](*leaves), repeat)
+    accy_ms = median_time(lambda: executable["main"](*leaves), repeat) * 1e3
     placed = [jax.device_put(a, device) for a in leaves]
     fresh = bool(donate)  # XLA takes donated buffers: fresh copies each call, timed with it
 
@@ -337,7 +326,7 @@ def measure(name: str, build, repeat: int) -> list[str]:
         for out in xla.execute(arguments):
             out.block_until_ready()
 
-    xla_ms = _best_ms(xla_call, repeat)
+    xla_ms = median_time(xla_call, repeat) * 1e3
     return [
         name,
         str(temporaries),
@@ -388,28 +377,23 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print_table(header, rows, args.markdown)
     print()
-    for column, peer in ((4, "XLA"), (5, "IREE")):
+    for column, peer in ((4, "XLA"), (5, "IREE")):  # temporaries
         kept = [float(r[column]) for r in rows if r[column] not in ("-", "inf")]
-        if kept:
-            positive = [k for k in kept if k > 0]
-            mean = math.exp(sum(map(math.log, positive)) / len(positive)) if positive else 0.0
-            below = sum(k <= 1 for k in kept)
-            print(
-                f"accy/{peer.lower()}: at or below {peer} on {below} of {len(rows)}; geomean "
-                f"{mean:.2f} over the {len(positive)} where accy's is not 0"
-            )
-    best = [min(float(v) for v in (r[6], r[7]) if v != "-") for r in rows if r[6] != "-"]
-    if best:
-        mean = math.exp(sum(map(math.log, best)) / len(best))
-        below = sum(b <= 1 for b in best)
+        below = sum(k <= 1 for k in kept)
+        mean = geomean(kept)  # of the positive ratios
         print(
-            "footprint (arguments + results not aliased + temporaries) accy/xla, donating where "
-            f"the program donates: geomean {mean:.2f}, at or below XLA on {below} of {len(rows)}"
+            f"accy/{peer.lower()}: at or below {peer} on {below} of {len(rows)}; geomean "
+            f"{0.0 if mean is None else mean:.2f} where accy's is not 0"
         )
+    best = [min(float(v) for v in (r[6], r[7]) if v != "-") for r in rows if r[6] != "-"]
+    below = sum(b <= 1 for b in best)
+    print(
+        "footprint (arguments + results not aliased + temporaries) accy/xla, donating where "
+        f"the program donates: geomean {geomean(best) or 0:.2f}, at or below XLA on {below} "
+        f"of {len(rows)}"
+    )
     times = [float(r[12]) / float(r[11]) for r in rows if r[11] != "-"]
-    if times:
-        mean = math.exp(sum(map(math.log, times)) / len(times))
-        print(f"time xla/accy: geomean {mean:.2f} (> 1: accy faster)")
+    print(f"time xla/accy: geomean {geomean(times) or 0:.2f} (> 1: accy faster)")
     return 0
 
 
