@@ -86,6 +86,7 @@ from accy.mlir_bridge.stablehlo import (
 from accy.passes.constant_fold import fold_constants
 from accy.passes.dot_folds import fold_into_dots
 from accy.passes.loop_invariants import drop_loop_invariants
+from accy.passes.rematerialize import rematerialize
 from accy.passes.sort_prefixes import sort_prefixes
 from accy.shape_values import DYNAMIC, ShapeValues
 from accy.source import program_module
@@ -308,6 +309,7 @@ class _Importer:
         sort_prefixes(module)
         fold_into_dots(module)
         fold_constants(module)
+        rematerialize(module)
         return module
 
     def function(self, name: str, function: UpstreamOp) -> None:

@@ -35,6 +35,9 @@ def accy_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     passes["accy-fold-into-dots"] = lambda: (
         __import__("accy.passes.dot_folds", fromlist=["FoldIntoDotsPass"]).FoldIntoDotsPass
     )
+    passes["accy-rematerialize"] = lambda: (
+        __import__("accy.passes.rematerialize", fromlist=["RematerializePass"]).RematerializePass
+    )
     passes["accy-plan"] = lambda: (
         __import__("accy.passes.planned_form", fromlist=["PlanPass"]).PlanPass
     )

@@ -123,9 +123,9 @@ class AccyOptMain(xDSLOptMain):
             )
         passes_action = _find_action(arg_parser, "passes")
         if passes_action is not None:
-            passes_action.help = (
-                f"{passes_action.help}. `--list-passes` lists them with their options "
-                "(a pass's options go in braces: -p 'accy-plan-arena{alignment=128}')"
+            passes_action.help = (  # the flag first: the pass names wrap at their hyphens
+                "`--list-passes` lists the passes with their options (a pass's options go "
+                f"in braces: -p 'accy-plan-arena{{alignment=128}}'). {passes_action.help}"
             )
         arg_parser.add_argument(
             "-v",
