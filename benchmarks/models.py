@@ -17,6 +17,9 @@ the zoo) in each `--data` folder: by default the zoo (`benchmarks/zoo/data`, wri
   `temp_size_in_bytes` (XLA compiling the same text in this run when JAX is importable,
   else the stored figure) and IREE's transient memory (`iree_transient_bytes`, where IREE
   is installed; `--no-iree` leaves it out), and accy's arena over its lower bound;
+- memory at run time: what one call touched (`touched_bytes`: the rise of the process's
+  peak resident memory, in pages) against what the plan allocates for it (the arena and
+  the results' arrays, "planned");
 - time: XLA's CPU time over accy's (above 1: accy faster), medians of `--repeat` calls,
   XLA running the very same StableHLO text compiled by jaxlib's CPU client on inputs put
   on its device first; without JAX, skipped. Geometric means close the table.
@@ -27,6 +30,7 @@ Needs JAX only for the XLA columns (`pip install -e '.[jax]'`).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import math
 import sys
@@ -192,6 +196,31 @@ def iree_transient_bytes(text: str) -> int | None:
     return found["stream-aggregate"]["execution"]["transient-memory-size"]
 
 
+def _status_bytes(key: str) -> int:
+    """A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def touched_bytes(call) -> int | None:
+    """What one `call()` touched: the rise of the process's peak resident memory (`VmHWM`,
+    reset by writing 5 to `/proc/self/clear_refs`) over what was resident before it, in
+    whole pages, after glibc's `malloc_trim` hands the allocator's free pages back (the
+    outputs it allocates included); None where /proc or glibc does not allow it."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)  # free pages go back: the call touches its own
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        before = _status_bytes("VmRSS")
+        call()
+        return max(0, _status_bytes("VmHWM") - before)
+    except (OSError, KeyError, AttributeError):
+        return None
+
+
 def run_model(model: Model, options: dict, report_stage) -> Outcome:
     """Import, compile, check and time one program (a worker's target)."""
     import traceback
@@ -231,6 +260,8 @@ def run_model(model: Model, options: dict, report_stage) -> Outcome:
     for i, (got, want) in enumerate(zip(outputs, expected, strict=True)):
         if problem := _mismatch(got, want, rtol, atol):
             return Outcome(model.id, "WRONG", f"output #{i}: {problem}", "check", facts=facts)
+    facts["touched"] = touched_bytes(lambda: function(*inputs))
+    facts["planned"] = arena.size + sum(o.nbytes for o in outputs)
     stage = "time"
     report_stage(stage)
     facts["accy_s"] = median_time(lambda: function(*inputs), options["repeat"])
@@ -275,7 +306,8 @@ def _over(ours: int | None, theirs: int | None) -> float | None:
 
 def table(outcomes: list[Outcome], markdown: bool) -> str:
     header = ["program", "result", "accy temp B", "xla temp B", "accy/xla", "iree temp B",
-              "accy/iree", "arena/lb", "accy ms", "xla ms", "xla/accy"]  # fmt: skip
+              "accy/iree", "arena/lb", "touched B", "planned B", "accy ms", "xla ms",
+              "xla/accy"]  # fmt: skip
     rows, temps, iree_temps, arenas, times = [], [], [], [], []
     for o in outcomes:
         f = o.facts
@@ -297,6 +329,8 @@ def table(outcomes: list[Outcome], markdown: bool) -> str:
                 "-" if iree is None else str(iree),
                 ratio(iree_temp),
                 f"{f['arena_ratio']:.3f}" if "arena_ratio" in f else "-",
+                "-" if f.get("touched") is None else str(f["touched"]),
+                "-" if f.get("planned") is None else str(f["planned"]),
                 f"{f['accy_s'] * 1e3:.3f}" if "accy_s" in f else "-",
                 f"{f['xla_s'] * 1e3:.3f}" if "xla_s" in f else "-",
                 ratio(speed),
