@@ -53,6 +53,7 @@ every buffer. `lower_bound <= size`. Output is deterministic.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from accy.dialects import accy as ops
@@ -346,6 +347,16 @@ def _output_hosts(
     return hosts
 
 
+HOST_TRIES = 8
+"""(CPU) The most out-parameters a temporary is tried in (the smallest it fits in first)."""
+
+HOST_BUFFERS = 64
+"""(CPU) The most temporaries one out-parameter holds."""
+
+PLACEMENT_VISITS = HOST_TRIES * (HOST_BUFFERS + 1)
+"""(CPU) The most visits `_place_in_outputs` makes per temporary."""
+
+
 def _place_in_outputs(
     candidates: list[BufferInterval],
     hosts: dict[int, OutputArena],
@@ -353,16 +364,23 @@ def _place_in_outputs(
     meter: WorkMeter,
 ) -> dict[int, int]:
     """(CPU) Place temporaries in the out-parameters' arenas, largest first, each at the
-    lowest aligned offset of the smallest host it fits in beside the temporaries placed
-    there that are live with it; buffer id → its host's result slot, for those placed."""
+    lowest aligned offset of the smallest host it fits in (of the `HOST_TRIES` smallest
+    large enough that are free while it lives, each holding at most `HOST_BUFFERS`) beside
+    the temporaries placed there that are live with it; buffer id → its host's result
+    slot, for those placed."""
     placed: dict[int, list[BufferInterval]] = {result: [] for result in hosts}
     chosen: dict[int, int] = {}
     by_size = sorted(hosts.items(), key=lambda kv: (kv[1].capacity, kv[0]))
+    capacities = [host.capacity for _, host in by_size]
     for buffer in sorted(candidates, key=lambda b: (-b.size, b.start, b.id)):
-        for result, host in by_size:
-            meter.visit()
-            if buffer.end >= host.first_touch or buffer.size > host.capacity:
+        tries = 0
+        for result, host in by_size[bisect_left(capacities, buffer.size) :]:
+            if buffer.end >= host.first_touch or len(placed[result]) >= HOST_BUFFERS:
                 continue
+            if tries == HOST_TRIES:
+                break
+            tries += 1
+            meter.visit(1 + len(placed[result]))
             live = sorted(
                 (
                     other
@@ -558,10 +576,12 @@ def estimate_arena(census: Census, options: PlanOptions) -> WorkBounds:
     packings' work: `PACKINGS_PER_FUNCTION` of `packing_work` per function, and there are at
     most as many functions as operations. The meter counts the work each packing reports
     (`PackResult.work`), so a budget too small for the packing search refuses the plan
-    before it runs."""
+    before it runs. On the CPU, placing temporaries in out-parameters makes at most
+    `PLACEMENT_VISITS` visits per temporary (bounded by values)."""
     packings = checked_mul(PACKINGS_PER_FUNCTION, census.operations, packing_work(options))
+    placements = checked_mul(census.values, PLACEMENT_VISITS)
     return WorkBounds(
-        structural_visits=checked_add(census.values, census.values, packings),
+        structural_visits=checked_add(census.values, census.values, packings, placements),
         retained_entries=checked_mul(2, census.values),
     )
 

@@ -16,7 +16,7 @@ import pytest
 from accy.passes.analysis import Budget, Census, Outcome, WorkBudgetExhausted
 from accy.passes.arena import BufferInterval, check_placement, pack
 from accy.passes.arena.placer import placement_work
-from accy.passes.arena_plan import ARENA, PACKINGS_PER_FUNCTION, packing_work
+from accy.passes.arena_plan import ARENA, PACKINGS_PER_FUNCTION, PLACEMENT_VISITS, packing_work
 from accy.passes.options import PlanOptions
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -127,13 +127,14 @@ def softmax(rows: int) -> ModuleOp:
     return b.finish()
 
 
-def test_the_arena_estimate_covers_the_packings_per_function() -> None:
+def test_the_arena_estimate_covers_the_packings_and_placements_per_function() -> None:
     census = Census(operations=10, values=30)
     for budget_ms in (0.0, 20.0, 500.0):
         options = PlanOptions(pack_budget_ms=budget_ms)
         bounds = ARENA.estimate(census, options)
         packings = PACKINGS_PER_FUNCTION * census.operations * packing_work(options)
-        assert bounds.structural_visits == 2 * census.values + packings
+        placements = census.values * PLACEMENT_VISITS  # temporaries in out-parameters
+        assert bounds.structural_visits == 2 * census.values + packings + placements
         assert packing_work(options) == pack_module.max_work(budget_ms)
     assert packing_work(PlanOptions(pack_budget_ms=2000, pack_workers=2)) == (
         pack_module.max_work(2000, workers=2)
