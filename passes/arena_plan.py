@@ -347,10 +347,10 @@ def _output_hosts(
     return hosts
 
 
-HOST_TRIES = 8
+HOST_TRIES = 16
 """(CPU) The most out-parameters a temporary is tried in (the smallest it fits in first)."""
 
-HOST_BUFFERS = 64
+HOST_BUFFERS = 256
 """(CPU) The most temporaries one out-parameter holds."""
 
 PLACEMENT_VISITS = HOST_TRIES * (HOST_BUFFERS + 1)
