@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from accy.dialects import accy as ops
 from accy.passes.fusion import takes_producers
+from accy.passes.shapes import ValueLayout
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -73,13 +74,9 @@ live for it."""
 
 
 def _bytes(value: SSAValue) -> int | None:
+    """A tensor value's bytes (None for a dynamic shape or another type)."""
     t = value.type
-    if not isinstance(t, TensorType) or not t.has_static_shape():
-        return None
-    count = 1
-    for d in t.get_shape():
-        count *= d
-    return count * max(1, (t.get_element_type().bitwidth + 7) // 8)  # type: ignore[attr-defined]
+    return ValueLayout.of(t).byte_size if isinstance(t, TensorType) else None
 
 
 @dataclass
