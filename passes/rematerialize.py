@@ -10,8 +10,8 @@ vectors, so for that later reader the pass clones the ops that compute it, which
 into the reader's kernel: the stored value dies at its first reader.
 
 The cost rule. A value `v` of an op in `CHEAP` (arithmetic, compare, select, convert,
-broadcast, reshape: no transcendental), with readers in its block, is recomputed for a
-reader `c` when
+broadcast, reshape: no transcendental), read only in its block and not returned or yielded
+(a result is stored whole anyway), is recomputed for a reader `c` when
 
 - `c` computes producers into its kernel (`fusion.takes_producers`: elementwise ops,
   reductions, non-overlapping pools, ...), so the clones fuse into it and nothing new is
@@ -80,7 +80,7 @@ def _bytes(value: SSAValue) -> int | None:
 
 
 @dataclass
-class _Block:
+class _Order:
     """One block's ops in order, with the positions clones take (their reader's)."""
 
     block: Block
@@ -128,7 +128,7 @@ class _Block:
 
 def _rematerialize_block(block: Block) -> None:
     order = list(block.ops)
-    place = _Block(block, {op: i for i, op in enumerate(order)})
+    place = _Order(block, {op: i for i, op in enumerate(order)})
     boundaries = [i for i, op in enumerate(order) if not isinstance(op, CHEAP)]
     for op in order:
         if not isinstance(op, CHEAP) or len(op.results) != 1:
@@ -143,8 +143,9 @@ def _rematerialize_block(block: Block) -> None:
             size is None
             or len(readers) < 2
             or len(readers) != len({use.operation for use in value.uses})
+            or any(isinstance(r, (func.ReturnOp, ops.YieldOp)) for r in readers)
         ):
-            continue
+            continue  # dynamic, read once or in a region, or stored anyway as a result
         first = place.position[readers[0]]
         for reader in readers[1:]:
             at = place.position[reader]

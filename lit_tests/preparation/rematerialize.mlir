@@ -48,3 +48,16 @@ func.func @kept(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>, %z: tensor<64x2
   %m = accy.multiply %c, %qq : tensor<64x256xf32>
   func.return %s, %m, %y : tensor<64x256xf32>, tensor<64x256xf32>, tensor<64x256xf32>
 }
+
+// -----
+
+// Not recomputed: a value that is also a result is stored whole anyway.
+// CHECK-LABEL: func.func @returned(
+// CHECK-NOT:     _remat
+// CHECK:         func.return
+func.func @returned(%x: tensor<64x256xf32>, %w: tensor<256x256xf32>) -> (tensor<64x256xf32>, tensor<64x256xf32>) {
+  %h = accy.add %x, %x : tensor<64x256xf32>
+  %y = accy.dot_general %h, %w, batching_dims = [] x [], contracting_dims = [1] x [0] : (tensor<64x256xf32>, tensor<256x256xf32>) -> tensor<64x256xf32>
+  %s = accy.multiply %h, %y : tensor<64x256xf32>
+  func.return %s, %h : tensor<64x256xf32>, tensor<64x256xf32>
+}
