@@ -55,7 +55,7 @@ class Preparation:
 def prepare(module: ModuleOp, *, budget: Budget | None = None, **options: Any) -> Preparation:
     """Plan `module` with the plan options `options` (the fields of `PlanOptions`, defined
     there once: `rows`, `sm_count`, `families`, `alignment`, `pack_budget_ms`,
-    `pack_workers`, `constant_capacity`, `shared_limit`, `check_arena`, `target`).
+    `pack_workers`, `constant_capacity`, `shared_limit`, `check_arena`, `donate`, `target`).
     Raises `WorkBudgetExhausted` when an analysis does not fit the budget,
     `MissingOutputWriter` when a result has no writer, `WorkspaceError` when a family's
     workspace expression fails, `SharedMemoryExceeded` when a kernel needs more shared
