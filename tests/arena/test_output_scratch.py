@@ -148,3 +148,13 @@ def test_temporaries_of_other_types_lie_in_an_f32_result(threads):
     got = accy.compile(module, target="cpu", threads=threads)(x, y)
     for g, w in zip(got, run(module, "f", x, y), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_an_export_runs_with_scratch_in_its_result(tmp_path):
+    # The ahead-of-time library lowers the arena in the out-parameter the same way.
+    module = accy.parse(EARLY)
+    accy.export(module, tmp_path / "early", target="cpu")
+    library = accy.runtime.load(tmp_path / "early")
+    x = RNG.standard_normal((64, 64)).astype(np.float32)
+    got = library["f"](x)[0]
+    np.testing.assert_allclose(got, run(module, "f", x)[0], rtol=1e-5, atol=1e-5)
