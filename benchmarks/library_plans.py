@@ -288,15 +288,19 @@ def measure(name: str, build, repeat: int) -> list[str]:
         executable = accy.compile(text)
     except accy.AccyError as error:
         refused = "refused: " + error.diagnostic()[:80]
-        return [name, "-", str(xla_temp), "-", "-", "-", "-", "-", "-", refused, "-", "-", "-", "-"]
+        return [name, "-", str(xla_temp), "-", "-", "-", "-", "-", "-", refused, "-", "-", "-"]
     seconds = time.perf_counter() - start
     arena = executable.preparation.arena
     outputs = executable["main"](*leaves)
     atol = ATOL.get(name, 1e-5)
-    right = all(
-        np.allclose(g, w, rtol=1e-4, atol=atol, equal_nan=True)
-        for g, w in zip(outputs, want, strict=True)
-    )
+
+    def agree(got) -> bool:
+        return all(
+            np.allclose(g, w, rtol=1e-4, atol=atol, equal_nan=True)
+            for g, w in zip(got, want, strict=True)
+        )
+
+    right = agree(outputs)
     temporaries = arena.temporaries_size
     # Footprints: arguments, results that are not a donated argument's array, temporaries.
     arguments = sum(a.nbytes for a in leaves)
@@ -306,10 +310,7 @@ def measure(name: str, build, repeat: int) -> list[str]:
         donor = accy.compile(text, donate=True)
         given = [np.array(leaf, copy=True) for leaf in leaves]
         results = donor["main"](*given)
-        right = right and all(
-            np.allclose(g, w, rtol=1e-4, atol=atol, equal_nan=True)
-            for g, w in zip(results, want, strict=True)
-        )
+        right = right and agree(results)
         fresh = sum(r.nbytes for r in results if not any(r is a for a in given))
         total = arguments + fresh + donor.preparation.arena.temporaries_size
         donating = f"{total / xla_total:.2f}"
@@ -319,11 +320,10 @@ def measure(name: str, build, repeat: int) -> list[str]:
     iree_ratio = "-" if not iree else f"{temporaries / iree:.2f}"
     accy_ms = median_time(lambda: executable["main"](*leaves), repeat) * 1e3
     placed = [jax.device_put(a, device) for a in leaves]
-    fresh = bool(donate)  # XLA takes donated buffers: fresh copies each call, timed with it
 
-    def xla_call():
-        arguments = [jax.device_put(a, device) for a in leaves] if fresh else placed
-        for out in xla.execute(arguments):
+    def xla_call():  # XLA takes donated buffers: fresh copies each call, timed with it
+        given = [jax.device_put(a, device) for a in leaves] if donate else placed
+        for out in xla.execute(given):
             out.block_until_ready()
 
     xla_ms = median_time(xla_call, repeat) * 1e3

@@ -214,11 +214,11 @@ def touched_bytes(call) -> int | None:
         ctypes.CDLL(None).malloc_trim(0)  # free pages go back: the call touches its own
         with open("/proc/self/clear_refs", "w") as refs:
             refs.write("5")
-        before = _status_bytes("VmRSS")
-        call()
-        return max(0, _status_bytes("VmHWM") - before)
+        before, _ = _status_bytes("VmRSS"), _status_bytes("VmHWM")
     except (OSError, KeyError, AttributeError):
         return None
+    call()
+    return max(0, _status_bytes("VmHWM") - before)
 
 
 def run_model(model: Model, options: dict, report_stage) -> Outcome:

@@ -113,27 +113,28 @@ over: that parameter's index. The caller may pass that parameter's array as this
 out-parameter (it is read no more once the out-parameter is first written)."""
 
 
+def _argument_attribute(value: SSAValue, name: str) -> Attribute | None:
+    """The argument attribute `name` of `value`, a function's argument (else None)."""
+    if not isinstance(value, BlockArgument):
+        return None
+    function = value.block.parent_op()
+    if not isinstance(function, FuncOp) or function.arg_attrs is None:
+        return None
+    return function.arg_attrs.data[value.index].data.get(name)
+
+
 def is_output(value: SSAValue) -> bool:
     """Whether `value` is an out-parameter of a planned function (`accy.output`)."""
-    if not isinstance(value, BlockArgument):
-        return False
-    function = value.block.parent_op()
-    if not isinstance(function, FuncOp) or function.arg_attrs is None:
-        return False
-    return OUTPUT in function.arg_attrs.data[value.index].data
+    return _argument_attribute(value, OUTPUT) is not None
 
 
-def donor_of(value: SSAValue) -> SSAValue | None:
+def donor_of(value: SSAValue) -> BlockArgument | None:
     """The parameter an out-parameter takes over (`accy.donor`), or None."""
-    if not isinstance(value, BlockArgument):
-        return None
-    function = value.block.parent_op()
-    if not isinstance(function, FuncOp) or function.arg_attrs is None:
-        return None
-    entry = function.arg_attrs.data[value.index].data.get(DONOR)
+    entry = _argument_attribute(value, DONOR)
     if not isinstance(entry, IntegerAttr):
         return None
-    return function.body.block.args[entry.value.data]
+    assert isinstance(value, BlockArgument)
+    return value.block.args[entry.value.data]
 
 
 def buffer_type(t: TensorType, space: MemorySpace) -> MemRefType:
@@ -203,8 +204,8 @@ class ArenaOp(IRDLOperation):
             raise VerifyException(f"an arena lies in a static out-parameter, not {backing}")
         if space_of(backing) != space_of(t):
             raise VerifyException(
-                f"an arena in {space_of(backing)} memory is in {space_of(backing)}, not "
-                f"{space_of(t)}"
+                f"an arena in an out-parameter in {space_of(backing)} memory is in "
+                f"{space_of(t)}; it keeps its out-parameter's memory space"
             )
         if self.size > buffer_bytes(backing):
             raise VerifyException(

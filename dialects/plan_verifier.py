@@ -32,8 +32,9 @@ Lowering reads only the planned form, so a planned module written by hand is hel
   parameter, a constant (`accy.global`), or a buffer that an earlier kernel or copy wrote
   with no write between clobbering it. A write clobbers every other buffer that shares
   bytes with it (views of one arena, an out-parameter with the views of an arena in it
-  and with its donor); a kernel reads its ins before it writes, so in-place reuse reads the old buffer
-  before the new one takes its bytes; workspaces are scratch, whose writes clobber what they overlap and which hold nothing afterwards. In a loop a
+  and with its donor); a kernel reads its ins before it writes, so in-place reuse reads
+  the old buffer before the new one takes its bytes; workspaces are scratch, whose writes
+  clobber what they overlap and which hold nothing afterwards. In a loop a
   value counts as written at the loop's start only if it is written before the loop and
   still at the end of the body (the previous iteration); after an `accy.loop` of at least
   one trip, what its body left; after an `accy.while_loop`, what its cond left.
@@ -47,6 +48,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from accy.dialects import plan
+from accy.dialects.accy import DONATED
 from accy.dialects.plan import IN_PLACE_KINDS, KERNEL_KINDS, TARGET
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr
@@ -256,7 +258,7 @@ def _check_donors(function: func.FuncOp) -> None:
                 function.location,
             )
         donor = parameters[index]
-        if "accy.donated" not in attrs[index].data or donor.type != arg.type:
+        if DONATED not in attrs[index].data or donor.type != arg.type:
             raise AccyVerifyError(
                 f"out-parameter {_name(arg)} takes over {_name(donor)} ({plan.DONOR}), which "
                 f"is not a donated parameter of its type {arg.type}",
@@ -339,7 +341,7 @@ def _check_overlaps(function: func.FuncOp) -> None:
     first_touch: dict[SSAValue, tuple[int, Operation]] = {}
     for op, position in positions.items():
         if isinstance(op, (plan.KernelOp, plan.CopyOp)):
-            at = positions.get(loops[op], position) if op in loops else position
+            at = positions[loops[op]] if op in loops else position
             for value in op.operands:
                 if value not in first_touch or at < first_touch[value][0]:
                     first_touch[value] = (at, op)

@@ -331,17 +331,18 @@ def _output_hosts(
     work item of the function's body computes (not a parameter, a constant or a loop's
     carried value), free until the first work item that writes it or a temporary it takes
     over in place (`in_outputs`)."""
+    taken_over: dict[int, int] = {}  # result → where the first temporary it takes over starts
+    for temporary, result in arena.in_outputs.items():
+        start = liveness.intervals[temporary].start
+        taken_over[result] = min(start, taken_over.get(result, start))
     hosts: dict[int, OutputArena] = {}
     for slot in owned:
         if not slot.role.output or slot.role.input or slot.role.constant:
             continue
         if isinstance(slot.producer, ops.LOOP_OPS) or not slot.value.type.has_static_shape():  # type: ignore[attr-defined]
             continue
-        touched = [liveness.intervals[slot.id].start]
-        touched += [
-            liveness.intervals[t].start for t, r in arena.in_outputs.items() if r == slot.id
-        ]
-        first = min(touched)
+        start = liveness.intervals[slot.id].start
+        first = min(start, taken_over.get(slot.id, start))
         if first > 0 and buffer_of[slot.id] == slot.id:
             hosts[slot.id] = OutputArena(sizes[slot.id], first)
     return hosts
@@ -489,13 +490,13 @@ def plan_arena(
         moved = _place_in_outputs([p for p in problem if p.id in static], hosts, alignment, meter)
         problem = [p for p in problem if p.id not in moved]
         arena.output_arenas = {r: h for r, h in hosts.items() if h.offsets}
-        for result, output in arena.output_arenas.items():
-            for slot, root in buffer_of.items():
-                if root in output.offsets:
-                    output.offsets[slot] = output.offsets[root]
-                    arena.elsewhere[slot] = (
-                        f"in the out-parameter of slot {result} at byte {output.offsets[root]}"
-                    )
+        for slot, root in buffer_of.items():
+            if root in moved:  # every slot of a placed buffer, at its offset
+                result, output = moved[root], hosts[moved[root]]
+                output.offsets[slot] = output.offsets[root]
+                arena.elsewhere[slot] = (
+                    f"in the out-parameter of slot {result} at byte {output.offsets[root]}"
+                )
         buffer_of = {s: b for s, b in buffer_of.items() if b not in moved}
         not_temporary = {buffer_of[s.id] for s in owned if not s.is_temporary and s.id in buffer_of}
         temporaries = [p for p in problem if p.id not in not_temporary]

@@ -380,6 +380,11 @@ class HostFunctionPlanner(FunctionPlanner):
 
     def _place(self, b: Builder, slots: list[BufferSlot], returned: list[SSAValue]) -> None:
         self.output_arenas: dict[int, SSAValue] = {}
+        self.scratch_in: dict[int, int] = {  # slot → the result whose out-parameter holds it
+            slot: result
+            for result, output in self.arena_plan.output_arenas.items()
+            for slot in output.offsets
+        }
         written = {s for item in self.items for s in written_slots(item, self.buffers)}
         out_param: dict[int, SSAValue] = {}
         for index, value in enumerate(returned):
@@ -412,13 +417,14 @@ class HostFunctionPlanner(FunctionPlanner):
             return out_param[slot.id]
         if slot.id in self.arena_plan.in_outputs:  # a result takes it over in place
             return out_param[self.arena_plan.in_outputs[slot.id]]
-        for result, output in self.arena_plan.output_arenas.items():
-            if slot.id in output.offsets:  # scratch in a result's out-parameter
-                arena = self._output_arena(b, result, out_param[result])
-                t = buffer_type(slot.value.type, MemorySpace.HOST)  # type: ignore[arg-type]
-                view = b.insert(plan.ViewOp(arena, output.offsets[slot.id], t)).buffer
-                view.name_hint = f"slot{slot.id}"
-                return view
+        if slot.id in self.scratch_in:  # scratch in a result's out-parameter
+            result = self.scratch_in[slot.id]
+            arena = self._output_arena(b, result, out_param[result])
+            offset = self.arena_plan.output_arenas[result].offsets[slot.id]
+            t = buffer_type(slot.value.type, MemorySpace.HOST)  # type: ignore[arg-type]
+            view = b.insert(plan.ViewOp(arena, offset, t)).buffer
+            view.name_hint = f"slot{slot.id}"
+            return view
         return self._view_or_alloc(b, slot)
 
     def _output_arena(self, b: Builder, result: int, out_param: SSAValue) -> SSAValue:

@@ -30,9 +30,10 @@ an elementwise kernel) and the product loads it.
 A `dot_general` or a convolution joins its consumers' group as its *epilogue* (bias, scale,
 batch norm, activation, residual add computed on each element as the product is stored)
 when its consumer ops all belong to one group and every op of that group from them on is
-elementwise on the product's shape (`epilogue_root`); the root's element type may differ
-(a mixed-precision layer's bias, activation and convert to bf16 store the narrow value); the group is then a `dot` or `convolution` work item whose root is the
-epilogue's last op (`contraction_of` finds the product among its members).
+elementwise on the product's shape (`epilogue_root`; the root's element type may differ: a
+mixed-precision layer's bias, activation and convert to bf16 store the narrow value); the
+group is then a `dot` or `convolution` work item whose root is the epilogue's last op
+(`contraction_of` finds the product among its members).
 
 Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
 select_and_scatter, reduce_window) roots its own group; constants belong to no group (they are data, not work).

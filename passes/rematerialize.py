@@ -30,6 +30,7 @@ value's clones reach it. The fusion report shows the clones inside their readers
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
@@ -149,7 +150,10 @@ def _rematerialize_block(block: Block) -> None:
         first = place.position[readers[0]]
         for reader in readers[1:]:
             at = place.position[reader]
-            if not takes_producers(reader) or not any(first <= b < at for b in boundaries):
+            after_first = bisect_left(boundaries, first)  # the first boundary from `first`
+            if not takes_producers(reader) or not (
+                after_first < len(boundaries) and boundaries[after_first] < at
+            ):
                 continue
             chosen: list[Operation] = []
             if not place.chain(value, at, size // SMALL_FRACTION, chosen):

@@ -77,8 +77,11 @@ def cpu_signature(planned: func.FuncOp) -> CpuSignature:
 def _donors(planned: func.FuncOp) -> tuple[int | None, ...]:
     """Per result, the parameter whose array it takes over (`accy.donor`); empty where the
     plan gives it none."""
-    outputs = [a for a in planned.body.block.args if plan.is_output(a)]
-    donors = tuple(getattr(plan.donor_of(a), "index", None) for a in outputs)
+    donors = tuple(
+        None if (donor := plan.donor_of(a)) is None else donor.index
+        for a in planned.body.block.args
+        if plan.is_output(a)
+    )
     return donors if any(d is not None for d in donors) else ()
 
 

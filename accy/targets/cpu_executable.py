@@ -209,14 +209,14 @@ class CpuFunction:
             for r in self.signature.results
         ]
 
-    def _outputs(self, arrays: Sequence[np.ndarray], donate: bool) -> tuple[np.ndarray, ...]:
-        """The out-parameters of a call on `arrays` (checked to fit): fresh arrays, but
-        when the call `donate`s, a result that takes a donated parameter over
-        (`CpuSignature.donors`) is that argument's array where it is writeable and shares
-        no memory with another argument."""
+    def _outputs(self, arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The out-parameters of a call on `arrays` (checked to fit): fresh arrays, but a
+        result that takes a donated parameter over (`CpuSignature.donors`) is that
+        argument's array where it is writeable and shares no memory with another
+        argument."""
+        donors = self.signature.donors or (None,) * len(self.signature.results)
         outputs = []
-        for index, spec in enumerate(self.signature.results):
-            donor = self.signature.donors[index] if donate and self.signature.donors else None
+        for spec, donor in zip(self.signature.results, donors, strict=True):
             array = None if donor is None else arrays[donor]
             if (
                 array is not None
@@ -234,19 +234,17 @@ class CpuFunction:
 
     def __call__(self, *arrays: Any, **keywords: Any) -> tuple[np.ndarray, ...]:
         """The results of the function on `arrays`. It writes none of them, but in a
-        program planned with `donate`: a result of a donated parameter's type, planned to
-        take its buffer over, is written into that parameter's array (a C-contiguous,
-        writeable numpy array of its dtype and shape that no other argument shares) and
-        returned, the array's old contents gone, as JAX's donation gives buffers up."""
+        program planned with `donate`, when every argument is a C-contiguous numpy array
+        of its parameter's dtype and shape: a result planned to take a donated parameter's
+        buffer over is written into that parameter's array, if it is writeable and no
+        other argument shares it, and returned, the array's old contents gone, as JAX's
+        donation gives buffers up (otherwise the result is a fresh array)."""
         if keywords:
             raise positional_only(self.name, keywords)
-        return self._call(arrays, donate=bool(self.signature.donors))
-
-    def _call(self, arrays: Sequence[Any], donate: bool) -> tuple[np.ndarray, ...]:
         code = self.executable.jit
         if self._strides is not None and _fits(arrays, self.signature.params, self._strides):
             results = self.signature.results
-            outputs = self._outputs(arrays, donate)
+            outputs = self._outputs(arrays)
             if self._prepared is None:
                 shapes = [p.shape for p in (*self.signature.params, *results)]
                 self._prepared = code.prepared_call(self.name, shapes)  # type: ignore[arg-type]

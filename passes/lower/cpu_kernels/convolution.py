@@ -5,12 +5,12 @@ first: `convolution.packed`), else one window loop per element.
 Invariants: every result element is computed by one chain over its window (the kernel's
 positions, then the input features, in order) and stored once; where the kernel's root is
 not the convolution, the root's result (of its own type: a convert may end the epilogue)
-takes the epilogue's value through the fused members. Tiles need all dims static and a multiple of
-`VECTOR_WIDTH` output features in each feature or batch group (a tile's features lie in
-one group), or one feature per batch group read lane-wise (`dot_layout.lanewise_input`: a
-depthwise convolution's weight gradient; `dot_layout.convolution_tile_read`); where the
-result does not keep its features last (NCHW), a tile stores each feature's element on its
-own.
+takes the epilogue's value through the fused members. Tiles need all dims static and a
+multiple of `VECTOR_WIDTH` output features in each feature or batch group (a tile's
+features lie in one group), or one feature per batch group read lane-wise
+(`dot_layout.lanewise_input`: a depthwise convolution's weight gradient;
+`dot_layout.convolution_tile_read`); where the result does not keep its features last
+(NCHW), a tile stores each feature's element on its own.
 """
 
 from __future__ import annotations
