@@ -381,7 +381,8 @@ class CopyOp(IRDLOperation):
 
 class WorkKind(str, Enum):
     """The kinds of work a planned program does: each `accy.kernel`'s kind (named after its
-    fused group's root), and `iterate`, a host loop (`accy.loop`, `accy.while_loop`)."""
+    fused group's root; `attention`: a group holding two products, a softmax between them),
+    and `iterate`, a host loop (`accy.loop`, `accy.while_loop`)."""
 
     ELEMENTWISE = "elementwise"
     BROADCAST = "broadcast"
@@ -395,6 +396,7 @@ class WorkKind(str, Enum):
     SORT = "sort"
     WINDOW = "window"
     CONVOLUTION = "convolution"
+    ATTENTION = "attention"
     ITERATE = "iterate"
 
 

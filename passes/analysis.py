@@ -68,19 +68,22 @@ def checked_mul(*factors: int) -> int:
 class Census:
     """What a single cheap walk of an op counts; every work estimate is a function of it.
 
-    `symbol_bytes` counts the bytes of function names, which diagnostics repeat.
+    `symbol_bytes` counts the bytes of function names, which diagnostics repeat;
+    `products` the `accy.dot_general` ops (fusion looks for an attention behind each).
     """
 
     operations: int = 0
     values: int = 0
     operands: int = 0
     symbol_bytes: int = 0
+    products: int = 0
 
     @staticmethod
     def of(op: Operation) -> Census:
-        operations = values = operands = symbol_bytes = 0
+        operations = values = operands = symbol_bytes = products = 0
         for inner in op.walk():
             operations += 1
+            products += inner.name == "accy.dot_general"
             operands += len(inner.operands)
             values += len(inner.results)
             for region in inner.regions:
@@ -88,7 +91,7 @@ class Census:
                     values += len(block.args)
             if isinstance(inner, func.FuncOp):
                 symbol_bytes += len(inner.sym_name.data.encode())
-        return Census(operations, values, operands, symbol_bytes)
+        return Census(operations, values, operands, symbol_bytes, products)
 
 
 @dataclass(frozen=True)

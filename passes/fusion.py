@@ -35,6 +35,16 @@ mixed-precision layer's bias, activation and convert to bf16 store the narrow va
 group is then a `dot` or `convolution` work item whose root is the epilogue's last op
 (`contraction_of` finds the product among its members).
 
+An *attention* group computes softmax(Q K^T) V one score row at a time, never storing
+the scores (`attention_chain`): a `dot_general` (the *values product*) whose operand P is
+computed from a *scores product* S only through elementwise ops, broadcasts and reshapes
+between S's shape, its row shape (S's without its last dim, the keys) and the row shape
+with a trailing 1, and reductions of S-shaped values over the keys, takes all of them into
+its group when the keys are the scores product's one rhs free dim, the values product
+contracts P's keys, both products have batch dims (heads: a layer's weights shared by
+every row is no attention) and nothing of the chain is read outside it; its other operands
+(masks, biases, scales) fuse as producers do. The group is an `attention` work item.
+
 Every other op that computes (transpose, dot_general, reduce, scan, iterate, convolution,
 select_and_scatter, reduce_window) roots its own group; constants belong to no group (they are data, not work).
 
@@ -63,10 +73,11 @@ from accy.passes.analysis import (
     WorkBounds,
     WorkMeter,
     checked_add,
+    checked_mul,
 )
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, IntegerType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, Float32Type, Float64Type, IntegerType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 POINTWISE = (
@@ -156,8 +167,165 @@ def epilogue_root(
 
 def contraction_of(members: Sequence[Operation]) -> ops.DotGeneralOp | ops.ConvolutionOp | None:
     """The dot_general or convolution among a group's `members` (its root, or the op
-    whose epilogue the root ends), or None."""
-    return next((m for m in members if isinstance(m, CONTRACTIONS)), None)
+    whose epilogue the root ends), or None (also for an attention group: two products)."""
+    products = [m for m in members if isinstance(m, CONTRACTIONS)]
+    return products[0] if len(products) == 1 else None
+
+
+def attention_products(
+    members: Sequence[Operation],
+) -> tuple[ops.DotGeneralOp, ops.DotGeneralOp] | None:
+    """An attention group's scores product and values product (in program order), or None
+    for any other group (see `attention_chain`)."""
+    products = [m for m in members if isinstance(m, ops.DotGeneralOp)]
+    if len(products) != 2:
+        return None
+    return products[0], products[1]  # type: ignore[return-value]
+
+
+ATTENTION_KEYS = 8192
+"""The most keys (the scores' last dim) an attention group takes: a CPU thread holds one
+row of scores on its stack."""
+
+ATTENTION_TYPES = (Float32Type, Float64Type)
+"""The element types an attention group's products have (both the same)."""
+
+CHAIN_OPS = (*EPILOGUE_OPS, ops.ReshapeOp, ops.BroadcastInDimOp, ops.ReduceOp)
+"""Ops an attention chain may hold besides its scores product."""
+
+ATTENTION_CHAIN_OPS = 64
+"""The most ops `attention_chain` walks back from a product (a masked softmax is about 20):
+a longer chain is no attention, and the walk's cost per product stays constant."""
+
+
+def attention_chain(
+    product: ops.DotGeneralOp,
+    dead: frozenset[Operation] | set[Operation] = frozenset(),
+    meter: WorkMeter | None = None,
+) -> frozenset[Operation] | None:
+    """The ops from the scores product up to the probabilities that the values product
+    `product` reads (see the module docstring), which join `product`'s group, or None when
+    `product` is no attention's values product. Each chain value has the scores' shape S,
+    the row shape S[:-1] or S[:-1] + [1], and is read only where a one-row-at-a-time kernel
+    has it: a reduction reduces an S-shaped value over the keys, a broadcast or a reshape
+    moves a row value to a row shape or to S by its leading dims."""
+    element = product.result.type.get_element_type()
+    if not isinstance(element, ATTENTION_TYPES):
+        return None
+    for side, probabilities in enumerate((product.lhs, product.rhs)):
+        contracting = product.contracting[side]
+        rank = len(probabilities.type.get_shape())
+        if rank >= 2 and list(contracting) == [rank - 1]:
+            chain = _softmax_chain(probabilities, product, element, dead, meter)
+            if chain is not None:
+                return chain
+    return None
+
+
+def _softmax_chain(
+    probabilities: SSAValue,
+    product: ops.DotGeneralOp,
+    element: Attribute,
+    dead: frozenset[Operation] | set[Operation],
+    meter: WorkMeter | None,
+) -> frozenset[Operation] | None:
+    """`attention_chain` for one operand of `product` taken as the probabilities (at most
+    `ATTENTION_CHAIN_OPS` visits, each charged to `meter`)."""
+    block = product.parent
+    shape = tuple(probabilities.type.get_shape())  # type: ignore[attr-defined]
+    rows = (shape[:-1], (*shape[:-1], 1))
+    reached: set[Operation] = set()
+    scores: set[Operation] = set()
+    pending = [probabilities.owner]
+    for _ in range(ATTENTION_CHAIN_OPS):  # the chain-able ops P is computed from
+        if not pending:
+            break
+        if meter is not None:
+            meter.visit()
+        op = pending.pop()
+        if not isinstance(op, Operation) or op.parent is not block or op in reached:
+            continue
+        if tuple(op.results[0].type.get_shape()) not in (*rows, shape):  # type: ignore[attr-defined]
+            continue
+        if isinstance(op, ops.DotGeneralOp):
+            scores.add(op)
+            if len(scores) > 1:  # no attention: stop before walking a residual stream
+                return None
+        elif isinstance(op, CHAIN_OPS):
+            reached.add(op)
+            pending.extend(operand.owner for operand in op.operands)  # type: ignore[misc]
+    if pending or len(scores) != 1 or is_operand_prologue(probabilities.owner):  # type: ignore[arg-type]
+        return None
+    (first,) = scores
+    chain = _depending_on(first, reached)
+    if (
+        probabilities.owner not in chain
+        or tuple(first.result.type.get_shape()) != shape
+        or first.result.type.get_element_type() != element
+        or probabilities.type.get_element_type() != element  # type: ignore[attr-defined]
+        or not (first.batching[0] and product.batching[0])  # per head, not a layer's weights
+        or not 0 < shape[-1] <= ATTENTION_KEYS
+        or any(d == DYNAMIC_INDEX for d in shape)
+        or len(_free_dims(first, 1)) != 1
+        or not any(isinstance(op, ops.ReduceOp) for op in chain)
+    ):
+        return None
+    for op in chain:
+        if not _row_wise(op, shape, rows):
+            return None
+        users = {use.operation for result in op.results for use in result.uses} - set(dead)
+        outside = users - chain
+        if outside and (op is not probabilities.owner or outside != {product}):
+            return None
+    other = product.rhs if product.lhs is probabilities else product.lhs
+    if other.owner in chain:
+        return None
+    return chain
+
+
+def _depending_on(first: Operation, reached: set[Operation]) -> frozenset[Operation]:
+    """`first` and the ops of `reached` that read its result, directly or through others."""
+    depends: dict[Operation, bool] = {first: True}
+    for start in reached:
+        stack = [start]
+        while stack:
+            op = stack[-1]
+            if op in depends:
+                stack.pop()
+                continue
+            owners = [o.owner for o in op.operands if o.owner in reached or o.owner is first]
+            todo = [o for o in owners if o not in depends]
+            if todo:
+                stack.extend(todo)  # type: ignore[arg-type]
+                continue
+            depends[op] = any(depends[o] for o in owners)  # type: ignore[index]
+            stack.pop()
+    return frozenset(op for op, yes in depends.items() if yes)
+
+
+def _free_dims(op: ops.DotGeneralOp, side: int) -> list[int]:
+    """The free dims of `op`'s lhs (`side` 0) or rhs (1)."""
+    operand = (op.lhs, op.rhs)[side]
+    taken = {*op.batching[side], *op.contracting[side]}
+    return [d for d in range(len(operand.type.get_shape())) if d not in taken]  # type: ignore[attr-defined]
+
+
+def _row_wise(op: Operation, shape: tuple[int, ...], rows: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether chain op `op` reads its chain operands where a row-at-a-time kernel has
+    them (see `attention_chain`)."""
+    if isinstance(op, ops.DotGeneralOp):
+        return True
+    result = tuple(op.results[0].type.get_shape())  # type: ignore[attr-defined]
+    if isinstance(op, ops.ReduceOp):
+        operand = tuple(op.operand.type.get_shape())  # type: ignore[attr-defined]
+        return operand == shape and list(op.dimensions.get_values()) == [len(shape) - 1]
+    if isinstance(op, ops.BroadcastInDimOp):
+        operand = tuple(op.operand.type.get_shape())  # type: ignore[attr-defined]
+        dims = list(op.broadcast_dimensions.get_values())
+        return operand in rows and result in (*rows, shape) and dims == list(range(len(operand)))
+    if isinstance(op, ops.ReshapeOp):
+        return tuple(op.operand.type.get_shape()) in rows and result in rows  # type: ignore[attr-defined]
+    return result in (*rows, shape)
 
 
 def widens(source: Attribute, result: Attribute) -> bool:
@@ -305,6 +473,7 @@ def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[Fu
     root_of: dict[Operation, Operation] = {}
     live: set[Operation] = set()
     contracted: set[Operation] = set()
+    attention: dict[Operation, Operation] = {}  # a chain op → its attention group's root
     for op in reversed(block.ops):
         meter.visit()
         if not is_live(op, live):
@@ -314,7 +483,12 @@ def _fuse_block(block: Block, meter: WorkMeter, dead: set[Operation]) -> list[Fu
         live.add(op)
         if isinstance(op, DATA_OPS):
             continue
-        root_of[op] = fusing_root(op, root_of, dead, contracted) or op
+        root_of[op] = attention.get(op) or fusing_root(op, root_of, dead, contracted) or op
+        if isinstance(op, ops.DotGeneralOp) and op not in attention:
+            root = root_of[op]
+            same_type = root.results[0].type.get_element_type() == op.result.type.get_element_type()  # type: ignore[attr-defined]
+            for member in (attention_chain(op, dead, meter) or ()) if same_type else ():
+                attention[member] = root
         if isinstance(op, CONTRACTIONS):
             contracted.add(root_of[op])
     members: dict[Operation, list[Operation]] = {}
@@ -347,7 +521,12 @@ def compute_fusion(_manager: AnalysisManager, root: Operation, meter: WorkMeter)
 
 def estimate_fusion(census: Census, _options: PlanOptions) -> WorkBounds:
     return WorkBounds(
-        structural_visits=checked_add(census.operations, census.operations, census.operations),
+        structural_visits=checked_add(
+            census.operations,
+            census.operations,
+            census.operations,
+            checked_mul(2 * ATTENTION_CHAIN_OPS, census.products),  # two sides per product
+        ),
         retained_entries=census.operations,
     )
 

@@ -1,7 +1,8 @@
 """Schedule plan: the work items (kernels) of each function, in a valid order.
 
 Every fusion group becomes one work item; its kind is named after its root (a group that
-computes a dot_general or a convolution with its epilogue is a `dot` or a `convolution`). An
+computes a dot_general or a convolution with its epilogue is a `dot` or a `convolution`;
+one that computes two products, a softmax between them, an `attention`). An
 `accy.iterate` or `accy.while` is a work item of kind `iterate` (the host loop)
 immediately followed by the work items of its regions (a while's cond, then its body),
 whose `parent` is the loop's id.
@@ -26,7 +27,7 @@ from accy.passes.analysis import (
     WorkMeter,
     checked_add,
 )
-from accy.passes.fusion import FUSION, FusionGroup, contraction_of
+from accy.passes.fusion import FUSION, FusionGroup, attention_products, contraction_of
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
@@ -125,7 +126,11 @@ def compute_schedule(manager: AnalysisManager, root: Operation, meter: WorkMeter
 def _work_item(id: int, group: FusionGroup, function: str, parent: int | None) -> WorkItem:
     return WorkItem(
         id=id,
-        kind=kind_of(contraction_of(group.members) or group.root),
+        kind=(
+            WorkKind.ATTENTION
+            if attention_products(group.members)
+            else kind_of(contraction_of(group.members) or group.root)
+        ),
         root=group.root,
         members=group.members,
         outputs=tuple(group.root.results),

@@ -96,7 +96,7 @@ func.func @rows_outside(%x: memref<?x4xf32, #accy.space<host>>) attributes {accy
 
 // A kernel kind that lowering does not know.
 func.func @unknown_kind(%x: memref<4xf32, #accy.space<host>>, %out0: memref<4xf32, #accy.space<host>> {accy.output = 0 : i64}) attributes {accy.planned} {
-  // expected-error @+1 {{'accy.kernel' op 0 has unknown kind "frobnicate"; kernel kinds: elementwise, broadcast, reshape, transpose, reduce, scan, dot, scatter, fold, sort, window, convolution}}
+  // expected-error @+1 {{'accy.kernel' op 0 has unknown kind "frobnicate"; kernel kinds: elementwise, broadcast, reshape, transpose, reduce, scan, dot, scatter, fold, sort, window, convolution, attention}}
   accy.kernel 0 "frobnicate" ins(%x : memref<4xf32, #accy.space<host>>) outs(%out0 : memref<4xf32, #accy.space<host>>) {
   ^bb0(%t: tensor<4xf32>):
     %e = accy.exponential %t : tensor<4xf32>

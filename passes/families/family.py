@@ -23,25 +23,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from accy.passes.families.expr import Expression, ExpressionError
-from accy.passes.schedule import WorkItem
+from accy.passes.schedule import WorkItem, WorkKind
 
-KINDS: frozenset[str] = frozenset(
-    {
-        "elementwise",
-        "broadcast",
-        "reshape",
-        "transpose",
-        "reduce",
-        "scan",
-        "dot",
-        "scatter",
-        "fold",
-        "sort",
-        "window",
-        "convolution",
-        "iterate",
-    }
-)
+KINDS: frozenset[str] = frozenset(kind.value for kind in WorkKind)
 """The work-item kinds a family may run."""
 
 

@@ -37,10 +37,13 @@ ins and writing its outs:
   contiguous; the others (f16/bf16, or with an epilogue) accumulate in loops batch, i, j,
   k and store each sum (rounded, or its epilogue value) once;
 - scan: loops over the other dims, then a sequential loop along the scan dim with the
-  carry, writing its out (the scratch the result shares).
+  carry, writing its out (the scratch the result shares);
+- attention (softmax(Q K^T) V, `cpu_kernels.attention`): a parallel nest over the score
+  rows, each row's scores in a stack buffer, its reductions, then its output row
+  accumulated key after key.
 
 Each kind is lowered by its module of `accy.passes.lower.cpu_kernels` (`elementwise`,
-`layout`, `scatter`, `reduction`, `scan`, `dot`, `convolution`, `window`, `sort`): one
+`layout`, `scatter`, `reduction`, `scan`, `dot`, `attention`, `convolution`, `window`, `sort`): one
 `CpuKernelPattern` per lowering (`CPU_KERNEL_PATTERNS`), which reads the kernel, the
 function's constants and the CPU's features through an explicit `KernelContext`; this
 module keeps the host side and the order the patterns are tried in.
@@ -100,6 +103,7 @@ from dataclasses import dataclass
 import numpy as np
 from accy.dialects import plan
 from accy.passes.lower.bf16_storage import store_bf16_as_i16
+from accy.passes.lower.cpu_kernels.attention import AttentionLoops
 from accy.passes.lower.cpu_kernels.context import CpuKernelPattern, CpuLoweringError
 from accy.passes.lower.cpu_kernels.dot import DotLoops
 from accy.passes.lower.cpu_kernels.elementwise import ElementwiseLoops
@@ -265,6 +269,7 @@ class FunctionLowering(HostLowering):
 CPU_KERNEL_PATTERNS: tuple[type[CpuKernelPattern], ...] = (
     ReduceLoops,
     DotLoops,
+    AttentionLoops,
     ScanLoops,
     TransposeLoops,
     IotaLoops,

@@ -42,6 +42,7 @@ from accy.passes.families import (
     scan_multiblock,
 )
 from accy.passes.lower import cuda_ir as ir
+from accy.passes.lower.cuda_attention import attention_kernel
 from accy.passes.lower.cuda_dot import (
     splitk_dot_kernel,
     tiled_convolution_kernel,
@@ -366,6 +367,16 @@ class SortLaunch(LaunchPattern):
         return sort_kernel(context, kernel)
 
 
+class AttentionLaunch(LaunchPattern):
+    """`attention` kernels: one thread per score row (`cuda_attention`)."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind is WorkKind.ATTENTION
+
+    def program(self, context: KernelContext, kernel: PlannedKernel) -> KernelProgram:
+        return attention_kernel(context, kernel)
+
+
 class ElementLaunch(LaunchPattern):
     """Kernels without a family of the elementwise, broadcast, reshape and transpose
     kinds: one thread per result element."""
@@ -390,6 +401,7 @@ CUDA_KERNEL_PATTERNS: tuple[type[LaunchPattern], ...] = (
     SortLaunch,
     TiledConvolutionLaunch,
     WindowLaunch,
+    AttentionLaunch,
     ElementLaunch,
 )
 """The CUDA target's kernel patterns: one per family, and the one-thread-per-element

@@ -326,11 +326,17 @@ class Kernel:
     ) -> None:
         ir.store(b, element, self.buffer(value), indices)
 
-    def fused(self, item: PlannedKernel) -> FusedGroup:
-        """The item's members evaluated element by element, reading stored values here."""
+    def fused(
+        self,
+        item: PlannedKernel,
+        members: Sequence[Operation] | None = None,
+        load: indexing.Load | None = None,
+    ) -> FusedGroup:
+        """The item's members (or `members`) evaluated element by element, reading the
+        values stored here (or through `load`)."""
         return FusedGroup(
-            item.members,
-            load=self.load,
+            item.members if members is None else members,
+            load=self.load if load is None else load,
             sizes=lambda value: [ir.index(self._current, d) for d in static_shape(value)],
         )
 

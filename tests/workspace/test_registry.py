@@ -252,7 +252,7 @@ def test_a_toml_error_at_end_of_document_names_the_last_line(tmp_path: Path) -> 
             kinds = ["reduce", "windows"]
             """,
             3,
-            "family 'a': unknown kind 'windows' (expected one of broadcast, convolution, dot,",
+            "family 'a': unknown kind 'windows' (expected one of attention, broadcast, convolution, dot,",
         ),
         (
             """

@@ -12,6 +12,7 @@ kernel, the function being lowered (its constants and row count) and the CPU's f
 - `reduction`: reduce (blocked, split into chunks) and fold;
 - `scan`: scan;
 - `dot`: dot_general with its prologue and epilogue (loops; `cpu_dot`'s register tiles);
+- `attention`: softmax(Q K^T) V one score row at a time;
 - `convolution`: convolutions (register tiles, else a window loop per element);
 - `window`: reduce_window and select_and_scatter (and convolution kernels, by `convolution`);
 - `sort`: sort and top-k.

@@ -1,0 +1,387 @@
+"""CPU lowering of `attention` kernels (`fusion.attention_chain`): softmax(Q K^T) V one
+score row at a time (`attention_rows.AttentionRows`), the rows' scores on the thread's
+stack, never stored.
+
+Per row, the scores go to a stack buffer of the keys' length (the scores' element type);
+each reduction of the chain then folds the keys in program order from its identity
+(`fastmath<reassoc>`, so LLVM vectorizes), its operand evaluated from the buffer and the
+earlier reductions; the probabilities replace the scores in the buffer; the output row
+accumulates probability times value, key after key; its epilogue, if any, replaces each
+element after. Rows write disjoint output elements; the output takes no input's buffer
+(`plan.IN_PLACE_KINDS`). Two forms:
+
+- *packed* (`Packing`: one contracting dim, V one free dim, last in the output, its
+  width a multiple of 4 lanes, the packed head within `PACKED_BYTES`): a parallel nest
+  over the heads (the scores product's batch dims); per head, K packed transposed
+  (`kt[c, k]`, the keys padded with zeros to whole vectors) and V packed (`vp[k, dv]`)
+  on the stack; then blocks of `rows` queries: their scores in vectors of keys (a
+  broadcast Q element times a row of `kt` per contracting step, two vectors of keys per
+  block where they divide the keys), their softmax row by row, and their output rows in
+  vectors of V's width carried across the keys (each a broadcast probability times a
+  row of `vp`), so every K and V element loaded serves `rows` queries;
+- *row by row* otherwise: a parallel nest over the rows, every sum in scalar loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from accy.dialects import accy as ops
+from accy.passes.dot_layout import REGISTER_BITS
+from accy.passes.element_types import compute_type, is_unsigned
+from accy.passes.lower.attention_rows import AttentionRows
+from accy.passes.lower.cpu_kernels.context import (
+    INDEX,
+    CpuKernelPattern,
+    KernelContext,
+    power_of_two_block,
+)
+from accy.passes.lower.indexing import FusedGroup
+from accy.passes.lower.planned_kernel import PlannedKernel
+from accy.passes.lower.scalar import combine, combiner_identity, element_type, emit, extend, narrow
+from accy.passes.schedule import WorkItem, WorkKind
+from xdsl.builder import Builder
+from xdsl.dialects import arith, llvm, memref, scf, vector
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType
+from xdsl.ir import Block, SSAValue
+from xdsl.rewriter import InsertPoint
+
+ADD, MUL = ops.CombinerKind.ADD, ops.CombinerKind.MUL
+
+PACKED_BYTES = 1 << 20
+"""The most stack a packed head takes (K and V packed, the rows' scores)."""
+
+MIN_LANES = 4
+"""V's width must be a multiple of this many lanes for the packed form."""
+
+ROW_BLOCK = 4
+"""The most queries a packed head computes together."""
+
+ACCUMULATORS = 16
+"""The most vectors of output rows a block carries across the keys (registers)."""
+
+
+@dataclass(frozen=True)
+class Packing:
+    """The packed form's sizes (see the module docstring)."""
+
+    heads: int
+    """How many leading row dims are heads (the scores product's batch dims)."""
+    depth: int
+    """The contracting dim's size."""
+    lanes: int
+    """Keys per vector of scores."""
+    padded: int
+    """The keys padded to whole vectors."""
+    key_vectors: int
+    """Vectors of keys per block of scores."""
+    width: int
+    """V's free dim's size."""
+    value_lanes: int
+    """Lanes per vector of an output row."""
+    rows: int
+    """Queries per block."""
+
+    @staticmethod
+    def of(rows: AttentionRows) -> Packing | None:
+        element = element_type(rows.scores.result)
+        bits = element.bitwidth  # type: ignore[attr-defined]
+        heads = len(rows.scores.batching[0])
+        _, _, value_free = rows.dims(rows.values, 1 - rows.side)
+        p_batch, _, p_free = rows.dims(rows.values, rows.side)
+        if (
+            len(rows.contracting_shape) != 1
+            or len(value_free) != 1
+            or sorted(p_batch) != list(range(heads))
+            or (rows.side == 1 and p_free)
+        ):
+            return None
+        (depth,), (width,) = rows.contracting_shape, rows.value_shape
+        lanes = REGISTER_BITS // bits
+        padded = -(-rows.keys // lanes) * lanes
+        value_lanes = power_of_two_block(width, lanes)
+        count = width // value_lanes
+        if value_lanes < MIN_LANES or count > ACCUMULATORS:
+            return None
+        queries = rows.row_shape[heads:]
+        block = power_of_two_block(queries[-1], max(1, min(ROW_BLOCK, ACCUMULATORS // count)))
+        block = block if queries else 1
+        stack = (depth * padded + rows.keys * width + block * padded) * bits // 8
+        if stack > PACKED_BYTES:
+            return None
+        key_vectors = 2 if padded % (2 * lanes) == 0 else 1
+        return Packing(heads, depth, lanes, padded, key_vectors, width, value_lanes, block)
+
+
+def attention_loops(ctx: KernelContext, b: Builder, item: WorkItem) -> None:
+    """An attention work item (see the module docstring)."""
+    rows = AttentionRows.of(item)
+    packing = Packing.of(rows)
+    if packing is not None:
+        _packed(ctx, b, item, rows, packing)
+    else:
+        _row_by_row(ctx, b, item, rows)
+
+
+def _packed(
+    ctx: KernelContext, b: Builder, item: WorkItem, rows: AttentionRows, packing: Packing
+) -> None:
+    """The packed form (see the module docstring)."""
+    element = element_type(rows.scores.result)
+    shape = rows.row_shape
+    heads, queries = shape[: packing.heads], shape[packing.heads :]
+    per_head = _count(queries) * rows.keys * (packing.depth + packing.width)
+    inner, head = ctx.parallel_nest(
+        b, [ctx.index(n) for n in heads], parallel=len(heads), per_iteration=per_head
+    )
+    saved = emit(inner, llvm.StackSaveOp())
+    kt = emit(inner, memref.AllocaOp.get(element, 64, [packing.depth, packing.padded]))
+    vp = emit(inner, memref.AllocaOp.get(element, 64, [rows.keys, packing.width]))
+    buffer = emit(inner, memref.AllocaOp.get(element, 64, [packing.rows, packing.padded]))
+
+    # K transposed (zeros past the keys) and V, packed
+    pack, (k, c) = ctx.stepped_loop_nest(
+        inner, [ctx.index(rows.keys), ctx.index(packing.depth)], [1, 1]
+    )
+    key = _operand(ctx, pack, rows.key, rows.key_index(head, k, [c]), element)
+    pack.insert(memref.StoreOp.get(key, kt, [c, k]))
+    if packing.padded > rows.keys:
+        pad, (c, k) = ctx.stepped_loop_nest(
+            inner, [ctx.index(packing.depth), ctx.index(packing.padded - rows.keys)], [1, 1]
+        )
+        past = emit(pad, arith.AddiOp(k, ctx.index(rows.keys)))
+        pad.insert(memref.StoreOp.get(combiner_identity(pad, ADD, element), kt, [c, past]))
+    pack, (k, dv) = ctx.stepped_loop_nest(
+        inner, [ctx.index(rows.keys), ctx.index(packing.width)], [1, 1]
+    )
+    value = _operand(ctx, pack, rows.value_operand, rows.value_index(head, k, [dv]), element)
+    pack.insert(memref.StoreOp.get(value, vp, [k, dv]))
+
+    # blocks of queries
+    if queries:
+        steps = [1] * (len(queries) - 1) + [packing.rows]
+        block, q = ctx.stepped_loop_nest(inner, [ctx.index(n) for n in queries], steps)
+        block_rows = [
+            [*head, *q[:-1], emit(block, arith.AddiOp(q[-1], ctx.index(r))) if r else q[-1]]
+            for r in range(packing.rows)
+        ]
+    else:
+        block, block_rows = inner, [list(head)]
+    _packed_scores(ctx, block, rows, packing, block_rows, kt, buffer)
+    for r, row in enumerate(block_rows):
+        _softmax(ctx, block, rows, row, buffer, ctx.index(r))
+    _packed_output(ctx, block, item, rows, packing, block_rows, vp, buffer)
+    inner.insert(llvm.StackRestoreOp(saved))
+
+
+def _packed_scores(
+    ctx: KernelContext,
+    b: Builder,
+    rows: AttentionRows,
+    packing: Packing,
+    block_rows: Sequence[list[SSAValue]],
+    kt: SSAValue,
+    buffer: SSAValue,
+) -> None:
+    """The block's scores, `key_vectors` vectors of keys at a time: per contracting step,
+    each row's Q element broadcast times each vector of `kt`, added lane by lane."""
+    element = element_type(rows.scores.result)
+    t = VectorType(element, [packing.lanes])
+    span = packing.lanes * packing.key_vectors
+    _, keys, first, _ = ctx.loop(b, ctx.index(packing.padded // span))
+    start = emit(keys, arith.MuliOp(first, ctx.index(span)))
+    at = [start] + [
+        emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
+        for j in range(1, packing.key_vectors)
+    ]
+    count = len(block_rows) * packing.key_vectors
+    zero = _zeros(keys, t)
+    body = Block(arg_types=[INDEX, *[t] * count])
+    loop = scf.ForOp(ctx.index(0), ctx.index(packing.depth), ctx.index(1), [zero] * count, body)
+    keys.insert(loop)
+    step = Builder(InsertPoint.at_end(body))
+    c, *sums = body.args
+    key_rows = [emit(step, vector.LoadOp(kt, [c, a], t)) for a in at]
+    updated = []
+    for r, row in enumerate(block_rows):
+        x = _operand(ctx, step, rows.query, rows.query_index(row, [c]), element)
+        weight = emit(step, vector.BroadcastOp(x, t))
+        for j, key_row in enumerate(key_rows):
+            updated.append(emit(step, vector.FMAOp(weight, key_row, sums[r * len(at) + j])))
+    step.insert(scf.YieldOp(*updated))
+    for r in range(len(block_rows)):
+        for j, a in enumerate(at):
+            total = loop.results[r * len(at) + j]
+            keys.insert(vector.StoreOp(total, buffer, [ctx.index(r), a]))
+    keys.insert(scf.YieldOp())
+
+
+def _packed_output(
+    ctx: KernelContext,
+    b: Builder,
+    item: WorkItem,
+    rows: AttentionRows,
+    packing: Packing,
+    block_rows: Sequence[list[SSAValue]],
+    vp: SSAValue,
+    buffer: SSAValue,
+) -> None:
+    """The block's output rows in vectors carried across the keys (per key, each row's
+    probability broadcast times each vector of V's packed row), stored, then their
+    epilogue."""
+    element = element_type(rows.scores.result)
+    t = VectorType(element, [packing.value_lanes])
+    vectors = packing.width // packing.value_lanes
+    count = len(block_rows) * vectors
+    zero = _zeros(b, t)
+    body = Block(arg_types=[INDEX, *[t] * count])
+    loop = scf.ForOp(ctx.index(0), ctx.index(rows.keys), ctx.index(1), [zero] * count, body)
+    b.insert(loop)
+    step = Builder(InsertPoint.at_end(body))
+    k, *sums = body.args
+    value_rows = [
+        emit(step, vector.LoadOp(vp, [k, ctx.index(j * packing.value_lanes)], t))
+        for j in range(vectors)
+    ]
+    updated = []
+    for r in range(len(block_rows)):
+        p = emit(step, memref.LoadOp.get(buffer, [ctx.index(r), k]))
+        weight = emit(step, vector.BroadcastOp(p, t))
+        for j, value_row in enumerate(value_rows):
+            updated.append(emit(step, vector.FMAOp(weight, value_row, sums[r * vectors + j])))
+    step.insert(scf.YieldOp(*updated))
+    target = ctx.memref_of(item.root.results[0])
+    for r, row in enumerate(block_rows):
+        for j in range(vectors):
+            at = rows.output_index(row, [ctx.index(j * packing.value_lanes)])
+            b.insert(vector.StoreOp(loop.results[r * vectors + j], target, at))
+        _epilogue(ctx, b, item, rows, row)
+
+
+def _row_by_row(ctx: KernelContext, b: Builder, item: WorkItem, rows: AttentionRows) -> None:
+    """The row-by-row form (see the module docstring)."""
+    element = element_type(rows.scores.result)
+    acc_type = compute_type(element)
+    keys = ctx.index(rows.keys)
+    contracting = [ctx.index(n) for n in rows.contracting_shape]
+    value_sizes = [ctx.index(n) for n in rows.value_shape]
+    work = rows.keys * (_count(rows.contracting_shape) + _count(rows.value_shape))
+    inner, row = ctx.parallel_nest(
+        b, [ctx.index(n) for n in rows.row_shape], parallel=len(rows.row_shape), per_iteration=work
+    )
+    saved = emit(inner, llvm.StackSaveOp())
+    buffer = emit(inner, memref.AllocaOp.get(element, 64, [1, rows.keys]))
+    first = ctx.index(0)
+
+    # the scores: one sum over the contracting dims per key
+    _, body, k, _ = ctx.loop(inner, keys)
+
+    def summed(builder: Builder, position: int, total: SSAValue, c: list) -> SSAValue:
+        if position == len(contracting):
+            x = _operand(ctx, builder, rows.query, rows.query_index(row, c), acc_type)
+            y = _operand(ctx, builder, rows.key, rows.key_index(row, k, c), acc_type)
+            return combine(builder, ADD, total, combine(builder, MUL, x, y), reassociate=True)
+        loop, inside, iv, (carried,) = ctx.loop(builder, contracting[position], [total])
+        inside.insert(scf.YieldOp(summed(inside, position + 1, carried, [*c, iv])))
+        return loop.results[0]
+
+    total = summed(body, 0, combiner_identity(body, ADD, acc_type), [])
+    body.insert(memref.StoreOp.get(narrow(body, total, element), buffer, [first, k]))
+    body.insert(scf.YieldOp())
+
+    _softmax(ctx, inner, rows, row, buffer, first)
+
+    # the output row: zeroed, then probability times value, key after key, in place
+    target = ctx.memref_of(item.root.results[0])
+    zero_body, dv = ctx.stepped_loop_nest(inner, value_sizes, [1] * len(value_sizes))
+    zero = combiner_identity(zero_body, ADD, acc_type)
+    ctx.store(zero_body, narrow(zero_body, zero, element), target, rows.output_index(row, dv))
+    _, body, k, _ = ctx.loop(inner, keys)
+    weight = extend(body, emit(body, memref.LoadOp.get(buffer, [first, k])), element, acc_type)
+    each, dv = ctx.stepped_loop_nest(body, value_sizes, [1] * len(value_sizes))
+    at = rows.output_index(row, dv)
+    v = _operand(ctx, each, rows.value_operand, rows.value_index(row, k, dv), acc_type)
+    sum_so_far = extend(each, emit(each, memref.LoadOp.get(target, at)), element, acc_type)
+    updated = combine(each, ADD, sum_so_far, combine(each, MUL, weight, v))
+    ctx.store(each, narrow(each, updated, element), target, at)
+    body.insert(scf.YieldOp())
+    _epilogue(ctx, inner, item, rows, row)
+    inner.insert(llvm.StackRestoreOp(saved))
+
+
+def _softmax(
+    ctx: KernelContext,
+    b: Builder,
+    rows: AttentionRows,
+    row: Sequence[SSAValue],
+    buffer: SSAValue,
+    r: SSAValue,
+) -> None:
+    """Row `row`'s reductions, in program order, then its probabilities in place of its
+    scores in `buffer[r]`."""
+    reduced: dict[SSAValue, SSAValue] = {}
+
+    def load(builder: Builder, value: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        if value is rows.scores.result:  # read at [row, k] only (attention_chain)
+            return emit(builder, memref.LoadOp.get(buffer, [r, indices[-1]]))
+        if value in reduced:  # read at the row only
+            return reduced[value]
+        return ctx.load(builder, value, indices)
+
+    group = FusedGroup(rows.evaluated, load, ctx.sizes, ctx.splat)
+    keys = ctx.index(rows.keys)
+    for reduction in rows.reductions:
+        reduced_type = element_type(reduction.result)
+        kind = reduction.kind.data
+        unsigned = is_unsigned(reduced_type)
+        start = ctx.identity(kind, compute_type(reduced_type), unsigned)
+        loop, body, k, (acc,) = ctx.loop(b, keys, [start])
+        x = group.evaluate(body, reduction.operand, [*row, k])
+        x = extend(body, x, reduced_type, compute_type(reduced_type))
+        body.insert(scf.YieldOp(combine(body, kind, acc, x, reassociate=True, unsigned=unsigned)))
+        reduced[reduction.result] = narrow(b, loop.results[0], reduced_type)
+    _, body, k, _ = ctx.loop(b, keys)
+    p = group.evaluate(body, rows.probabilities, [*row, k])
+    body.insert(memref.StoreOp.get(p, buffer, [r, k]))
+    body.insert(scf.YieldOp())
+
+
+def _epilogue(
+    ctx: KernelContext, b: Builder, item: WorkItem, rows: AttentionRows, row: Sequence[SSAValue]
+) -> None:
+    """Replace each element of the output row by its epilogue's value, if any."""
+    if item.root is rows.values:
+        return
+    target = ctx.memref_of(item.root.results[0])
+    sizes = [ctx.index(n) for n in rows.value_shape]
+    each, dv = ctx.stepped_loop_nest(b, sizes, [1] * len(sizes))
+    at = rows.output_index(row, dv)
+    known = {rows.values.result: emit(each, memref.LoadOp.get(target, at))}
+    ctx.store(each, ctx.group(item).evaluate(each, item.root.results[0], at, known), target, at)
+
+
+def _operand(ctx: KernelContext, b: Builder, source: SSAValue, indices, t) -> SSAValue:
+    """An element of a product's operand `source` in type `t`."""
+    return extend(b, ctx.load(b, source, indices), element_type(source), t)
+
+
+def _zeros(b: Builder, t: VectorType) -> SSAValue:
+    return emit(b, arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [0.0])))
+
+
+def _count(sizes: Sequence[int]) -> int:
+    count = 1
+    for size in sizes:
+        count *= size
+    return count
+
+
+class AttentionLoops(CpuKernelPattern):
+    """`attention` kernels, their scores on the stack; see `attention_loops`."""
+
+    def matches(self, kernel: PlannedKernel) -> bool:
+        return kernel.kind is WorkKind.ATTENTION
+
+    def emit(self, b: Builder, ctx: KernelContext) -> None:
+        attention_loops(ctx, b, ctx.kernel)
