@@ -173,3 +173,38 @@ def test_the_cuda_export_runs_one_attention_kernel(tmp_path):
     assert result["error"] is None
     assert not plan_problems(directory, "attend", result)
     assert len([c for c in result["calls"] if c.startswith("launch")]) == 1
+
+
+def _layout(rng, names: str) -> str:
+    return "".join(rng.permutation(list(names)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_operand_layout_computes_the_reference(seed):
+    # q, k and v in random dim orders (heads h and batch b anywhere): the index arithmetic
+    # of `AttentionRows` against the reference, packed form or row by row.
+    rng = np.random.default_rng(seed)
+    size = {"b": 2, "h": 3, "n": 5, "m": 16 if seed % 2 else 9, "d": 8, "e": 8 if seed < 3 else 3}
+    q, k, v = _layout(rng, "bhnd"), _layout(rng, "bhmd"), _layout(rng, "bhme")
+
+    def ty(layout):
+        return "tensor<" + "x".join(str(size[c]) for c in layout) + "xf32>"
+
+    scores, out = ty("bhnm"), ty("bhne")
+    text = f"""func.func @attend(%q: {ty(q)}, %k: {ty(k)}, %v: {ty(v)}) -> {out} {{
+  %s = accy.dot_general %q, %k, batching_dims = [{q.index("b")}, {q.index("h")}] x [{k.index("b")}, {k.index("h")}], contracting_dims = [{q.index("d")}] x [{k.index("d")}] : ({ty(q)}, {ty(k)}) -> {scores}
+  %mx = accy.reduce max %s, dims = [3] : ({scores}) -> {ty("bhn")}
+  %mb = accy.broadcast_in_dim %mx, dims = [0, 1, 2] : ({ty("bhn")}) -> {scores}
+  %z = accy.subtract %s, %mb : {scores}
+  %e = accy.exponential %z : {scores}
+  %sum = accy.reduce add %e, dims = [3] : ({scores}) -> {ty("bhn")}
+  %sb = accy.broadcast_in_dim %sum, dims = [0, 1, 2] : ({ty("bhn")}) -> {scores}
+  %p = accy.divide %e, %sb : {scores}
+  %o = accy.dot_general %p, %v, batching_dims = [0, 1] x [{v.index("b")}, {v.index("h")}], contracting_dims = [3] x [{v.index("m")}] : ({scores}, {ty(v)}) -> {out}
+  func.return %o : {out}
+}}"""
+    module = accy.parse(text)
+    prepared = accy.prepare(module, target="cpu")
+    assert [i.kind.value for i in prepared.schedule.work_items] == ["attention"]
+    shapes = [[size[c] for c in layout] for layout in (q, k, v)]
+    check(module, [draw(*shape) for shape in shapes])

@@ -24,7 +24,7 @@ element after. Rows write disjoint output elements; the output takes no input's 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
@@ -195,26 +195,53 @@ def _packed_scores(
         emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
         for j in range(1, packing.key_vectors)
     ]
-    count = len(block_rows) * packing.key_vectors
-    zero = _zeros(keys, t)
-    body = Block(arg_types=[INDEX, *[t] * count])
-    loop = scf.ForOp(ctx.index(0), ctx.index(packing.depth), ctx.index(1), [zero] * count, body)
-    keys.insert(loop)
-    step = Builder(InsertPoint.at_end(body))
-    c, *sums = body.args
-    key_rows = [emit(step, vector.LoadOp(kt, [c, a], t)) for a in at]
-    updated = []
-    for r, row in enumerate(block_rows):
-        x = _operand(ctx, step, rows.query, rows.query_index(row, [c]), element)
-        weight = emit(step, vector.BroadcastOp(x, t))
-        for j, key_row in enumerate(key_rows):
-            updated.append(emit(step, vector.FMAOp(weight, key_row, sums[r * len(at) + j])))
-    step.insert(scf.YieldOp(*updated))
+    totals = _weighted_sums(
+        ctx,
+        keys,
+        t,
+        packing.depth,
+        len(at),
+        lambda step, c: [emit(step, vector.LoadOp(kt, [c, a], t)) for a in at],
+        [
+            lambda step, c, row=row: _operand(
+                ctx, step, rows.query, rows.query_index(row, [c]), element
+            )
+            for row in block_rows
+        ],
+    )
     for r in range(len(block_rows)):
         for j, a in enumerate(at):
-            total = loop.results[r * len(at) + j]
-            keys.insert(vector.StoreOp(total, buffer, [ctx.index(r), a]))
+            keys.insert(vector.StoreOp(totals[r * len(at) + j], buffer, [ctx.index(r), a]))
     keys.insert(scf.YieldOp())
+
+
+def _weighted_sums(
+    ctx: KernelContext,
+    b: Builder,
+    t: VectorType,
+    extent: int,
+    width: int,
+    vectors: Callable[[Builder, SSAValue], list[SSAValue]],
+    weights: Sequence[Callable[[Builder, SSAValue], SSAValue]],
+) -> list[SSAValue]:
+    """Over steps `0 .. extent`, each weight (one per row, broadcast) times each of the
+    step's `width` vectors, added lane by lane from zero: the sums row by row, then vector
+    by vector, carried through one `scf.for` (registers)."""
+    zero = _zeros(b, t)
+    count = len(weights) * width
+    body = Block(arg_types=[INDEX, *[t] * count])
+    loop = scf.ForOp(ctx.index(0), ctx.index(extent), ctx.index(1), [zero] * count, body)
+    b.insert(loop)
+    step = Builder(InsertPoint.at_end(body))
+    i, *sums = body.args
+    loaded = vectors(step, i)
+    updated = []
+    for r, weight_of in enumerate(weights):
+        weight = emit(step, vector.BroadcastOp(weight_of(step, i), t))
+        for j, row in enumerate(loaded):
+            updated.append(emit(step, vector.FMAOp(weight, row, sums[r * len(loaded) + j])))
+    step.insert(scf.YieldOp(*updated))
+    return list(loop.results)
 
 
 def _packed_output(
@@ -233,29 +260,26 @@ def _packed_output(
     element = element_type(rows.scores.result)
     t = VectorType(element, [packing.value_lanes])
     vectors = packing.width // packing.value_lanes
-    count = len(block_rows) * vectors
-    zero = _zeros(b, t)
-    body = Block(arg_types=[INDEX, *[t] * count])
-    loop = scf.ForOp(ctx.index(0), ctx.index(rows.keys), ctx.index(1), [zero] * count, body)
-    b.insert(loop)
-    step = Builder(InsertPoint.at_end(body))
-    k, *sums = body.args
-    value_rows = [
-        emit(step, vector.LoadOp(vp, [k, ctx.index(j * packing.value_lanes)], t))
-        for j in range(vectors)
-    ]
-    updated = []
-    for r in range(len(block_rows)):
-        p = emit(step, memref.LoadOp.get(buffer, [ctx.index(r), k]))
-        weight = emit(step, vector.BroadcastOp(p, t))
-        for j, value_row in enumerate(value_rows):
-            updated.append(emit(step, vector.FMAOp(weight, value_row, sums[r * vectors + j])))
-    step.insert(scf.YieldOp(*updated))
+    totals = _weighted_sums(
+        ctx,
+        b,
+        t,
+        rows.keys,
+        vectors,
+        lambda step, k: [
+            emit(step, vector.LoadOp(vp, [k, ctx.index(j * packing.value_lanes)], t))
+            for j in range(vectors)
+        ],
+        [
+            lambda step, k, r=r: emit(step, memref.LoadOp.get(buffer, [ctx.index(r), k]))
+            for r in range(len(block_rows))
+        ],
+    )
     target = ctx.memref_of(item.root.results[0])
     for r, row in enumerate(block_rows):
         for j in range(vectors):
             at = rows.output_index(row, [ctx.index(j * packing.value_lanes)])
-            b.insert(vector.StoreOp(loop.results[r * vectors + j], target, at))
+            b.insert(vector.StoreOp(totals[r * vectors + j], target, at))
         _epilogue(ctx, b, item, rows, row)
 
 

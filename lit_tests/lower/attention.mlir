@@ -1,0 +1,37 @@
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | filecheck %s
+// RUN: accy-opt %s -p 'accy-lower{target=cpu}' | %mlir-check > /dev/null
+// RUN: accy-opt %s -p 'accy-lower{target=cuda}' | filecheck %s --check-prefix=CUDA
+
+// An attention kernel on the CPU, packed form (cpu_kernels/attention.py): per head, on the
+// stack, K transposed with its 8 keys padded to one vector of 16 (16 x 16), V (8 x 16)
+// and the scores of a block of 4 queries (4 x 16), released after the head; the scores
+// of the 4 queries and their output rows are sums of vector multiply-adds (a broadcast
+// Q element or probability times a row of packed K or V). No scores reach memory outside
+// the stack. The CUDA target launches one kernel, one thread per score row.
+
+// CHECK-LABEL: func.func @accy_fn_attend(
+// CHECK:         %[[SAVED:.*]] = llvm.intr.stacksave : !llvm.ptr
+// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
+// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
+// CHECK-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// CHECK-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// CHECK:         llvm.intr.stackrestore %[[SAVED]] : !llvm.ptr
+
+// CUDA-LABEL:  func.func @accy_fn_attend(
+// CUDA:          "gpu.launch_func"({{.*}}) <{kernel = @accy_kernels::@attend_item0_attention
+// CUDA-NOT:      "gpu.launch_func"
+// CUDA:          "gpu.func"() <{function_type = (memref<1x2x8x16xf32>, memref<1x8x2x16xf32>, memref<1x8x2x16xf32>, memref<1x8x2x16xf32>) -> (), kernel}>
+// CUDA-NOT:      "gpu.func"
+func.func @attend(%q: tensor<1x8x2x16xf32>, %k: tensor<1x8x2x16xf32>, %v: tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32> {
+  %s = accy.dot_general %q, %k, batching_dims = [0, 2] x [0, 2], contracting_dims = [3] x [3] : (tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>) -> tensor<1x2x8x8xf32>
+  %mx = accy.reduce max %s, dims = [3] : (tensor<1x2x8x8xf32>) -> tensor<1x2x8xf32>
+  %mb = accy.broadcast_in_dim %mx, dims = [0, 1, 2] : (tensor<1x2x8xf32>) -> tensor<1x2x8x8xf32>
+  %z = accy.subtract %s, %mb : tensor<1x2x8x8xf32>
+  %e = accy.exponential %z : tensor<1x2x8x8xf32>
+  %sum = accy.reduce add %e, dims = [3] : (tensor<1x2x8x8xf32>) -> tensor<1x2x8xf32>
+  %sb = accy.broadcast_in_dim %sum, dims = [0, 1, 2] : (tensor<1x2x8xf32>) -> tensor<1x2x8x8xf32>
+  %p = accy.divide %e, %sb : tensor<1x2x8x8xf32>
+  %o = accy.dot_general %p, %v, batching_dims = [0, 1] x [0, 2], contracting_dims = [3] x [1] : (tensor<1x2x8x8xf32>, tensor<1x8x2x16xf32>) -> tensor<1x2x8x16xf32>
+  func.return %o : tensor<1x2x8x16xf32>
+}
