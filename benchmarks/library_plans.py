@@ -7,7 +7,9 @@ initialisation, at sizes that run in well under a second: optax optimizer steps
 (`jax.value_and_grad` of a flax.linen model, then `opt.update` and `apply_updates`, the
 parameters and optimizer state donated, as training loops do), flax.linen layers
 (train-mode BatchNorm with its statistics updated, an LSTM over `nn.RNN`, attention), the
-transformers 4.57 Flax models at small configs, and a `jax.scipy.optimize.minimize` (BFGS,
+transformers 4.57 Flax models at small configs (BERT, GPT-2 forward and one decode step
+with its KV cache, Llama, ViT, CLIP, Whisper, ResNet; T5's Flax code calls a
+`jnp.clip(a_max=...)` that JAX no longer has), and a `jax.scipy.optimize.minimize` (BFGS,
 a data-dependent `while_loop`). Per program: accy's planned temporaries
 (`arena.temporaries_size` of `accy.prepare`) against XLA's `temp_size_in_bytes` for the
 same StableHLO text compiled for the CPU and IREE's transient memory (`llvm-cpu`, where
@@ -176,7 +178,67 @@ def _transformers(name: str):
             (model.params, pixels),
             (),
         )
+    if name == "clip":
+        text = dict(intermediate_size=512, vocab_size=1000, max_position_embeddings=77, **small)
+        vision = dict(intermediate_size=512, image_size=64, patch_size=8, **small)
+        config = tf.CLIPConfig(text_config=text, vision_config=vision, projection_dim=128)
+        model = tf.FlaxCLIPModel(config, seed=0)
+        tokens = rng.integers(0, 1000, (2, 77), dtype=np.int32)
+        pixels = rng.standard_normal((2, 3, 64, 64)).astype(np.float32)
+        return (
+            lambda p, i, x, m: model(i, x, attention_mask=m, params=p)[0],
+            (model.params, tokens, pixels, np.ones_like(tokens)),
+            (),
+        )
+    if name == "whisper":
+        config = tf.WhisperConfig(
+            d_model=256,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=4,
+            decoder_attention_heads=4,
+            encoder_ffn_dim=512,
+            decoder_ffn_dim=512,
+            max_source_positions=64,
+            max_target_positions=64,
+            vocab_size=1000,
+        )
+        model = tf.FlaxWhisperModel(config, seed=0)
+        features = rng.standard_normal((2, 80, 128)).astype(np.float32)
+        decoder_ids = rng.integers(0, 1000, (2, 16), dtype=np.int32)
+        return (
+            lambda p, f, d: model(f, decoder_input_ids=d, params=p)[0],
+            (model.params, features, decoder_ids),
+            (),
+        )
+    if name == "resnet":
+        config = tf.ResNetConfig(
+            embedding_size=32, hidden_sizes=[32, 64, 128, 256], depths=[1, 1, 1, 1]
+        )
+        model = tf.FlaxResNetModel(config, seed=0)
+        pixels = rng.standard_normal((2, 3, 64, 64)).astype(np.float32)
+        return (lambda p, x: model(x, params=p, train=False)[0]), (model.params, pixels), ()
     raise SystemExit(f"error: unknown transformers model {name!r}")
+
+
+def _gpt2_decode_step():
+    """One token of GPT-2's generation loop: its KV cache (128 positions) donated, updated."""
+    import transformers as tf
+
+    config = tf.GPT2Config(n_embd=256, n_layer=2, n_head=4, vocab_size=1000)
+    model = tf.FlaxGPT2LMHeadModel(config, seed=0)
+    cache = model.init_cache(2, 128)
+    ids = np.random.default_rng(0).integers(0, 1000, (2, 1), dtype=np.int32)
+    mask = np.ones((2, 128), np.int32)
+    positions = np.full((2, 1), 5, np.int32)
+
+    def step(params, cache, ids, mask, positions):
+        out = model(
+            ids, attention_mask=mask, position_ids=positions, params=params, past_key_values=cache
+        )
+        return out.logits, out.past_key_values
+
+    return step, (model.params, cache, ids, mask, positions), (1,)
 
 
 def _gpt2_adamw_step():
@@ -241,6 +303,10 @@ def programs() -> dict:
         "bert_small": lambda: _transformers("bert"),
         "llama_small": lambda: _transformers("llama"),
         "vit_small": lambda: _transformers("vit"),
+        "clip_small": lambda: _transformers("clip"),
+        "whisper_small": lambda: _transformers("whisper"),
+        "resnet_small": lambda: _transformers("resnet"),
+        "gpt2_decode_step": _gpt2_decode_step,
         "gpt2_adamw_step": _gpt2_adamw_step,
         "bfgs_while_loop": _bfgs,
     }

@@ -3,18 +3,19 @@
 // RUN: accy-opt %s -p 'accy-lower{target=cuda}' | filecheck %s --check-prefix=CUDA
 
 // An attention kernel on the CPU, packed form (cpu_kernels/attention.py): per head, on the
-// stack, K transposed with its 8 keys padded to one vector of 16 (16 x 16), V (8 x 16)
-// and the scores of a block of 4 queries (4 x 16), released after the head; the scores
-// of the 4 queries and their output rows are sums of vector multiply-adds (a broadcast
-// Q element or probability times a row of packed K or V). No scores reach memory outside
+// stack, K transposed with its 8 keys padded to two vectors of 16 (16 x 32), V (8 x 16)
+// and the scores of a block of 4 queries (4 x 32), released after the head; the scores
+// of the 4 queries (eight multiply-adds a step: 4 queries x 2 vectors of keys) and their
+// output rows are sums of vector multiply-adds (a broadcast Q element or probability
+// times a row of packed K or V). No scores reach memory outside
 // the stack. The CUDA target launches one kernel, one thread per score row.
 
 // CHECK-LABEL: func.func @accy_fn_attend(
 // CHECK:         %[[SAVED:.*]] = llvm.intr.stacksave : !llvm.ptr
-// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<16x16xf32>
+// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<8x16xf32>
-// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<4x16xf32>
-// CHECK-COUNT-4: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NEXT:    memref.alloca() {alignment = 64 : i64} : memref<4x32xf32>
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<16xf32>
 // CHECK-COUNT-4: vector.fma {{.*}} : vector<16xf32>
 // CHECK:         llvm.intr.stackrestore %[[SAVED]] : !llvm.ptr
 

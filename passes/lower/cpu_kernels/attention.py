@@ -13,12 +13,12 @@ element after. Rows write disjoint output elements; the output takes no input's 
 - *packed* (`Packing`: one contracting dim, V one free dim, last in the output, its
   width a multiple of 4 lanes, the packed head within `PACKED_BYTES`): a parallel nest
   over the heads (the scores product's batch dims); per head, K packed transposed
-  (`kt[c, k]`, the keys padded with zeros to whole vectors) and V packed (`vp[k, dv]`)
-  on the stack; then blocks of `rows` queries: their scores in vectors of keys (a
-  broadcast Q element times a row of `kt` per contracting step, two vectors of keys per
-  block where they divide the keys), their softmax row by row, and their output rows in
-  vectors of V's width carried across the keys (each a broadcast probability times a
-  row of `vp`), so every K and V element loaded serves `rows` queries;
+  (`kt[c, k]`, the keys padded with zeros to whole pairs of vectors) and V packed
+  (`vp[k, dv]`) on the stack; then blocks of up to `ROW_BLOCK` queries (the queries past
+  the last whole block one by one): their scores in vectors of keys (a broadcast Q
+  element times two vectors of `kt` per contracting step), their softmax row by row, and
+  their output rows in vectors of V's width carried across the keys (a broadcast
+  probability times a row of `vp`), so every K and V element loaded serves a block;
 - *row by row* otherwise: a parallel nest over the rows, every sum in scalar loops.
 """
 
@@ -61,6 +61,10 @@ ROW_BLOCK = 4
 ACCUMULATORS = 16
 """The most vectors of output rows a block carries across the keys (registers)."""
 
+KEY_VECTORS = 2
+"""Vectors of keys a block's scores take per step (with `ROW_BLOCK` queries, eight
+independent multiply-add chains)."""
+
 
 @dataclass(frozen=True)
 class Packing:
@@ -73,9 +77,7 @@ class Packing:
     lanes: int
     """Keys per vector of scores."""
     padded: int
-    """The keys padded to whole vectors."""
-    key_vectors: int
-    """Vectors of keys per block of scores."""
+    """The keys padded to whole pairs of vectors (each step of the scores takes two)."""
     width: int
     """V's free dim's size."""
     value_lanes: int
@@ -99,19 +101,17 @@ class Packing:
             return None
         (depth,), (width,) = rows.contracting_shape, rows.value_shape
         lanes = REGISTER_BITS // bits
-        padded = -(-rows.keys // lanes) * lanes
+        padded = -(-rows.keys // (2 * lanes)) * 2 * lanes
         value_lanes = power_of_two_block(width, lanes)
         count = width // value_lanes
         if value_lanes < MIN_LANES or count > ACCUMULATORS:
             return None
         queries = rows.row_shape[heads:]
-        block = power_of_two_block(queries[-1], max(1, min(ROW_BLOCK, ACCUMULATORS // count)))
-        block = block if queries else 1
+        block = min(ROW_BLOCK, ACCUMULATORS // count) if queries else 1
         stack = (depth * padded + rows.keys * width + block * padded) * bits // 8
         if stack > PACKED_BYTES:
             return None
-        key_vectors = 2 if padded % (2 * lanes) == 0 else 1
-        return Packing(heads, depth, lanes, padded, key_vectors, width, value_lanes, block)
+        return Packing(heads, depth, lanes, padded, width, value_lanes, block)
 
 
 def attention_loops(ctx: KernelContext, b: Builder, item: WorkItem) -> None:
@@ -158,21 +158,48 @@ def _packed(
     value = _operand(ctx, pack, rows.value_operand, rows.value_index(head, k, [dv]), element)
     pack.insert(memref.StoreOp.get(value, vp, [k, dv]))
 
-    # blocks of queries
-    if queries:
-        steps = [1] * (len(queries) - 1) + [packing.rows]
-        block, q = ctx.stepped_loop_nest(inner, [ctx.index(n) for n in queries], steps)
-        block_rows = [
-            [*head, *q[:-1], emit(block, arith.AddiOp(q[-1], ctx.index(r))) if r else q[-1]]
-            for r in range(packing.rows)
-        ]
-    else:
-        block, block_rows = inner, [list(head)]
-    _packed_scores(ctx, block, rows, packing, block_rows, kt, buffer)
-    for r, row in enumerate(block_rows):
-        _softmax(ctx, block, rows, row, buffer, ctx.index(r))
-    _packed_output(ctx, block, item, rows, packing, block_rows, vp, buffer)
+    def block(b: Builder, block_rows: list[list[SSAValue]]) -> None:
+        _packed_scores(ctx, b, rows, packing, block_rows, kt, buffer)
+        for r, row in enumerate(block_rows):
+            _softmax(ctx, b, rows, row, buffer, ctx.index(r))
+        _packed_output(ctx, b, item, rows, packing, block_rows, vp, buffer)
+
+    _query_blocks(ctx, inner, list(head), queries, packing.rows, block)
     inner.insert(llvm.StackRestoreOp(saved))
+
+
+def _query_blocks(
+    ctx: KernelContext,
+    b: Builder,
+    head: list[SSAValue],
+    queries: Sequence[int],
+    size: int,
+    block: Callable[[Builder, list[list[SSAValue]]], None],
+) -> None:
+    """`block` for each block of `size` consecutive queries along the last query dim (the
+    others looped one by one), then for each query past the last whole block alone."""
+    if not queries:
+        block(b, [head])
+        return
+    outer, q = ctx.stepped_loop_nest(
+        b, [ctx.index(n) for n in queries[:-1]], [1] * (len(queries) - 1)
+    )
+    last = queries[-1]
+    whole = last - last % size
+    if whole:
+        _, body, i, _ = ctx.loop(outer, ctx.index(whole // size))
+        first = emit(body, arith.MuliOp(i, ctx.index(size)))
+        at = [first] + [emit(body, arith.AddiOp(first, ctx.index(r))) for r in range(1, size)]
+        block(body, [[*head, *q, j] for j in at])
+        body.insert(scf.YieldOp())
+    if whole < last:
+        loop = scf.ForOp(
+            ctx.index(whole), ctx.index(last), ctx.index(1), [], Block(arg_types=[INDEX])
+        )
+        outer.insert(loop)
+        body = Builder(InsertPoint.at_end(loop.body.block))
+        block(body, [[*head, *q, loop.body.block.args[0]]])
+        body.insert(scf.YieldOp())
 
 
 def _packed_scores(
@@ -184,16 +211,15 @@ def _packed_scores(
     kt: SSAValue,
     buffer: SSAValue,
 ) -> None:
-    """The block's scores, `key_vectors` vectors of keys at a time: per contracting step,
+    """The block's scores, `KEY_VECTORS` vectors of keys at a time: per contracting step,
     each row's Q element broadcast times each vector of `kt`, added lane by lane."""
     element = element_type(rows.scores.result)
     t = VectorType(element, [packing.lanes])
-    span = packing.lanes * packing.key_vectors
+    span = packing.lanes * KEY_VECTORS
     _, keys, first, _ = ctx.loop(b, ctx.index(packing.padded // span))
     start = emit(keys, arith.MuliOp(first, ctx.index(span)))
     at = [start] + [
-        emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
-        for j in range(1, packing.key_vectors)
+        emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes))) for j in range(1, KEY_VECTORS)
     ]
     totals = _weighted_sums(
         ctx,
