@@ -93,7 +93,15 @@ def attention_item(prepared):
     "b, n, m, h, d, e, packed",
     [
         (2, 16, 16, 4, 8, 8, True),  # the packed form, two vectors of keys per block
-        (1, 6, 77, 2, 16, 12, True),  # keys padded to whole vectors; 6 queries: blocks of 2
+        (
+            1,
+            6,
+            77,
+            2,
+            16,
+            12,
+            True,
+        ),  # 77 keys padded to 5 vectors (the last alone); 6 queries: 4, then 2 alone
         (2, 5, 7, 3, 5, 3, False),  # V's width 3: row by row
         (1, 3, 20, 2, 4, 260, False),  # V too wide for the registers: row by row
     ],

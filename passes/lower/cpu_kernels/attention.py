@@ -13,7 +13,7 @@ element after. Rows write disjoint output elements; the output takes no input's 
 - *packed* (`Packing`: one contracting dim, V one free dim, last in the output, its
   width a multiple of 4 lanes, the packed head within `PACKED_BYTES`): a parallel nest
   over the heads (the scores product's batch dims); per head, K packed transposed
-  (`kt[c, k]`, the keys padded with zeros to whole pairs of vectors) and V packed
+  (`kt[c, k]`, the keys padded with zeros to whole vectors) and V packed
   (`vp[k, dv]`) on the stack; then blocks of up to `ROW_BLOCK` queries (the queries past
   the last whole block one by one): their scores in vectors of keys (a broadcast Q
   element times two vectors of `kt` per contracting step), their softmax row by row, and
@@ -77,7 +77,7 @@ class Packing:
     lanes: int
     """Keys per vector of scores."""
     padded: int
-    """The keys padded to whole pairs of vectors (each step of the scores takes two)."""
+    """The keys padded to whole vectors."""
     width: int
     """V's free dim's size."""
     value_lanes: int
@@ -101,7 +101,7 @@ class Packing:
             return None
         (depth,), (width,) = rows.contracting_shape, rows.value_shape
         lanes = REGISTER_BITS // bits
-        padded = -(-rows.keys // (2 * lanes)) * 2 * lanes
+        padded = -(-rows.keys // lanes) * lanes
         value_lanes = power_of_two_block(width, lanes)
         count = width // value_lanes
         if value_lanes < MIN_LANES or count > ACCUMULATORS:
@@ -211,19 +211,41 @@ def _packed_scores(
     kt: SSAValue,
     buffer: SSAValue,
 ) -> None:
-    """The block's scores, `KEY_VECTORS` vectors of keys at a time: per contracting step,
-    each row's Q element broadcast times each vector of `kt`, added lane by lane."""
+    """The block's scores, `KEY_VECTORS` vectors of keys at a time (the last vector alone
+    where their count is odd): per contracting step, each row's Q element broadcast times
+    each vector of `kt`, added lane by lane."""
+    vectors = packing.padded // packing.lanes
+    span = packing.lanes * KEY_VECTORS
+    if vectors >= KEY_VECTORS:
+        _, keys, first, _ = ctx.loop(b, ctx.index(vectors // KEY_VECTORS))
+        start = emit(keys, arith.MuliOp(first, ctx.index(span)))
+        at = [start] + [
+            emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
+            for j in range(1, KEY_VECTORS)
+        ]
+        _score_vectors(ctx, keys, rows, packing, block_rows, kt, buffer, at)
+        keys.insert(scf.YieldOp())
+    if vectors % KEY_VECTORS:
+        last = ctx.index((vectors - 1) * packing.lanes)
+        _score_vectors(ctx, b, rows, packing, block_rows, kt, buffer, [last])
+
+
+def _score_vectors(
+    ctx: KernelContext,
+    b: Builder,
+    rows: AttentionRows,
+    packing: Packing,
+    block_rows: Sequence[list[SSAValue]],
+    kt: SSAValue,
+    buffer: SSAValue,
+    at: list[SSAValue],
+) -> None:
+    """The block's scores of the vectors of keys starting at `at`, stored in `buffer`."""
     element = element_type(rows.scores.result)
     t = VectorType(element, [packing.lanes])
-    span = packing.lanes * KEY_VECTORS
-    _, keys, first, _ = ctx.loop(b, ctx.index(packing.padded // span))
-    start = emit(keys, arith.MuliOp(first, ctx.index(span)))
-    at = [start] + [
-        emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes))) for j in range(1, KEY_VECTORS)
-    ]
     totals = _weighted_sums(
         ctx,
-        keys,
+        b,
         t,
         packing.depth,
         len(at),
@@ -237,8 +259,7 @@ def _packed_scores(
     )
     for r in range(len(block_rows)):
         for j, a in enumerate(at):
-            keys.insert(vector.StoreOp(totals[r * len(at) + j], buffer, [ctx.index(r), a]))
-    keys.insert(scf.YieldOp())
+            b.insert(vector.StoreOp(totals[r * len(at) + j], buffer, [ctx.index(r), a]))
 
 
 def _weighted_sums(
