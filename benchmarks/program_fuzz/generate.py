@@ -723,6 +723,61 @@ def p_product_chain(g: Generator) -> None:
         product(g, p)
 
 
+def p_attention(g: Generator) -> None:
+    """softmax(Q K^T) V as models write it (one `attention` kernel where it fuses): q, k
+    and v with batch, heads, length and depth in random orders, sometimes a scale or a
+    causal mask on the scores, the softmax with or without its max, the probabilities on
+    either side of the values product; sometimes they are also a result (nothing fuses)."""
+    rng = g.rng
+    dtype = rng.choice(("f32", "f32", "f64", "bf16"))
+    n = rng.randint(1, 9)
+    size = {"b": rng.randint(1, 2), "h": rng.randint(1, 3), "n": n, "m": rng.randint(1, 40),
+            "d": rng.choice((1, 3, 4, 8, 16)), "e": rng.choice((1, 3, 4, 8, 16))}  # fmt: skip
+    if rng.random() < 0.4:
+        size["m"] = n  # self-attention, the mask causal
+    layouts = ["".join(rng.sample(names, 4)) for names in ("bhnd", "bhmd", "bhme")]
+    q, k, v = (g.fresh(Tensor(dtype, tuple(size[c] for c in lay))) for lay in layouts)
+    ql, kl, vl = layouts
+    scores = g.one("dot_general", [q, k],
+                   batching=((ql.index("b"), ql.index("h")), (kl.index("b"), kl.index("h"))),
+                   contracting=((ql.index("d"),), (kl.index("d"),)))  # fmt: skip
+    shape = g.types[scores].shape
+    rows = shape[:-1]
+    if rng.random() < 0.5:
+        scale = g.constant(Tensor(dtype, ()), rng.choice((0.125, 0.5, 2)))
+        wide = g.one("broadcast_in_dim", [scale], shape=shape, dims=())
+        scores = g.one("multiply", [scores, wide])
+    if size["m"] == n and rng.random() < 0.7:
+        i = g.one("iota", [], dtype="i32", shape=shape, dim=2)
+        j = g.one("iota", [], dtype="i32", shape=shape, dim=3)
+        keep = g.one("compare", [i, j], direction="GE", total_order=False)
+        low = g.constant(Tensor(dtype, shape), -1e4)
+        scores = g.one("select", [keep, scores, low])
+    x = scores
+    if rng.random() < 0.8:
+        most = g.one("reduce", [scores], kind="max", dims=(3,))
+        x = g.one(
+            "subtract", [scores, g.one("broadcast_in_dim", [most], shape=shape, dims=(0, 1, 2))]
+        )
+    e = g.one("exponential", [x])
+    total = g.one("reduce", [e], kind="add", dims=(3,))
+    if rng.random() < 0.5:
+        total = g.one("broadcast_in_dim", [total], shape=(*rows, 1), dims=(0, 1, 2))
+        total = g.one("broadcast_in_dim", [total], shape=shape, dims=(0, 1, 2, 3))
+    else:
+        total = g.one("broadcast_in_dim", [total], shape=shape, dims=(0, 1, 2))
+    p = g.one("divide", [e, total])
+    pair = ((0, 1), (vl.index("b"), vl.index("h"))), ((3,), (vl.index("m"),))
+    if rng.random() < 0.7:
+        out = g.one("dot_general", [p, v], batching=pair[0], contracting=pair[1])
+    else:
+        out = g.one("dot_general", [v, p], batching=pair[0][::-1], contracting=pair[1][::-1])
+    if rng.random() < 0.2:
+        g.one("negate", [p])  # the probabilities read elsewhere
+    if rng.random() < 0.3:
+        epilogue(g, out)
+
+
 # In-place updates, several consumers --------------------------------------------------
 
 
@@ -962,7 +1017,7 @@ PATTERNS: tuple[tuple[Callable[[Generator], None], int], ...] = (
     (p_constant_arith, 3), (p_constant_expression, 2), (p_iota, 2), (p_shape, 8), (p_reduce, 4), (p_fold, 2), (p_scan, 2),
     (p_sort, 2), (p_gather, 3), (p_scatter, 3), (p_dynamic, 3), (p_product, 5),
     (p_prologue_product, 4), (p_mixed_precision, 4), (p_reduce_after_product, 3),
-    (p_product_chain, 3), (p_in_place, 3), (p_several_consumers, 4), (p_reduce_window, 3),
+    (p_product_chain, 3), (p_attention, 3), (p_in_place, 3), (p_several_consumers, 4), (p_reduce_window, 3),
     (p_select_and_scatter, 1), (p_convolution, 3), (p_loop, 3),
 )  # fmt: skip
 """The patterns and their weights."""
