@@ -87,6 +87,7 @@ class Packing:
 
     @staticmethod
     def of(rows: AttentionRows) -> Packing | None:
+        """The packed form's sizes for `rows`, or None where it does not apply."""
         element = element_type(rows.scores.result)
         bits = element.bitwidth  # type: ignore[attr-defined]
         heads = len(rows.scores.batching[0])
