@@ -215,52 +215,44 @@ def _packed_scores(
     """The block's scores, `KEY_VECTORS` vectors of keys at a time (the last vector alone
     where their count is odd): per contracting step, each row's Q element broadcast times
     each vector of `kt`, added lane by lane."""
+    element = element_type(rows.scores.result)
+    t = VectorType(element, [packing.lanes])
+
+    def scores_at(b: Builder, at: list[SSAValue]) -> None:  # the vectors of keys from `at`
+        totals = _weighted_sums(
+            ctx,
+            b,
+            t,
+            packing.depth,
+            len(at),
+            lambda step, c: [emit(step, vector.LoadOp(kt, [c, a], t)) for a in at],
+            [
+                lambda step, c, row=row: _operand(
+                    ctx, step, rows.query, rows.query_index(row, [c]), element
+                )
+                for row in block_rows
+            ],
+        )
+        for r in range(len(block_rows)):
+            for j, a in enumerate(at):
+                b.insert(vector.StoreOp(totals[r * len(at) + j], buffer, [ctx.index(r), a]))
+
     vectors = packing.padded // packing.lanes
     span = packing.lanes * KEY_VECTORS
     if vectors >= KEY_VECTORS:
         _, keys, first, _ = ctx.loop(b, ctx.index(vectors // KEY_VECTORS))
         start = emit(keys, arith.MuliOp(first, ctx.index(span)))
-        at = [start] + [
-            emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
-            for j in range(1, KEY_VECTORS)
-        ]
-        _score_vectors(ctx, keys, rows, packing, block_rows, kt, buffer, at)
+        scores_at(
+            keys,
+            [start]
+            + [
+                emit(keys, arith.AddiOp(start, ctx.index(j * packing.lanes)))
+                for j in range(1, KEY_VECTORS)
+            ],
+        )
         keys.insert(scf.YieldOp())
     if vectors % KEY_VECTORS:
-        last = ctx.index((vectors - 1) * packing.lanes)
-        _score_vectors(ctx, b, rows, packing, block_rows, kt, buffer, [last])
-
-
-def _score_vectors(
-    ctx: KernelContext,
-    b: Builder,
-    rows: AttentionRows,
-    packing: Packing,
-    block_rows: Sequence[list[SSAValue]],
-    kt: SSAValue,
-    buffer: SSAValue,
-    at: list[SSAValue],
-) -> None:
-    """The block's scores of the vectors of keys starting at `at`, stored in `buffer`."""
-    element = element_type(rows.scores.result)
-    t = VectorType(element, [packing.lanes])
-    totals = _weighted_sums(
-        ctx,
-        b,
-        t,
-        packing.depth,
-        len(at),
-        lambda step, c: [emit(step, vector.LoadOp(kt, [c, a], t)) for a in at],
-        [
-            lambda step, c, row=row: _operand(
-                ctx, step, rows.query, rows.query_index(row, [c]), element
-            )
-            for row in block_rows
-        ],
-    )
-    for r in range(len(block_rows)):
-        for j, a in enumerate(at):
-            b.insert(vector.StoreOp(totals[r * len(at) + j], buffer, [ctx.index(r), a]))
+        scores_at(b, [ctx.index((vectors - 1) * packing.lanes)])
 
 
 def _weighted_sums(
