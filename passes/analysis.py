@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
-from accy.dialects.accy import ADDRESSABLE_BYTES, static_bytes, verify_program_function
+from accy.dialects.accy import (
+    ADDRESSABLE_BYTES,
+    DotGeneralOp,
+    static_bytes,
+    verify_program_function,
+)
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType
@@ -83,7 +88,7 @@ class Census:
         operations = values = operands = symbol_bytes = products = 0
         for inner in op.walk():
             operations += 1
-            products += inner.name == "accy.dot_general"
+            products += isinstance(inner, DotGeneralOp)
             operands += len(inner.operands)
             values += len(inner.results)
             for region in inner.regions:

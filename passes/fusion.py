@@ -75,6 +75,8 @@ from accy.passes.analysis import (
     checked_add,
     checked_mul,
 )
+from accy.passes.dot_layout import free_dims
+from accy.passes.element_types import shape_of
 from accy.passes.options import PlanOptions
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, Float32Type, Float64Type, IntegerType
@@ -266,7 +268,7 @@ def _softmax_chain(
         or not (first.batching[0] and product.batching[0])  # per head, not a layer's weights
         or not 0 < shape[-1] <= ATTENTION_KEYS
         or any(d == DYNAMIC_INDEX for d in shape)
-        or len(_free_dims(first, 1)) != 1
+        or len(free_dims(len(shape_of(first.rhs)), first.batching[1], first.contracting[1])) != 1
         or not any(isinstance(op, ops.ReduceOp) for op in chain)
     ):
         return None
@@ -301,13 +303,6 @@ def _depending_on(first: Operation, reached: set[Operation]) -> frozenset[Operat
             depends[op] = any(depends[o] for o in owners)  # type: ignore[index]
             stack.pop()
     return frozenset(op for op, yes in depends.items() if yes)
-
-
-def _free_dims(op: ops.DotGeneralOp, side: int) -> list[int]:
-    """The free dims of `op`'s lhs (`side` 0) or rhs (1)."""
-    operand = (op.lhs, op.rhs)[side]
-    taken = {*op.batching[side], *op.contracting[side]}
-    return [d for d in range(len(operand.type.get_shape())) if d not in taken]  # type: ignore[attr-defined]
 
 
 def _row_wise(op: Operation, shape: tuple[int, ...], rows: tuple[tuple[int, ...], ...]) -> bool:

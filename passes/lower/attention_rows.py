@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from accy.dialects import accy as ops
+from accy.passes.dot_layout import free_dims
 from accy.passes.element_types import shape_of
 from accy.passes.fusion import attention_products, dot_operand_source
 from accy.passes.schedule import WorkItem
@@ -76,8 +77,7 @@ class AttentionRows:
         """Batch, contracting and free dims of `op`'s operand `side`."""
         batch, contracting = list(op.batching[side]), list(op.contracting[side])
         rank = len(shape_of((op.lhs, op.rhs)[side]))
-        free = [d for d in range(rank) if d not in batch and d not in contracting]
-        return batch, contracting, free
+        return batch, contracting, free_dims(rank, batch, contracting)
 
     @property
     def contracting_shape(self) -> list[int]:
